@@ -1,0 +1,107 @@
+package io.zcnet.buffer;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A registered range of native memory with access rights and its two keys, like an ibv_mr of
+ * ibv_reg_mr(3): the {@linkplain #localKey() local key} names it in local work requests, the
+ * {@linkplain #remoteKey() remote key} is what a peer sends to write or read it. Offsets given with a key
+ * are relative to {@link #segment()}'s start, never virtual addresses.
+ *
+ * <p>Created only by {@link MemoryRegistry#register}. Keys, segment and rights never change; the object
+ * is immutable except for {@link #isValid()} (cleared once by {@link MemoryRegistry#deregister}, visible to
+ * every thread at once: volatile) and {@link #fixedBufferIndex()} (set by the ring that registers the
+ * region with {@code IORING_REGISTER_BUFFERS2}, volatile so any thread reads the current index). Safe to
+ * share between threads.
+ */
+public final class MemoryRegion {
+
+    /** {@link #fixedBufferIndex()} of a region no ring has registered. */
+    public static final int NO_FIXED_BUFFER = -1;
+
+    private final MemoryRegistry registry;
+    private final int slot;
+    private final MemorySegment segment;
+    private final int access;
+    private final int localKey;
+    private final int remoteKey;
+    private volatile boolean valid = true;
+    private volatile int fixedBufferIndex = NO_FIXED_BUFFER;
+
+    MemoryRegion(MemoryRegistry registry, int slot, MemorySegment segment, int access, int localKey, int remoteKey) {
+        this.registry = registry;
+        this.slot = slot;
+        this.segment = segment;
+        this.access = access;
+        this.localKey = localKey;
+        this.remoteKey = remoteKey;
+    }
+
+    /** The registered memory. */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** Size of the region in bytes. */
+    public long size() {
+        return segment.byteSize();
+    }
+
+    /** The {@link Access} flags granted. */
+    public int access() {
+        return access;
+    }
+
+    /** Key that names the region in local work requests. */
+    public int localKey() {
+        return localKey;
+    }
+
+    /** Key a peer presents to write or read the region; unguessable, see {@link MemoryRegistry}. */
+    public int remoteKey() {
+        return remoteKey;
+    }
+
+    /** The registry that issued the keys. */
+    public MemoryRegistry registry() {
+        return registry;
+    }
+
+    /** True until the region is deregistered; its keys never resolve again afterwards. */
+    public boolean isValid() {
+        return valid;
+    }
+
+    /** Index of the region in an io_uring's fixed-buffer table, or {@link #NO_FIXED_BUFFER}. */
+    public int fixedBufferIndex() {
+        return fixedBufferIndex;
+    }
+
+    /**
+     * Records the region's index in an io_uring fixed-buffer table (or {@link #NO_FIXED_BUFFER} when the ring
+     * unregisters it). Called by the ring that registered it.
+     *
+     * @throws IllegalArgumentException if {@code index < -1}
+     */
+    public void fixedBufferIndex(int index) {
+        if (index < NO_FIXED_BUFFER) {
+            throw new IllegalArgumentException("fixed buffer index must be >= 0, or -1 for none; got " + index);
+        }
+        fixedBufferIndex = index;
+    }
+
+    int slot() {
+        return slot;
+    }
+
+    void invalidate() {
+        valid = false;
+    }
+
+    @Override
+    public String toString() {
+        return "MemoryRegion[size=" + segment.byteSize() + ", access=" + Access.describe(access)
+                + ", lkey=0x" + Integer.toHexString(localKey) + ", valid=" + valid
+                + ", fixedBufferIndex=" + fixedBufferIndex + "]";
+    }
+}
