@@ -1,0 +1,263 @@
+package io.zcnet.ring;
+
+import io.zcnet.buffer.BufferPool;
+import io.zcnet.buffer.MemoryRegion;
+
+import org.jctools.queues.atomic.MpscAtomicArrayQueue;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * One engine instance driven by one thread: an io_uring ({@link EngineKind#URING}) or a
+ * {@code java.nio} selector ({@link EngineKind#NIO}) with the same operations and the same
+ * completions.
+ *
+ * <h2>Threading</h2>
+ * An event loop is confined to its owner, the first thread that calls {@link #poll(long)} or submits an
+ * operation (with io_uring's SINGLE_ISSUER the kernel enforces this). Every method is owner-only except
+ * {@link #execute(Runnable)}, {@link #wakeup()}, {@link #engine()}, {@link #features()} and
+ * {@link #counters()}, which any thread may call. {@link EventLoopThread} runs a loop on a thread of its
+ * own.
+ *
+ * <h2>Operations and completions</h2>
+ * Each asynchronous method prepares one operation and returns its {@code user_data}
+ * ({@link UserData#pack}), the value {@link #cancel} takes. Nothing reaches the kernel or the selector
+ * until the next {@link #poll(long)}, which submits everything prepared in one system call, waits, and
+ * calls {@link CompletionHandler#onCompletion} for each completion. Results follow the kernel: a byte
+ * count, a socket handle, 0, or {@code -errno} ({@link Errno}).
+ *
+ * <p>Memory given to an operation ({@code send}, {@code recv}) must stay alive and untouched until its
+ * completion; for {@link #sendZeroCopy} until the {@link CqeFlags#NOTIF} completion when the first one
+ * had {@link CqeFlags#MORE}.
+ *
+ * <p>Socket handles are small non-negative ints owned by this loop (a file descriptor on io_uring, a
+ * table slot on NIO); they mean nothing to another loop.
+ */
+public abstract class EventLoop implements AutoCloseable {
+
+    /** {@code SHUT_RD}, {@code SHUT_WR}, {@code SHUT_RDWR} from {@code sys/socket.h}. */
+    public static final int SHUT_RD = 0;
+    public static final int SHUT_WR = 1;
+    public static final int SHUT_RDWR = 2;
+
+    private final HandlerTable handlers = new HandlerTable();
+    // JCTools' atomic flavour: the same MPSC array queue without sun.misc.Unsafe, which JDK 24+ warns about.
+    private final MpscAtomicArrayQueue<Runnable> tasks;
+    private Thread owner;
+
+    protected EventLoop(EventLoopConfig config) {
+        this.tasks = new MpscAtomicArrayQueue<>(config.taskCapacity());
+    }
+
+    /** Which engine runs this loop. */
+    public abstract EngineKind engine();
+
+    /** What was negotiated with the kernel (setup flags, features, supported opcodes), for display. */
+    public abstract EngineFeatures features();
+
+    /** Live counters of this loop (syscalls, submissions, completions, overflows, buffer shortages). */
+    public abstract LoopCounters counters();
+
+    // ---------------------------------------------------------------- handlers
+
+    /** Adds a handler to the dispatch table; the returned id goes into every operation it should receive. */
+    public final int registerHandler(CompletionHandler handler) {
+        return handlers.add(handler);
+    }
+
+    /** Frees a handler id; completions still arriving for it are dropped and counted. */
+    public final void unregisterHandler(int handlerId) {
+        handlers.remove(handlerId);
+    }
+
+    /** Routes one completion to its handler: the engines call this for every reaped completion. */
+    protected final void dispatch(long userData, int result, int flags) {
+        CompletionHandler handler = handlers.get(UserData.handler(userData));
+        if (handler == null) {
+            counters().droppedCompletion();
+            return;
+        }
+        handler.onCompletion(UserData.op(userData), UserData.tag(userData), result, flags);
+    }
+
+    // ---------------------------------------------------------------- confinement and tasks
+
+    /**
+     * Makes the calling thread the owner on first use and rejects every other thread afterwards.
+     *
+     * @return true if this call made the caller the owner (the engine may then finish thread-bound setup)
+     */
+    protected final boolean claimOwner() {
+        Thread current = Thread.currentThread();
+        if (owner == current) {
+            return false;
+        }
+        if (owner == null) {
+            owner = current;
+            return true;
+        }
+        throw new IllegalStateException("event loop is owned by " + owner.getName()
+                + "; called from " + current.getName() + " (use execute() from other threads)");
+    }
+
+    /** Whether the caller is the owner thread. */
+    public final boolean inLoop() {
+        return owner == Thread.currentThread();
+    }
+
+    /**
+     * Queues a task for the owner thread; the engine wakes itself afterwards. The queue is bounded
+     * (JCTools MPSC array queue): a full queue is a {@link RejectedExecutionException}, never a block.
+     */
+    protected final void offerTask(Runnable task) {
+        if (task == null) {
+            throw new IllegalArgumentException("task is null");
+        }
+        if (!tasks.offer(task)) {
+            throw new RejectedExecutionException("event loop task queue is full (" + tasks.capacity() + ")");
+        }
+    }
+
+    /** Whether tasks are waiting, so the engine should not block. */
+    protected final boolean hasTasks() {
+        return !tasks.isEmpty();
+    }
+
+    /** Runs the queued tasks (at most one queue's worth, so a task that queues another cannot starve I/O). */
+    protected final int runTasks() {
+        int ran = tasks.drain(Runnable::run, tasks.capacity());
+        if (ran > 0) {
+            counters().tasks(ran);
+        }
+        return ran;
+    }
+
+    // ---------------------------------------------------------------- control path (synchronous)
+
+    /** Opens a TCP listening socket bound to {@code address} (port 0 picks a free one). */
+    public abstract int listen(InetSocketAddress address, int backlog) throws IOException;
+
+    /** Opens an unconnected TCP socket for {@code address}'s family, ready for {@link #connect}. */
+    public abstract int socket(InetSocketAddress address) throws IOException;
+
+    /** The local address a socket is bound to. */
+    public abstract InetSocketAddress localAddress(int socket) throws IOException;
+
+    /** Sets {@code TCP_NODELAY}. */
+    public abstract void setTcpNoDelay(int socket, boolean on) throws IOException;
+
+    /** Sets {@code SO_SNDBUF} and {@code SO_RCVBUF}; a value of 0 leaves that one alone. */
+    public abstract void setBufferSizes(int socket, int sendBytes, int receiveBytes) throws IOException;
+
+    /**
+     * Registers regions as fixed buffers for {@link #sendZeroCopy}; sets each region's fixed-buffer
+     * index. The NIO engine accepts and numbers them too, so callers need not care.
+     */
+    public abstract void registerFixedBuffers(MemoryRegion... regions) throws IOException;
+
+    /**
+     * Creates a provided-buffer ring of {@code count} buffers leased from {@code pool}'s size class
+     * that fits {@code bufferSize}, for {@link #recvMultishot}. {@code count} must be a power of two.
+     */
+    public abstract BufferRing createBufferRing(int groupId, BufferPool pool, int count, int bufferSize)
+            throws IOException;
+
+    // ---------------------------------------------------------------- asynchronous operations
+
+    /** Completes with result 0 and no side effect: measures the submission/completion round trip. */
+    public abstract long nop(int handler, int tag);
+
+    /**
+     * Accepts connections on a listening socket. Each completion's result is a new socket handle. With
+     * {@code multishot} it stays armed while completions carry {@link CqeFlags#MORE}.
+     */
+    public abstract long accept(int handler, int tag, int listenSocket, boolean multishot);
+
+    /** Connects a socket from {@link #socket}; result 0 or {@code -errno} (e.g. ECONNREFUSED). */
+    public abstract long connect(int handler, int tag, int socket, InetSocketAddress remote);
+
+    /**
+     * Sends {@code length} bytes at {@code offset} in {@code buffer}. The result may be short unless
+     * {@code waitAll} is set ({@code MSG_WAITALL}), in which case it is all bytes or an error.
+     */
+    public abstract long send(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
+            boolean waitAll);
+
+    /**
+     * Zero-copy send ({@code IORING_OP_SEND_ZC} with {@code IORING_SEND_ZC_REPORT_USAGE}). The first
+     * completion carries the byte count and, normally, {@link CqeFlags#MORE}; a second one with
+     * {@link CqeFlags#NOTIF} says the buffer is free, its result having {@link CqeFlags#ZC_COPIED} when
+     * the kernel copied after all. {@code fixedBufferIndex} is the region's index or -1.
+     */
+    public abstract long sendZeroCopy(int handler, int tag, int socket, MemorySegment buffer, long offset,
+            int length, int fixedBufferIndex);
+
+    /**
+     * Receives up to {@code length} bytes into {@code buffer} at {@code offset}; with {@code waitAll}
+     * ({@code MSG_WAITALL}) exactly {@code length} unless EOF or an error comes first. Result 0 is EOF.
+     */
+    public abstract long recv(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
+            boolean waitAll);
+
+    /**
+     * Multishot receive into buffers the engine picks from {@code ring}: each completion has
+     * {@link CqeFlags#BUFFER} and the buffer id; the handler gives the buffer back with
+     * {@link BufferRing#recycle}. When the ring runs dry the last completion is {@code -ENOBUFS} without
+     * {@link CqeFlags#MORE}: no data is lost, the caller recycles and arms again.
+     */
+    public abstract long recvMultishot(int handler, int tag, int socket, BufferRing ring);
+
+    /** Shuts down one or both directions ({@link #SHUT_RD}, {@link #SHUT_WR}, {@link #SHUT_RDWR}). */
+    public abstract long shutdown(int handler, int tag, int socket, int how);
+
+    /**
+     * Cancels every operation still pending on {@code socket}, then closes it; the socket handle is free
+     * once this completes.
+     */
+    public abstract long close(int handler, int tag, int socket);
+
+    /** Completes after {@code nanos} with {@code -ETIME}, or {@code -ECANCELED} if cancelled first. */
+    public abstract long timeout(int handler, int tag, long nanos);
+
+    /**
+     * Bounds the operation prepared just before this call: if it has not completed within
+     * {@code nanos} it completes with {@code -ECANCELED} and this one with {@code -ETIME}; otherwise
+     * this one completes with {@code -ECANCELED} (io_uring's {@code IORING_OP_LINK_TIMEOUT}).
+     */
+    public abstract long linkTimeout(int handler, int tag, long nanos);
+
+    /**
+     * Cancels the pending operation whose {@code user_data} is {@code target}. The target completes with
+     * {@code -ECANCELED}; this operation's result is 0, {@code -ENOENT} (not found) or {@code -EALREADY}.
+     */
+    public abstract long cancel(int handler, int tag, long target);
+
+    // ---------------------------------------------------------------- driving the loop
+
+    /**
+     * Submits everything prepared, waits up to {@code timeoutNanos} for at least one completion (0:
+     * do not wait; negative: wait without limit), runs queued tasks and dispatches what completed.
+     *
+     * @return the number of completions and tasks handled
+     */
+    public abstract int poll(long timeoutNanos);
+
+    /** Queues {@code task} to run on the loop thread and wakes the loop; callable from any thread. */
+    public abstract void execute(Runnable task);
+
+    /** Interrupts a blocking {@link #poll(long)} from any thread. */
+    public abstract void wakeup();
+
+    /** Operations submitted and not yet finally completed. */
+    public abstract int pending();
+
+    /**
+     * Cancels everything still in flight, waits (bounded) for the kernel to hand back every buffer, and
+     * releases the ring or selector and all sockets. Owner thread only.
+     */
+    @Override
+    public abstract void close();
+}

@@ -1,0 +1,75 @@
+package io.zcnet.ring;
+
+import org.agrona.concurrent.IdleStrategy;
+
+import java.util.Locale;
+
+/**
+ * How to build an {@link EventLoop}.
+ *
+ * @param engine       which engine; {@link Choice#AUTO} takes io_uring when usable (override with
+ *                     {@code -Dzcnet.engine=uring|nio})
+ * @param sqEntries    submission queue entries (power of two, 1..32768)
+ * @param cqEntries    completion queue entries (power of two, at least {@code sqEntries}); multishot
+ *                     receives produce many completions per submission, so this defaults to 4×
+ * @param taskCapacity bound of the queue other threads hand tasks through (power of two)
+ * @param idle         null: {@link EventLoopThread} blocks in the kernel when idle; otherwise it polls
+ *                     without blocking and idles with this Agrona strategy (busy-poll mode)
+ */
+public record EventLoopConfig(Choice engine, int sqEntries, int cqEntries, int taskCapacity, IdleStrategy idle) {
+
+    /** Engine choice. */
+    public enum Choice { AUTO, URING, NIO }
+
+    /** The system property that overrides {@link Choice#AUTO}. */
+    public static final String ENGINE_PROPERTY = "zcnet.engine";
+
+    public EventLoopConfig {
+        if (engine == null) {
+            throw new IllegalArgumentException("engine is null (use AUTO)");
+        }
+        requirePowerOfTwo("sqEntries", sqEntries, 1, 32768);
+        requirePowerOfTwo("cqEntries", cqEntries, sqEntries, 1 << 20);
+        requirePowerOfTwo("taskCapacity", taskCapacity, 2, 1 << 20);
+    }
+
+    private static void requirePowerOfTwo(String name, int value, int min, int max) {
+        if (value < min || value > max || Integer.bitCount(value) != 1) {
+            throw new IllegalArgumentException(
+                    name + " must be a power of two in [" + min + ", " + max + "], got " + value);
+        }
+    }
+
+    /** 256 submission entries, 1024 completion entries, blocking idle, engine from the system property. */
+    public static EventLoopConfig defaults() {
+        return new EventLoopConfig(choiceFromProperty(), 256, 1024, 1024, null);
+    }
+
+    public EventLoopConfig withEngine(Choice choice) {
+        return new EventLoopConfig(choice, sqEntries, cqEntries, taskCapacity, idle);
+    }
+
+    public EventLoopConfig withEntries(int sq, int cq) {
+        return new EventLoopConfig(engine, sq, cq, taskCapacity, idle);
+    }
+
+    public EventLoopConfig withIdle(IdleStrategy strategy) {
+        return new EventLoopConfig(engine, sqEntries, cqEntries, taskCapacity, strategy);
+    }
+
+    /** Parses {@code -Dzcnet.engine}: absent or "auto" is AUTO; "uring", "io_uring" or "nio". */
+    public static Choice choiceFromProperty() {
+        return parseChoice(System.getProperty(ENGINE_PROPERTY, "auto"));
+    }
+
+    /** Parses an engine name as users type it; rejects anything else with the accepted names. */
+    public static Choice parseChoice(String text) {
+        return switch (text.trim().toLowerCase(Locale.ROOT)) {
+            case "auto", "" -> Choice.AUTO;
+            case "uring", "io_uring", "iouring" -> Choice.URING;
+            case "nio" -> Choice.NIO;
+            default -> throw new IllegalArgumentException(
+                    "unknown engine '" + text + "': use auto, uring or nio");
+        };
+    }
+}

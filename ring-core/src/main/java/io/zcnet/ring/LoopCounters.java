@@ -1,0 +1,122 @@
+package io.zcnet.ring;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * Counters of one event loop. The owner thread is the only writer; any thread may read, seeing each
+ * counter's latest value (opaque access: no tearing, no ordering between counters).
+ */
+public final class LoopCounters {
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(long[].class);
+
+    private static final int SYSCALLS = 0;
+    private static final int SUBMITTED = 1;
+    private static final int COMPLETED = 2;
+    private static final int CQ_OVERFLOWS = 3;
+    private static final int NO_BUFFERS = 4;
+    private static final int DROPPED = 5;
+    private static final int WAKEUPS = 6;
+    private static final int TASKS = 7;
+    private static final int ZC_COPIED = 8;
+    private static final int COUNT = 9;
+
+    private final long[] values = new long[COUNT];
+
+    private void add(int slot, long delta) {
+        SLOT.setOpaque(values, slot, (long) SLOT.getOpaque(values, slot) + delta);
+    }
+
+    private long get(int slot) {
+        return (long) SLOT.getOpaque(values, slot);
+    }
+
+    public void syscall() {
+        add(SYSCALLS, 1);
+    }
+
+    public void submitted(int count) {
+        add(SUBMITTED, count);
+    }
+
+    public void completed(int count) {
+        add(COMPLETED, count);
+    }
+
+    public void cqOverflow(long lost) {
+        add(CQ_OVERFLOWS, lost);
+    }
+
+    public void noBuffers() {
+        add(NO_BUFFERS, 1);
+    }
+
+    public void droppedCompletion() {
+        add(DROPPED, 1);
+    }
+
+    public void wakeup() {
+        add(WAKEUPS, 1);
+    }
+
+    public void tasks(int count) {
+        add(TASKS, count);
+    }
+
+    public void zeroCopyCopied() {
+        add(ZC_COPIED, 1);
+    }
+
+    /** System calls made by the loop (io_uring_enter, epoll/select waits, reads and writes). */
+    public long syscalls() {
+        return get(SYSCALLS);
+    }
+
+    /** Operations handed to the kernel or the selector. */
+    public long submittedOps() {
+        return get(SUBMITTED);
+    }
+
+    /** Completions dispatched. */
+    public long completions() {
+        return get(COMPLETED);
+    }
+
+    /** Completions the kernel reported as lost or delayed by CQ overflow. */
+    public long cqOverflows() {
+        return get(CQ_OVERFLOWS);
+    }
+
+    /** Times a provided-buffer ring ran dry ({@code -ENOBUFS}). */
+    public long noBufferEvents() {
+        return get(NO_BUFFERS);
+    }
+
+    /** Completions for handlers that were already unregistered. */
+    public long droppedCompletions() {
+        return get(DROPPED);
+    }
+
+    /** Wake-ups from other threads. */
+    public long wakeups() {
+        return get(WAKEUPS);
+    }
+
+    /** Tasks run from {@link EventLoop#execute}. */
+    public long tasksRun() {
+        return get(TASKS);
+    }
+
+    /** Zero-copy sends that the kernel reported as copied. */
+    public long zeroCopySendsCopied() {
+        return get(ZC_COPIED);
+    }
+
+    @Override
+    public String toString() {
+        return "syscalls=" + syscalls() + " submitted=" + submittedOps() + " completions=" + completions()
+                + " cqOverflows=" + cqOverflows() + " noBuffers=" + noBufferEvents()
+                + " dropped=" + droppedCompletions() + " wakeups=" + wakeups() + " tasks=" + tasksRun()
+                + " zcCopied=" + zeroCopySendsCopied();
+    }
+}

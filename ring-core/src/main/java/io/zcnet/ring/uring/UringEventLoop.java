@@ -1,0 +1,851 @@
+package io.zcnet.ring.uring;
+
+import io.zcnet.buffer.BufferPool;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.ring.BufferRing;
+import io.zcnet.ring.CompletionHandler;
+import io.zcnet.ring.CqeFlags;
+import io.zcnet.ring.EngineFeatures;
+import io.zcnet.ring.EngineKind;
+import io.zcnet.ring.Errno;
+import io.zcnet.ring.EventLoop;
+import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.LoopCounters;
+import io.zcnet.ring.Op;
+import io.zcnet.ring.UserData;
+import io.zcnet.ring.sys.ErrnoException;
+import io.zcnet.ring.sys.IoUring;
+import io.zcnet.ring.sys.Iovec;
+import io.zcnet.ring.sys.Linux;
+import io.zcnet.ring.sys.Native;
+import io.zcnet.ring.sys.SockAddr;
+import io.zcnet.ring.sys.Sqe;
+import io.zcnet.ring.sys.Timespec;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * The io_uring engine: every {@link EventLoop} operation becomes one SQE (close: two, linked), and
+ * {@link #poll} is one {@code io_uring_enter(2)} that submits the batch, runs deferred task work and
+ * waits, followed by one pass over the CQ ring.
+ *
+ * <h2>Threading</h2>
+ * Owner-thread only, as {@link EventLoop} says; the owner is the first thread that polls or prepares an
+ * operation, and on that first call the ring is enabled ({@code IORING_REGISTER_ENABLE_RINGS}, which
+ * makes it the {@code SINGLE_ISSUER}) and its fd registered with that thread. {@link #execute},
+ * {@link #wakeup}, {@link #engine}, {@link #features} and {@link #counters} are for any thread. A task
+ * queued by {@link #execute} happens-before its run on the loop (JCTools MPSC queue).
+ *
+ * <h2>Wake-ups</h2>
+ * An eventfd with a READ kept armed on the ring. A waker writes to it only when the loop announced
+ * that it may sleep (a CAS on {@code sleepState}), so a busy loop costs other threads no system call.
+ *
+ * <h2>Memory that must outlive an SQE</h2>
+ * Connect addresses and timeout timespecs live in a side slot keyed by the SQE's index. The ring is
+ * set up only with {@code IORING_FEAT_SUBMIT_STABLE}, so the kernel has copied them when the submitting
+ * {@code io_uring_enter} returns, which is exactly when the SQE index can be reused.
+ *
+ * <h2>Completions</h2>
+ * An operation is pending until its CQE without {@link CqeFlags#MORE}: a multishot until its last
+ * completion, a SEND_ZC until its {@link CqeFlags#NOTIF}. Notifications whose result has
+ * {@link CqeFlags#ZC_COPIED} are counted in {@link LoopCounters#zeroCopySendsCopied()}; a multishot
+ * receive ending with {@code -ENOBUFS} in {@link LoopCounters#noBufferEvents()}; completions the
+ * kernel dropped (the CQ ring's {@code overflow} counter) in {@link LoopCounters#cqOverflows()}.
+ * Completions the kernel only parked in its overflow list ({@code IORING_SQ_CQ_OVERFLOW} with
+ * {@code FEAT_NODROP}) are flushed by the next poll, in order, and not counted as lost; the first such
+ * overflow adds a note to {@link #features()} saying the CQ is too small, and {@link #toString()}
+ * shows how many reaps found one.
+ *
+ * <p>Sockets belong to the user: {@link #close()} cancels what is in flight but closes only the ring
+ * and its eventfd. Nothing on the data path allocates: no lambdas, boxing or per-operation objects.
+ */
+public final class UringEventLoop extends EventLoop {
+    /** How long {@link #close()} waits for cancelled operations and zero-copy notifications. */
+    static final long CLOSE_DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(5);
+    private static final long CLOSE_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** SQEs the ring keeps free beyond an operation's own, so a link timeout can follow any op. */
+    private static final int LINK_RESERVE = 1;
+    /** The smallest SQ that leaves room for close's two SQEs plus a link timeout and the wake-up read. */
+    private static final int MIN_SQ_ENTRIES = 8;
+    /** Side-slot bytes per SQE: room for a sockaddr_in6 (28) or a __kernel_timespec (16). */
+    private static final long SLOT_SIZE = 32;
+    /** Control-path scratch: a sockaddr_in6 plus its length word and an int option value. */
+    private static final long CONTROL_SIZE = 64;
+    private static final long CONTROL_LEN = 40;
+    private static final long CONTROL_OPT = 48;
+
+    private static final int AWAKE = 0;
+    private static final int SLEEPING = 1;
+    /** A waker won the CAS from SLEEPING and is writing the eventfd; the fd must stay open. */
+    private static final int SIGNALLING = 2;
+    private static final int CLOSED = 3;
+    private static final VarHandle SLEEP_STATE;
+
+    static {
+        try {
+            SLEEP_STATE = MethodHandles.lookup().findVarHandle(UringEventLoop.class, "sleepState", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final LoopCounters counters = new LoopCounters();
+    private final Arena arena;
+    private final Native sys;
+    private final Ring ring;
+    private final int eventFd;
+    private final MemorySegment eventValue;
+    private final MemorySegment slots;
+    private final MemorySegment control;
+    private final int internalHandler;
+    private final long wakeupUserData;
+    private final long cancelUserData;
+    private final int[] pendingByOp = new int[Op.WAKEUP + 1];
+    private final List<UringBufferRing> bufferRings = new ArrayList<>();
+    private final List<MemoryRegion> fixedRegions = new ArrayList<>();
+    /** Degradations the loop itself made (the ring keeps its own). */
+    private final List<String> notes;
+
+    private volatile EngineFeatures features;
+    @SuppressWarnings("unused") // accessed through SLEEP_STATE
+    private volatile int sleepState;
+    /** Reaps that found completions parked in the kernel's overflow list. */
+    private long cqOverflowEvents;
+    private int userPending;
+    private int internalPending;
+    private boolean wakeupArmed;
+    private boolean closing;
+    private boolean closed;
+    /** Set while completions are dispatched: the rings must stay mapped until the pass ends. */
+    private boolean reaping;
+    private boolean closeRequested;
+
+    private UringEventLoop(EventLoopConfig config, Arena arena) throws IOException {
+        super(config);
+        this.arena = arena;
+        this.sys = new Native(arena);
+        int sq = Math.max(config.sqEntries(), MIN_SQ_ENTRIES);
+        int cq = Math.max(config.cqEntries(), sq);
+        try {
+            this.ring = Ring.open(sys, arena, counters, sq, cq);
+        } catch (ErrnoException e) {
+            throw new IOException(e.errno() == Errno.EINVAL ? e.getMessage() : Uring.explain(-e.errno()), e);
+        }
+        this.notes = new ArrayList<>();
+        if (sq != config.sqEntries()) {
+            notes.add("sqEntries raised from " + config.sqEntries() + " to " + sq + " (close and link timeouts need spare SQEs)");
+        }
+        int efd = sys.eventfd(0, Linux.EFD_CLOEXEC);
+        if (efd < 0) {
+            ring.close();
+            throw new ErrnoException("eventfd", efd, "wake-up descriptor");
+        }
+        this.eventFd = efd;
+        this.eventValue = arena.allocate(JAVA_LONG);
+        this.slots = arena.allocate(SLOT_SIZE * ring.sqEntries(), 8);
+        this.control = arena.allocate(CONTROL_SIZE, 8);
+        this.internalHandler = registerHandler(new InternalHandler());
+        this.wakeupUserData = UserData.pack(internalHandler, Op.WAKEUP, 0);
+        this.cancelUserData = UserData.pack(internalHandler, Op.CANCEL, 0);
+        refreshFeatures();
+    }
+
+    /**
+     * Sets up an io_uring event loop.
+     *
+     * @throws IOException with the reason when io_uring cannot be set up (see {@link Uring#availability()})
+     */
+    public static UringEventLoop open(EventLoopConfig config) throws IOException {
+        if (config == null) {
+            throw new IllegalArgumentException("config is null");
+        }
+        String linkError = Native.linkError();
+        if (linkError != null) {
+            throw new IOException(linkError);
+        }
+        Arena arena = Arena.ofShared();
+        try {
+            return new UringEventLoop(config, arena);
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** Never called: completions for the internal id are handled in {@link #reap()} before dispatch. */
+    private static final class InternalHandler implements CompletionHandler {
+        @Override
+        public void onCompletion(int op, int tag, int result, int flags) {
+            throw new IllegalStateException("internal completion dispatched to a handler: " + Op.name(op));
+        }
+    }
+
+    @Override
+    public EngineKind engine() {
+        return EngineKind.URING;
+    }
+
+    @Override
+    public EngineFeatures features() {
+        return features;
+    }
+
+    @Override
+    public LoopCounters counters() {
+        return counters;
+    }
+
+    private void refreshFeatures() {
+        features = new EngineFeatures(EngineKind.URING, List.of(IoUring.setupFlagNames(ring.setupFlags())),
+                ring.setupFlags(), List.of(IoUring.featureNames(ring.features())), ring.supportedOpNames(),
+                ring.sqEntries(), ring.cqEntries(), ring.registeredRing(), allNotes());
+    }
+
+    private List<String> allNotes() {
+        List<String> all = new ArrayList<>(ring.notes());
+        all.addAll(notes);
+        return all;
+    }
+
+    // ---------------------------------------------------------------- ownership
+
+    /** Confines to the owner; on the owner's first call enables the ring and arms the wake-up read. */
+    private void ensureOwner() {
+        if (claimOwner()) {
+            try {
+                ring.enableOnOwner();
+            } catch (ErrnoException e) {
+                throw new IllegalStateException("cannot enable the io_uring on " + Thread.currentThread().getName(), e);
+            }
+            refreshFeatures();
+            armWakeup();
+        }
+        if (closed) {
+            throw new IllegalStateException("event loop is closed");
+        }
+    }
+
+    private void armWakeup() {
+        Sqe sqe = take(1);
+        sqe.prepare(IoUring.OP_READ, eventFd, eventValue.address(), (int) JAVA_LONG.byteSize(), 0)
+                .userData(wakeupUserData);
+        wakeupArmed = true;
+    }
+
+    // ---------------------------------------------------------------- submission helpers
+
+    /**
+     * The next SQE of an operation that needs {@code count} consecutive entries. Keeps
+     * {@link #LINK_RESERVE} more free, flushing the prepared batch to the kernel first when short.
+     */
+    private Sqe take(int count) {
+        if (ring.sqSpace() < count + LINK_RESERVE) {
+            flush();
+        }
+        return ring.nextSqe();
+    }
+
+    private void flush() {
+        int r = ring.submit(false, 0, 0);
+        if (ring.sqSpace() < 2 + LINK_RESERVE) {
+            throw new IllegalStateException("submission queue stays full after a flush (io_uring_enter: "
+                    + (r < 0 ? Errno.name(r) : r + " submitted") + "); " + this);
+        }
+    }
+
+    /** Validates a user operation's handler and makes its user_data, counting it pending. */
+    private long begin(int handler, int op, int tag) {
+        ensureOwner();
+        if (handler < 0 || handler >= UserData.MAX_HANDLERS || handler == internalHandler) {
+            throw new IllegalArgumentException("handler id " + handler + " was not returned by registerHandler");
+        }
+        userPending++;
+        pendingByOp[op]++;
+        return UserData.pack(handler, op, tag);
+    }
+
+    private static void requireSocket(int socket) {
+        if (socket < 0) {
+            throw new IllegalArgumentException("socket handle must be >= 0, got " + socket);
+        }
+    }
+
+    private static long address(MemorySegment buffer, long offset, int length) {
+        if (buffer == null) {
+            throw new IllegalArgumentException("buffer is null");
+        }
+        if (!buffer.isNative()) {
+            throw new IllegalArgumentException("buffer must be native (off-heap) memory");
+        }
+        if (length < 0 || offset < 0 || offset > buffer.byteSize() - length) {
+            throw new IllegalArgumentException("range [" + offset + ", +" + length + ") is outside the "
+                    + buffer.byteSize() + "-byte buffer");
+        }
+        return buffer.address() + offset;
+    }
+
+    private long slot(int sqeIndex) {
+        return SLOT_SIZE * sqeIndex;
+    }
+
+    // ---------------------------------------------------------------- asynchronous operations
+
+    @Override
+    public long nop(int handler, int tag) {
+        long ud = begin(handler, Op.NOP, tag);
+        take(1).prepare(IoUring.OP_NOP, -1, 0, 0, 0).userData(ud);
+        return ud;
+    }
+
+    @Override
+    public long accept(int handler, int tag, int listenSocket, boolean multishot) {
+        requireSocket(listenSocket);
+        long ud = begin(handler, Op.ACCEPT, tag);
+        take(1).prepare(IoUring.OP_ACCEPT, listenSocket, 0, 0, 0)
+                .opFlags(Linux.SOCK_CLOEXEC)
+                .ioprio(multishot ? IoUring.ACCEPT_MULTISHOT : 0)
+                .userData(ud);
+        return ud;
+    }
+
+    @Override
+    public long connect(int handler, int tag, int socket, InetSocketAddress remote) {
+        requireSocket(socket);
+        if (remote == null || remote.isUnresolved()) {
+            throw new IllegalArgumentException("remote address must be resolved, got " + remote);
+        }
+        long ud = begin(handler, Op.CONNECT, tag);
+        Sqe sqe = take(1);
+        long slot = slot(ring.lastSqeIndex());
+        int length = SockAddr.write(slots, slot, remote);
+        sqe.prepare(IoUring.OP_CONNECT, socket, slots.address() + slot, 0, length).userData(ud);
+        return ud;
+    }
+
+    @Override
+    public long send(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
+            boolean waitAll) {
+        requireSocket(socket);
+        long addr = address(buffer, offset, length);
+        long ud = begin(handler, Op.SEND, tag);
+        take(1).prepare(IoUring.OP_SEND, socket, addr, length, 0)
+                .opFlags(Linux.MSG_NOSIGNAL | (waitAll ? Linux.MSG_WAITALL : 0))
+                .userData(ud);
+        return ud;
+    }
+
+    @Override
+    public long sendZeroCopy(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
+            int fixedBufferIndex) {
+        requireSocket(socket);
+        long addr = address(buffer, offset, length);
+        if (fixedBufferIndex >= 0) {
+            requireInFixedBuffer(fixedBufferIndex, addr, length);
+        } else if (fixedBufferIndex != -1) {
+            throw new IllegalArgumentException("fixedBufferIndex must be a registered index or -1, got "
+                    + fixedBufferIndex);
+        }
+        long ud = begin(handler, Op.SEND_ZC, tag);
+        Sqe sqe = take(1).prepare(IoUring.OP_SEND_ZC, socket, addr, length, 0)
+                .opFlags(Linux.MSG_NOSIGNAL)
+                .userData(ud);
+        if (fixedBufferIndex >= 0) {
+            sqe.ioprio(IoUring.SEND_ZC_REPORT_USAGE | IoUring.RECVSEND_FIXED_BUF).bufIndex(fixedBufferIndex);
+        } else {
+            sqe.ioprio(IoUring.SEND_ZC_REPORT_USAGE);
+        }
+        return ud;
+    }
+
+    private void requireInFixedBuffer(int index, long addr, int length) {
+        if (index >= fixedRegions.size()) {
+            throw new IllegalArgumentException("fixed buffer " + index + " is not registered on this loop ("
+                    + fixedRegions.size() + " registered)");
+        }
+        MemorySegment region = fixedRegions.get(index).segment();
+        long start = region.address();
+        if (addr < start || addr + length > start + region.byteSize()) {
+            throw new IllegalArgumentException("send range lies outside fixed buffer " + index);
+        }
+    }
+
+    @Override
+    public long recv(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
+            boolean waitAll) {
+        requireSocket(socket);
+        long addr = address(buffer, offset, length);
+        long ud = begin(handler, Op.RECV, tag);
+        take(1).prepare(IoUring.OP_RECV, socket, addr, length, 0)
+                .opFlags(waitAll ? Linux.MSG_WAITALL : 0)
+                .userData(ud);
+        return ud;
+    }
+
+    @Override
+    public long recvMultishot(int handler, int tag, int socket, BufferRing ring) {
+        requireSocket(socket);
+        if (!(ring instanceof UringBufferRing own) || !own.belongsTo(this)) {
+            throw new IllegalArgumentException("buffer ring was not created by this loop: " + ring);
+        }
+        if (own.isClosed()) {
+            throw new IllegalArgumentException("buffer ring " + own.groupId() + " is closed");
+        }
+        long ud = begin(handler, Op.RECV_MULTISHOT, tag);
+        // Multishot recv: no address, length 0 (no per-shot cap), buffers picked from the group.
+        take(1).prepare(IoUring.OP_RECV, socket, 0, 0, 0)
+                .ioprio(IoUring.RECV_MULTISHOT)
+                .flags(IoUring.IOSQE_BUFFER_SELECT)
+                .bufIndex(own.groupId())
+                .userData(ud);
+        return ud;
+    }
+
+    @Override
+    public long shutdown(int handler, int tag, int socket, int how) {
+        requireSocket(socket);
+        if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) {
+            throw new IllegalArgumentException("how must be SHUT_RD, SHUT_WR or SHUT_RDWR, got " + how);
+        }
+        long ud = begin(handler, Op.SHUTDOWN, tag);
+        take(1).prepare(IoUring.OP_SHUTDOWN, socket, 0, how, 0).userData(ud);
+        return ud;
+    }
+
+    @Override
+    public long close(int handler, int tag, int socket) {
+        requireSocket(socket);
+        long ud = begin(handler, Op.CLOSE, tag);
+        // Cancel everything on the fd, then close it. The hard link runs the close even when the cancel
+        // finds nothing (-ENOENT); the cancel's completion stays internal.
+        take(2).prepare(IoUring.OP_ASYNC_CANCEL, socket, 0, 0, 0)
+                .opFlags(IoUring.ASYNC_CANCEL_FD | IoUring.ASYNC_CANCEL_ALL)
+                .flags(IoUring.IOSQE_IO_HARDLINK)
+                .userData(cancelUserData);
+        internalPending++;
+        ring.nextSqe().prepare(IoUring.OP_CLOSE, socket, 0, 0, 0).userData(ud);
+        return ud;
+    }
+
+    @Override
+    public long timeout(int handler, int tag, long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("timeout must be >= 0 ns, got " + nanos);
+        }
+        long ud = begin(handler, Op.TIMEOUT, tag);
+        Sqe sqe = take(1);
+        long slot = slot(ring.lastSqeIndex());
+        Timespec.set(slots, slot, nanos);
+        // off = 0: a pure timer, not "after N completions".
+        sqe.prepare(IoUring.OP_TIMEOUT, -1, slots.address() + slot, 1, 0).userData(ud);
+        return ud;
+    }
+
+    @Override
+    public long linkTimeout(int handler, int tag, long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("timeout must be >= 0 ns, got " + nanos);
+        }
+        ensureOwner();
+        Sqe previous = ring.lastUnsubmittedSqe();
+        if (previous == null || UserData.handler(previous.userData()) == internalHandler) {
+            throw new IllegalStateException("linkTimeout must directly follow the operation it bounds, "
+                    + "before the next poll()");
+        }
+        if (previous.opcode() == IoUring.OP_LINK_TIMEOUT) {
+            throw new IllegalStateException("linkTimeout cannot follow another linkTimeout");
+        }
+        previous.addFlags(IoUring.IOSQE_IO_LINK);
+        long ud = begin(handler, Op.LINK_TIMEOUT, tag);
+        // No flush here: the linked SQE must reach the kernel in the same batch. take() kept a spare.
+        Sqe sqe = ring.nextSqe();
+        long slot = slot(ring.lastSqeIndex());
+        Timespec.set(slots, slot, nanos);
+        sqe.prepare(IoUring.OP_LINK_TIMEOUT, -1, slots.address() + slot, 1, 0).userData(ud);
+        return ud;
+    }
+
+    @Override
+    public long cancel(int handler, int tag, long target) {
+        long ud = begin(handler, Op.CANCEL, tag);
+        take(1).prepare(IoUring.OP_ASYNC_CANCEL, -1, target, 0, 0).userData(ud);
+        return ud;
+    }
+
+    // ---------------------------------------------------------------- driving the loop
+
+    @Override
+    public int poll(long timeoutNanos) {
+        ensureOwner();
+        boolean wait = timeoutNanos != 0 && !hasTasks() && !ring.cqReady();
+        if (wait || userPending > 0 || ring.unsubmitted() > 0 || ring.overflowPending()) {
+            enter(wait, timeoutNanos);
+        }
+        int handled = reap();
+        if (closeRequested) {
+            close();
+            return handled;
+        }
+        return handled + runTasks();
+    }
+
+    private void enter(boolean wait, long timeoutNanos) {
+        boolean announced = false;
+        if (wait) {
+            // Fails only while a waker is still SIGNALLING; its write may already have been consumed, so
+            // a later waker would see no sleeper: do not block this round.
+            announced = SLEEP_STATE.compareAndSet(this, AWAKE, SLEEPING);
+            if (!announced || hasTasks()) { // a task queued before the CAS saw AWAKE and wrote nothing
+                wait = false;
+            }
+        }
+        // With DEFER_TASKRUN completions are posted only inside an enter with GETEVENTS, so even a
+        // non-waiting poll enters while operations are pending.
+        int r = ring.submit(true, wait ? 1 : 0, timeoutNanos);
+        if (announced) {
+            SLEEP_STATE.compareAndSet(this, SLEEPING, AWAKE); // fails when a waker took it: it resets it
+        }
+        // ETIME/EINTR end a wait; EAGAIN/EBUSY ask for the CQ to be drained; EBADR reports dropped
+        // completions, which the CQ's overflow counter already counts.
+        if (r < 0 && r != -Errno.ETIME && r != -Errno.EINTR && r != -Errno.EAGAIN && r != -Errno.EBUSY
+                && r != -IoUring.ENTER_ERR_DROPPED) {
+            throw new IllegalStateException("io_uring_enter failed: " + Errno.name(r) + "; " + this);
+        }
+    }
+
+    private int reap() {
+        int head = ring.cqHead();
+        int tail = ring.cqTail();
+        int dispatched = 0;
+        reaping = true;
+        try {
+            while (head != tail) {
+                long userData = ring.cqeUserData(head);
+                int result = ring.cqeRes(head);
+                int flags = ring.cqeFlags(head);
+                head++; // consumed before dispatch: a throwing handler does not see the same CQE again
+                if (UserData.handler(userData) == internalHandler) {
+                    onInternal(UserData.op(userData), result);
+                    continue;
+                }
+                int op = UserData.op(userData);
+                if ((flags & CqeFlags.MORE) == 0) {
+                    userPending--;
+                    pendingByOp[op]--;
+                }
+                if ((flags & CqeFlags.NOTIF) != 0 && (result & CqeFlags.ZC_COPIED) != 0) {
+                    counters.zeroCopyCopied();
+                } else if (result == -Errno.ENOBUFS && op == Op.RECV_MULTISHOT) {
+                    counters.noBuffers();
+                }
+                dispatched++;
+                dispatch(userData, result, flags);
+            }
+        } finally {
+            reaping = false;
+            if (head != ring.cqHead()) {
+                ring.releaseCqHead(head);
+            }
+            if (dispatched > 0) {
+                counters.completed(dispatched);
+            }
+        }
+        int dropped = ring.droppedCompletions();
+        if (dropped > 0) {
+            counters.cqOverflow(dropped);
+        }
+        if (ring.overflowPending()) {
+            overflowSlowPath();
+        }
+        return dispatched;
+    }
+
+    /**
+     * Completions wait in the kernel's overflow list (FEAT_NODROP: delayed, not lost). The next poll
+     * enters to flush them; the user learns once, through {@link #features()}, that the CQ is too small.
+     */
+    private void overflowSlowPath() {
+        if (cqOverflowEvents++ == 0) {
+            notes.add("CQ ring overflowed (" + ring.cqEntries() + " entries); completions were delayed, "
+                    + "not lost: raise cqEntries");
+            refreshFeatures();
+        }
+    }
+
+    private void onInternal(int op, int result) {
+        if (op == Op.WAKEUP) {
+            wakeupArmed = false;
+            if (result >= 0) {
+                counters.wakeup();
+            }
+            if (!closing) {
+                armWakeup();
+            }
+        } else {
+            internalPending--;
+        }
+    }
+
+    @Override
+    public void execute(Runnable task) {
+        offerTask(task);
+        if (!inLoop()) {
+            wakeup();
+        }
+    }
+
+    @Override
+    public void wakeup() {
+        if ((int) SLEEP_STATE.getVolatile(this) == SLEEPING && SLEEP_STATE.compareAndSet(this, SLEEPING, SIGNALLING)) {
+            try {
+                Native.signalEventFd(eventFd);
+            } finally {
+                SLEEP_STATE.compareAndSet(this, SIGNALLING, AWAKE);
+            }
+        }
+    }
+
+    @Override
+    public int pending() {
+        return userPending;
+    }
+
+    // ---------------------------------------------------------------- control path
+
+    @Override
+    public int listen(InetSocketAddress address, int backlog) throws IOException {
+        ensureOwner();
+        if (backlog < 1) {
+            throw new IllegalArgumentException("backlog must be >= 1, got " + backlog);
+        }
+        int fd = newSocket(address);
+        try {
+            setIntOption(fd, Linux.SOL_SOCKET, Linux.SO_REUSEADDR, 1, "SO_REUSEADDR");
+            int length = SockAddr.write(control, 0, address);
+            int r = sys.bind(fd, control, length);
+            if (r < 0) {
+                throw new ErrnoException("bind", r, address.toString());
+            }
+            ErrnoException.check("listen", sys.listen(fd, backlog));
+            return fd;
+        } catch (IOException | RuntimeException e) {
+            sys.close(fd);
+            throw e;
+        }
+    }
+
+    @Override
+    public int socket(InetSocketAddress address) throws IOException {
+        ensureOwner();
+        return newSocket(address);
+    }
+
+    private int newSocket(InetSocketAddress address) throws ErrnoException {
+        int family = SockAddr.family(address);
+        int fd = sys.socket(family, Linux.SOCK_STREAM | Linux.SOCK_CLOEXEC, Linux.IPPROTO_TCP);
+        if (fd < 0) {
+            throw new ErrnoException("socket", fd, family == Linux.AF_INET6 ? "AF_INET6" : "AF_INET");
+        }
+        return fd;
+    }
+
+    @Override
+    public InetSocketAddress localAddress(int socket) throws IOException {
+        ensureOwner();
+        requireSocket(socket);
+        control.set(JAVA_INT, CONTROL_LEN, (int) SockAddr.MAX_SIZE);
+        ErrnoException.check("getsockname", sys.getsockname(socket, control, control.asSlice(CONTROL_LEN, 4)));
+        return SockAddr.read(control, 0);
+    }
+
+    @Override
+    public void setTcpNoDelay(int socket, boolean on) throws IOException {
+        ensureOwner();
+        requireSocket(socket);
+        setIntOption(socket, Linux.IPPROTO_TCP, Linux.TCP_NODELAY, on ? 1 : 0, "TCP_NODELAY");
+    }
+
+    @Override
+    public void setBufferSizes(int socket, int sendBytes, int receiveBytes) throws IOException {
+        ensureOwner();
+        requireSocket(socket);
+        if (sendBytes < 0 || receiveBytes < 0) {
+            throw new IllegalArgumentException("buffer sizes must be >= 0, got " + sendBytes + "/" + receiveBytes);
+        }
+        if (sendBytes > 0) {
+            setIntOption(socket, Linux.SOL_SOCKET, Linux.SO_SNDBUF, sendBytes, "SO_SNDBUF");
+        }
+        if (receiveBytes > 0) {
+            setIntOption(socket, Linux.SOL_SOCKET, Linux.SO_RCVBUF, receiveBytes, "SO_RCVBUF");
+        }
+    }
+
+    private void setIntOption(int fd, int level, int name, int value, String what) throws ErrnoException {
+        control.set(JAVA_INT, CONTROL_OPT, value);
+        int r = sys.setsockopt(fd, level, name, control.asSlice(CONTROL_OPT, 4), 4);
+        if (r < 0) {
+            throw new ErrnoException("setsockopt " + what, r, null);
+        }
+    }
+
+    @Override
+    public void registerFixedBuffers(MemoryRegion... regions) throws IOException {
+        ensureOwner();
+        if (regions == null || regions.length == 0) {
+            throw new IllegalArgumentException("no regions given");
+        }
+        List<MemoryRegion> all = new ArrayList<>(fixedRegions);
+        for (MemoryRegion region : regions) {
+            if (region == null || !region.isValid()) {
+                throw new IllegalArgumentException("region is null or deregistered: " + region);
+            }
+            if (!region.segment().isNative()) {
+                throw new IllegalArgumentException("fixed buffers must be native memory: " + region);
+            }
+            if (!all.contains(region)) {
+                all.add(region);
+            }
+        }
+        try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment iovecs = scratch.allocate(Iovec.LAYOUT, all.size());
+            long bytes = 0;
+            for (int i = 0; i < all.size(); i++) {
+                MemorySegment segment = all.get(i).segment();
+                iovecs.set(JAVA_LONG, i * Iovec.SIZE + Iovec.IOV_BASE, segment.address());
+                iovecs.set(JAVA_LONG, i * Iovec.SIZE + Iovec.IOV_LEN, segment.byteSize());
+                bytes += segment.byteSize();
+            }
+            if (!fixedRegions.isEmpty()) {
+                // The table is replaced whole; requests already holding old entries keep them alive.
+                ErrnoException.check("io_uring_register(UNREGISTER_BUFFERS)",
+                        sys.ioUringRegister(ring.fd(), IoUring.UNREGISTER_BUFFERS, MemorySegment.NULL, 0));
+            }
+            int r = sys.ioUringRegister(ring.fd(), IoUring.REGISTER_BUFFERS, iovecs, all.size());
+            if (r < 0) {
+                for (MemoryRegion region : fixedRegions) {
+                    region.fixedBufferIndex(MemoryRegion.NO_FIXED_BUFFER);
+                }
+                fixedRegions.clear();
+                String detail = r == -Errno.ENOMEM
+                        ? bytes + " bytes exceed the locked-memory limit RLIMIT_MEMLOCK of "
+                                + Uring.formatLimit(Uring.memlockLimit()) + " (raise ulimit -l or grant CAP_IPC_LOCK)"
+                        : all.size() + " regions, " + bytes + " bytes";
+                throw new ErrnoException("io_uring_register(BUFFERS)", r, detail);
+            }
+        }
+        fixedRegions.clear();
+        fixedRegions.addAll(all);
+        for (int i = 0; i < all.size(); i++) {
+            all.get(i).fixedBufferIndex(i);
+        }
+    }
+
+    @Override
+    public BufferRing createBufferRing(int groupId, BufferPool pool, int count, int bufferSize) throws IOException {
+        ensureOwner();
+        UringBufferRing created = new UringBufferRing(this, sys, ring.fd(), groupId, pool, count, bufferSize);
+        bufferRings.add(created);
+        return created;
+    }
+
+    void bufferRingClosed(UringBufferRing closedRing) {
+        bufferRings.remove(closedRing);
+    }
+
+    // ---------------------------------------------------------------- close
+
+    /**
+     * Cancels everything in flight ({@code ASYNC_CANCEL ANY|ALL}), reaps (dispatching the cancelled
+     * completions) until nothing is pending and every zero-copy notification is in, or until
+     * {@link #CLOSE_DEADLINE_NANOS} passes (then it reports on stderr what is stuck), closes the
+     * loop's buffer rings, the eventfd and the ring. Owner thread only; idempotent. Called from a
+     * completion handler, it takes effect when the current batch of completions has been dispatched.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        if (reaping) {
+            closeRequested = true;
+            return;
+        }
+        boolean neverUsed = claimOwner();
+        closing = true;
+        try {
+            if (!neverUsed) {
+                drainForClose();
+            }
+        } finally {
+            closed = true;
+            RuntimeException failure = null;
+            for (UringBufferRing open : new ArrayList<>(bufferRings)) {
+                try {
+                    open.close();
+                } catch (RuntimeException e) { // e.g. its pool was closed first: still free the ring
+                    failure = e;
+                }
+            }
+            ring.close();
+            shutOutWakers();
+            sys.close(eventFd);
+            arena.close();
+            if (failure != null) {
+                throw failure;
+            }
+        }
+    }
+
+    /** Moves the sleep state to CLOSED once no waker is mid-write, so no write can hit a reused fd. */
+    private void shutOutWakers() {
+        while (true) {
+            int state = (int) SLEEP_STATE.getVolatile(this);
+            if (state == SIGNALLING) {
+                Thread.onSpinWait();
+            } else if (SLEEP_STATE.compareAndSet(this, state, CLOSED)) {
+                return;
+            }
+        }
+    }
+
+    private void drainForClose() {
+        take(1).prepare(IoUring.OP_ASYNC_CANCEL, -1, 0, 0, 0)
+                .opFlags(IoUring.ASYNC_CANCEL_ANY | IoUring.ASYNC_CANCEL_ALL)
+                .userData(cancelUserData);
+        internalPending++;
+        long deadline = System.nanoTime() + CLOSE_DEADLINE_NANOS;
+        while (userPending > 0 || internalPending > 0 || wakeupArmed) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                System.err.println("zcnet: io_uring event loop closed with operations still in the kernel: " + this);
+                return;
+            }
+            enter(true, Math.min(left, CLOSE_POLL_NANOS));
+            reap();
+        }
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder pendingOps = new StringBuilder();
+        for (int op = 1; op < pendingByOp.length; op++) {
+            if (pendingByOp[op] != 0) {
+                pendingOps.append(pendingByOp[op]).append('x').append(Op.name(op)).append(' ');
+            }
+        }
+        return "UringEventLoop[" + ring + " pending=" + userPending + (pendingOps.isEmpty() ? "" : " (" + pendingOps.toString().trim() + ")")
+                + " internal=" + internalPending + (cqOverflowEvents > 0 ? " cqOverflowEvents=" + cqOverflowEvents : "")
+                + (wakeupArmed ? " wakeup-armed" : "") + (closed ? " closed" : "")
+                + " " + counters + "]";
+    }
+}

@@ -1,0 +1,1140 @@
+package io.zcnet.ring;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.zcnet.buffer.Buffer;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.ring.LoopHarness.LoopAction;
+import io.zcnet.ring.Recorder.Completion;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The behaviour every engine must show, identically: subclassed once per engine
+ * ({@link UringEngineContractTest}, {@link NioEngineContractTest}), so a handler written against one
+ * engine cannot tell it runs on the other.
+ *
+ * <p>Each test gets a fresh loop on its own thread ({@link LoopHarness}) and drives it only through
+ * {@code h.call}/{@code h.run}; the peers are blocking {@code java.net} sockets on the test thread
+ * ({@link Peers}). Expected results are the Linux kernel's (io_uring CQEs as in
+ * {@code include/uapi/linux/io_uring.h} and the {@code io_uring_prep_*} man pages). Every wait is
+ * bounded.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+abstract class EngineContractTest {
+    private static final long MILLIS = 1_000_000L;
+    private static final long SEED = 0x2C2E7_5EEDL;
+
+    protected LoopHarness h;
+    protected EventLoop loop;
+    private final Arena arena = Arena.ofShared();
+    private final List<Socket> peers = new ArrayList<>();
+
+    /** The engine under test. */
+    protected abstract EventLoopConfig.Choice engine();
+
+    /** A socket on the loop and the blocking peer at its other end. */
+    private record Connection(int socket, Socket peer) {
+    }
+
+    @BeforeEach
+    void startLoop() throws Exception {
+        h = LoopHarness.start(engine());
+        loop = h.loop();
+    }
+
+    @AfterEach
+    void stopLoop() throws Exception {
+        try {
+            if (h != null) {
+                h.close();
+            }
+        } finally {
+            for (Socket s : peers) {
+                s.close();
+            }
+            arena.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private Socket peer(Socket s) {
+        peers.add(s);
+        return s;
+    }
+
+    /** A loop socket accepted (single-shot accept) from a blocking client. */
+    private Connection accepted() throws Exception {
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        int listener = h.call(() -> h.track(loop.listen(Peers.loopback(0), 16)));
+        int port = h.call(() -> loop.localAddress(listener).getPort());
+        h.run(() -> loop.accept(id, 7, listener, false));
+        Socket client = peer(Peers.connect(Peers.loopback(port)));
+        Completion c = r.next();
+        assertEquals(Op.ACCEPT, c.op(), "op of " + c);
+        assertEquals(7, c.tag(), "tag of " + c);
+        assertTrue(c.result() >= 0, "accept should give a socket handle: " + c);
+        assertFalse(c.more(), "single-shot accept must not say MORE: " + c);
+        h.run(() -> h.track(c.result()));
+        return new Connection(c.result(), client);
+    }
+
+    /** A loop socket connected (loop-side connect) to a blocking listener. */
+    private Connection connectedFromLoop() throws Exception {
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        try (ServerSocket listener = Peers.listener()) {
+            var address = Peers.loopback(listener.getLocalPort());
+            int socket = h.call(() -> h.track(loop.socket(address)));
+            h.run(() -> loop.connect(id, 3, socket, address));
+            Socket peer = peer(listener.accept());
+            peer.setSoTimeout(Peers.IO_TIMEOUT_MILLIS);
+            Completion c = r.next();
+            assertEquals(Op.CONNECT, c.op(), "op of " + c);
+            assertEquals(0, c.result(), "connect to a listener: " + c);
+            return new Connection(socket, peer);
+        }
+    }
+
+    /** Copies {@code length} bytes at the start of a ring buffer, on the loop (the buffer is the app's). */
+    private byte[] bufferBytes(BufferRing ring, int bufferId, int length) throws Exception {
+        return h.call(() -> ring.buffer(bufferId).asSlice(0, length).toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    private MemorySegment segmentOf(byte[] data) {
+        MemorySegment s = arena.allocate(Math.max(1, data.length));
+        MemorySegment.copy(data, 0, s, ValueLayout.JAVA_BYTE, 0, data.length);
+        return s;
+    }
+
+    private static Completion only(List<Completion> completions, int op) {
+        Completion found = null;
+        for (Completion c : completions) {
+            if (c.op() == op) {
+                assertNull(found, "two " + Op.name(op) + " completions in " + completions);
+                found = c;
+            }
+        }
+        assertNotNull(found, "no " + Op.name(op) + " completion in " + completions);
+        return found;
+    }
+
+    // ------------------------------------------------------------------ NOP and dispatch
+
+    @Test
+    void nopsReachTheirOwnHandlerWithOpTagAndZeroResult() throws Exception {
+        Recorder even = new Recorder();
+        Recorder odd = new Recorder();
+        int evenId = h.register(even);
+        int oddId = h.register(odd);
+        long completionsBefore = loop.counters().completions();
+        int count = 64;
+
+        long[] userData = h.call(() -> {
+            long[] u = new long[count];
+            for (int tag = 0; tag < count; tag++) {
+                u[tag] = loop.nop(tag % 2 == 0 ? evenId : oddId, tag);
+            }
+            return u;
+        });
+
+        for (int tag = 0; tag < count; tag++) {
+            assertEquals(UserData.pack(tag % 2 == 0 ? evenId : oddId, Op.NOP, tag), userData[tag],
+                    "user_data returned for nop " + tag);
+        }
+        String loopThread = h.call(() -> Thread.currentThread().getName());
+        Set<Integer> evenTags = new HashSet<>();
+        for (Completion c : even.next(count / 2)) {
+            assertEquals(Op.NOP, c.op(), c.toString());
+            assertEquals(0, c.result(), c.toString());
+            assertEquals(0, c.flags(), c.toString());
+            assertEquals(loopThread, c.thread().getName(), "handlers run on the loop thread");
+            assertEquals(0, c.tag() % 2, "odd tag reached the even handler: " + c);
+            evenTags.add(c.tag());
+        }
+        Set<Integer> oddTags = new HashSet<>();
+        for (Completion c : odd.next(count / 2)) {
+            assertEquals(Op.NOP, c.op(), c.toString());
+            assertEquals(0, c.result(), c.toString());
+            assertEquals(1, c.tag() % 2, "even tag reached the odd handler: " + c);
+            oddTags.add(c.tag());
+        }
+        assertEquals(count / 2, evenTags.size(), "each even tag exactly once");
+        assertEquals(count / 2, oddTags.size(), "each odd tag exactly once");
+        even.assertQuietFor(50);
+        odd.assertQuietFor(0);
+        assertTrue(loop.counters().completions() >= completionsBefore + count,
+                "completion counter: " + loop.counters());
+        assertTrue(loop.counters().submittedOps() >= count, "submission counter: " + loop.counters());
+    }
+
+    @Test
+    void completionsOfAnUnregisteredHandlerAreDroppedAndCounted() throws Exception {
+        Recorder r = new Recorder();
+        long before = loop.counters().droppedCompletions();
+        h.run(() -> {
+            int id = loop.registerHandler(r);
+            loop.nop(id, 1);
+            loop.unregisterHandler(id);
+        });
+        LoopHarness.await(() -> loop.counters().droppedCompletions() == before + 1,
+                "one dropped completion; counters: " + loop.counters());
+        r.assertQuietFor(50);
+        assertEquals(before + 1, loop.counters().droppedCompletions(), "dropped exactly once");
+    }
+
+    @Test
+    void featuresNameTheEngine() {
+        EngineFeatures f = loop.features();
+        assertEquals(loop.engine(), f.engine(), "features().engine()");
+        assertNotNull(f.summary());
+        if (loop.engine() == EngineKind.URING) {
+            assertTrue(f.sqEntries() > 0 && f.cqEntries() >= f.sqEntries(), "ring sizes: " + f);
+            assertTrue(f.supportedOps().size() > 0, "probe lists opcodes: " + f);
+            assertTrue(f.summary().startsWith("io_uring"), f.summary());
+        } else {
+            assertEquals(0, f.setupFlagBits(), "NIO negotiates no setup flags");
+            assertEquals("nio", f.summary());
+        }
+    }
+
+    // ------------------------------------------------------------------ echo
+
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(ints = {1, 63, 4096, 65537, 1 << 20, 4 << 20})
+    void echoReturnsEveryByteInOrder(int size) throws Exception {
+        EchoServer server = h.echoServer(1, 64, LoopHarness.LARGE);
+        byte[] payload = Peers.randomBytes(size, SEED + size);
+
+        Socket client = peer(Peers.connect(Peers.loopback(server.port())));
+        Peers.Writer writer = new Peers.Writer(client, payload, 64 * 1024, true);
+        byte[] echoed = Peers.readExactly(client, size);
+        writer.join();
+        Peers.assertEof(client);
+
+        Peers.assertSameBytes(payload, echoed, "echo of " + size + " bytes (seed " + (SEED + size) + ")");
+        EchoServer.ConnStats seen = h.call(() -> server.stats(0));
+        assertEquals(size, seen.bytes(), "bytes the server received");
+        assertEquals(Peers.crc32c(payload), seen.crc32c(), "CRC32C of what the server received");
+        assertTrue(seen.eof(), "server saw EOF after the client's shutdown");
+        assertEquals(List.of(), server.errors(), "server errors");
+    }
+
+    @Test
+    void thousandConcurrentConnectionsAreAllAnswered() throws Exception {
+        int connections = 1000;
+        EchoServer server = h.echoServer(2, 1024, LoopHarness.SMALL);
+        Socket[] clients = new Socket[connections];
+        byte[][] messages = new byte[connections][];
+        for (int i = 0; i < connections; i++) {
+            clients[i] = peer(Peers.connect(Peers.loopback(server.port())));
+            messages[i] = String.format("connection %04d of %d, hello", i, connections)
+                    .getBytes(StandardCharsets.US_ASCII);
+            clients[i].getOutputStream().write(messages[i]);
+        }
+        for (int i = 0; i < connections; i++) {
+            assertArrayEquals(messages[i], Peers.readExactly(clients[i], messages[i].length), "echo on connection " + i);
+        }
+        for (Socket c : clients) {
+            c.shutdownOutput();
+        }
+        for (int i = 0; i < connections; i++) {
+            Peers.assertEof(clients[i]);
+        }
+        assertEquals(connections, server.accepted(), "connections accepted");
+        assertEquals(List.of(), server.errors(), "server errors");
+        assertEquals(0, loop.counters().cqOverflows(), "no completion lost to CQ overflow: " + loop.counters());
+    }
+
+    // ------------------------------------------------------------------ connection ends
+
+    @Test
+    void peerResetFailsAPendingReceiveWithEconnreset() throws Exception {
+        Connection c = accepted();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment buffer = arena.allocate(4096);
+        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 4096, false));
+        r.assertQuietFor(20);
+
+        c.peer().setSoLinger(true, 0);
+        c.peer().close();
+
+        Completion done = r.next();
+        assertEquals(Op.RECV, done.op(), done.toString());
+        assertEquals(-Errno.ECONNRESET, done.result(), "a reset reaches a pending recv as the kernel reports it: " + done);
+        assertEquals(0, done.flags(), done.toString());
+    }
+
+    @Test
+    void peerResetEndsAMultishotReceiveWithEconnresetAfterTheData() throws Exception {
+        Connection c = accepted();
+        BufferRing ring = h.bufferRing(3, 8, LoopHarness.TINY);
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        h.run(() -> loop.recvMultishot(id, 1, c.socket(), ring));
+
+        byte[] data = Peers.randomBytes(100, SEED);
+        c.peer().getOutputStream().write(data);
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        while (got.size() < data.length) {
+            Completion d = r.next();
+            assertTrue(d.more() && CqeFlags.hasBuffer(d.flags()) && d.result() > 0, "data completion expected: " + d);
+            got.write(bufferBytes(ring, CqeFlags.bufferId(d.flags()), d.result()));
+            h.run(() -> ring.recycle(CqeFlags.bufferId(d.flags())));
+        }
+        Peers.assertSameBytes(data, got.toByteArray(), "data before the reset");
+
+        c.peer().setSoLinger(true, 0);
+        c.peer().close();
+
+        Completion end = r.next();
+        assertEquals(Op.RECV_MULTISHOT, end.op(), end.toString());
+        assertEquals(-Errno.ECONNRESET, end.result(), end.toString());
+        assertFalse(end.more(), "an error ends the multishot: " + end);
+        assertFalse(CqeFlags.hasBuffer(end.flags()), "an error carries no buffer: " + end);
+        r.assertQuietFor(20);
+    }
+
+    @Test
+    void halfCloseGivesEofWhileTheOtherDirectionStillWorks() throws Exception {
+        Connection c = accepted();
+        BufferRing ring = h.bufferRing(4, 8, LoopHarness.TINY);
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        h.run(() -> loop.recvMultishot(id, 1, c.socket(), ring));
+
+        byte[] hello = "hello, half-closed world".getBytes(StandardCharsets.US_ASCII);
+        c.peer().getOutputStream().write(hello);
+        c.peer().shutdownOutput();
+
+        List<Completion> received = r.untilFinal(Op.RECV_MULTISHOT);
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        for (Completion d : received.subList(0, received.size() - 1)) {
+            assertEquals(Op.RECV_MULTISHOT, d.op(), d.toString());
+            assertTrue(d.more() && CqeFlags.hasBuffer(d.flags()) && d.result() > 0, "data with BUFFER|MORE: " + d);
+            got.write(bufferBytes(ring, CqeFlags.bufferId(d.flags()), d.result()));
+            h.run(() -> ring.recycle(CqeFlags.bufferId(d.flags())));
+        }
+        Completion eof = received.getLast();
+        assertEquals(0, eof.result(), "EOF is result 0: " + eof);
+        assertFalse(eof.more(), "EOF ends the multishot: " + eof);
+        assertFalse(CqeFlags.hasBuffer(eof.flags()), "EOF consumes no buffer: " + eof);
+        assertArrayEquals(hello, got.toByteArray(), "bytes before EOF");
+
+        // A single-shot receive after EOF sees EOF again.
+        MemorySegment buffer = arena.allocate(64);
+        h.run(() -> loop.recv(id, 2, c.socket(), buffer, 0, 64, false));
+        Completion again = r.next();
+        assertEquals(Op.RECV, again.op(), again.toString());
+        assertEquals(0, again.result(), "recv after EOF: " + again);
+
+        // The half-closed socket still sends, and its own shutdown reaches the peer as EOF.
+        byte[] bye = "bye after your FIN".getBytes(StandardCharsets.US_ASCII);
+        MemorySegment out = segmentOf(bye);
+        h.run(() -> loop.send(id, 3, c.socket(), out, 0, bye.length, true));
+        Completion sent = r.next();
+        assertEquals(Op.SEND, sent.op(), sent.toString());
+        assertEquals(bye.length, sent.result(), sent.toString());
+        assertArrayEquals(bye, Peers.readExactly(c.peer(), bye.length), "reply on the half-closed connection");
+
+        h.run(() -> loop.shutdown(id, 4, c.socket(), EventLoop.SHUT_WR));
+        Completion shut = r.next();
+        assertEquals(Op.SHUTDOWN, shut.op(), shut.toString());
+        assertEquals(0, shut.result(), shut.toString());
+        Peers.assertEof(c.peer());
+    }
+
+    @Test
+    void connectToAPortWithoutListenerIsRefused() throws Exception {
+        int port = Peers.unusedPort();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        int socket = h.call(() -> h.track(loop.socket(Peers.loopback(port))));
+        h.run(() -> loop.connect(id, 5, socket, Peers.loopback(port)));
+        Completion c = r.next();
+        assertEquals(Op.CONNECT, c.op(), c.toString());
+        assertEquals(5, c.tag(), c.toString());
+        assertEquals(-Errno.ECONNREFUSED, c.result(), c.toString());
+    }
+
+    @Test
+    void loopConnectsSendsAllAndReceivesExactlyWithWaitAll() throws Exception {
+        Connection c = connectedFromLoop();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        assertEquals(Peers.LOOPBACK, h.call(() -> loop.localAddress(c.socket())).getAddress(), "local address");
+        h.run(() -> {
+            loop.setTcpNoDelay(c.socket(), true);
+            loop.setBufferSizes(c.socket(), 64 * 1024, 64 * 1024);
+        });
+
+        byte[] out = Peers.randomBytes(300_000, SEED + 1);
+        MemorySegment outSegment = segmentOf(out);
+        h.run(() -> loop.send(id, 1, c.socket(), outSegment, 0, out.length, true));
+        Peers.assertSameBytes(out, Peers.readExactly(c.peer(), out.length), "loop -> peer");
+        Completion sent = r.next();
+        assertEquals(Op.SEND, sent.op(), sent.toString());
+        assertEquals(out.length, sent.result(), "MSG_WAITALL send is all or an error: " + sent);
+
+        byte[] in = Peers.randomBytes(70_000, SEED + 2);
+        MemorySegment inSegment = arena.allocate(in.length + 16);
+        h.run(() -> loop.recv(id, 2, c.socket(), inSegment, 16, in.length, true));
+        Peers.Writer writer = new Peers.Writer(c.peer(), in, 1000, false);
+        Completion got = r.next();
+        writer.join();
+        assertEquals(Op.RECV, got.op(), got.toString());
+        assertEquals(in.length, got.result(), "MSG_WAITALL recv of data sent in 1000-byte pieces: " + got);
+        Peers.assertSameBytes(in, inSegment.asSlice(16, in.length).toArray(ValueLayout.JAVA_BYTE), "peer -> loop");
+    }
+
+    @Test
+    void waitAllReceiveReturnsWhatCameBeforeEof() throws Exception {
+        Connection c = accepted();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment buffer = arena.allocate(100);
+        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 100, true));
+        c.peer().getOutputStream().write(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+        r.assertQuietFor(30); // MSG_WAITALL holds the receive until 100 bytes or EOF
+        c.peer().shutdownOutput();
+        Completion got = r.next();
+        assertEquals(Op.RECV, got.op(), got.toString());
+        assertEquals(10, got.result(), "MSG_WAITALL receive cut short by EOF returns the bytes it has: " + got);
+    }
+
+    @Test
+    void multishotAcceptStaysArmedUntilItsListenerCloses() throws Exception {
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        int listener = h.call(() -> loop.listen(Peers.loopback(0), 16));
+        int port = h.call(() -> loop.localAddress(listener).getPort());
+        h.run(() -> loop.accept(id, 1, listener, true));
+        int clients = 5;
+        Set<Integer> handles = new HashSet<>();
+        for (int i = 0; i < clients; i++) {
+            peer(Peers.connect(Peers.loopback(port)));
+            Completion a = r.next();
+            assertEquals(Op.ACCEPT, a.op(), a.toString());
+            assertTrue(a.result() >= 0, "accept result is a socket handle: " + a);
+            assertTrue(a.more(), "multishot accept stays armed: " + a);
+            assertTrue(handles.add(a.result()), "handle given twice: " + a);
+            h.run(() -> h.track(a.result()));
+        }
+        assertFalse(handles.contains(listener), "accepted handles differ from the listener's");
+
+        h.run(() -> loop.close(id, 2, listener));
+        List<Completion> both = r.next(2);
+        Completion end = only(both, Op.ACCEPT);
+        assertEquals(-Errno.ECANCELED, end.result(), "closing the listener cancels its accept: " + both);
+        assertFalse(end.more(), "the cancelled multishot accept is final: " + end);
+        assertEquals(0, only(both, Op.CLOSE).result(), both.toString());
+        r.assertQuietFor(20);
+    }
+
+    // ------------------------------------------------------------------ cancel, close, timeouts
+
+    @Test
+    void cancelFailsAPendingReceiveAndUnknownTargetsGiveEnoent() throws Exception {
+        Connection c = accepted();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment buffer = arena.allocate(64);
+        long recv = h.call(() -> loop.recv(id, 1, c.socket(), buffer, 0, 64, false));
+        r.assertQuietFor(20);
+
+        h.run(() -> loop.cancel(id, 2, recv));
+        List<Completion> both = r.next(2);
+        Completion cancelled = only(both, Op.RECV);
+        Completion cancel = only(both, Op.CANCEL);
+        assertEquals(-Errno.ECANCELED, cancelled.result(), "cancelled recv: " + both);
+        assertEquals(0, cancel.result(), "cancel that found its target: " + both);
+
+        h.run(() -> loop.cancel(id, 3, recv));
+        Completion stale = r.next();
+        assertEquals(Op.CANCEL, stale.op(), stale.toString());
+        assertEquals(-Errno.ENOENT, stale.result(), "cancel of a completed operation: " + stale);
+        h.run(() -> loop.cancel(id, 4, UserData.pack(id, Op.RECV, 0x5eed)));
+        Completion unknown = r.next();
+        assertEquals(-Errno.ENOENT, unknown.result(), "cancel of a user_data never submitted: " + unknown);
+
+        // The socket is untouched by the cancel: a new receive gets the data.
+        h.run(() -> loop.recv(id, 5, c.socket(), buffer, 0, 64, false));
+        c.peer().getOutputStream().write(new byte[] {1, 2, 3});
+        Completion data = r.next();
+        assertEquals(5, data.tag(), data.toString());
+        assertEquals(3, data.result(), data.toString());
+    }
+
+    @Test
+    void closeCancelsWhatIsPendingOnTheSocket() throws Exception {
+        Connection c = accepted();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment buffer = arena.allocate(64);
+        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 64, false));
+        r.assertQuietFor(20);
+        h.run(() -> {
+            h.untrack(c.socket());
+            loop.close(id, 2, c.socket());
+        });
+        List<Completion> both = r.next(2);
+        assertEquals(-Errno.ECANCELED, only(both, Op.RECV).result(), both.toString());
+        assertEquals(0, only(both, Op.CLOSE).result(), both.toString());
+        Peers.assertEof(c.peer());
+    }
+
+    @Test
+    void timeoutCompletesWithEtimeAfterItsDuration() throws Exception {
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        long duration = 50 * MILLIS;
+        long start = System.nanoTime();
+        h.run(() -> loop.timeout(id, 1, duration));
+        Completion c = r.next();
+        assertEquals(Op.TIMEOUT, c.op(), c.toString());
+        assertEquals(-Errno.ETIME, c.result(), c.toString());
+        long elapsed = c.nanos() - start;
+        assertTrue(elapsed >= duration, "fired after " + elapsed / MILLIS + " ms, asked for 50 ms");
+        assertTrue(elapsed < duration + 2_000 * MILLIS, "fired after " + elapsed / MILLIS + " ms");
+    }
+
+    @Test
+    void cancelledTimeoutCompletesWithEcanceled() throws Exception {
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        long start = System.nanoTime();
+        long timeout = h.call(() -> loop.timeout(id, 1, 10_000 * MILLIS));
+        h.run(() -> loop.cancel(id, 2, timeout));
+        List<Completion> both = r.next(2);
+        assertEquals(-Errno.ECANCELED, only(both, Op.TIMEOUT).result(), both.toString());
+        assertEquals(0, only(both, Op.CANCEL).result(), both.toString());
+        assertTrue(System.nanoTime() - start < 5_000 * MILLIS, "cancel did not wait for the timeout");
+    }
+
+    @Test
+    void linkTimeoutCancelsAReceiveThatGetsNoData() throws Exception {
+        Connection c = accepted();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment buffer = arena.allocate(64);
+        long duration = 50 * MILLIS;
+        long start = System.nanoTime();
+        h.run(() -> {
+            loop.recv(id, 1, c.socket(), buffer, 0, 64, false);
+            loop.linkTimeout(id, 2, duration);
+        });
+        List<Completion> both = r.next(2);
+        Completion recv = only(both, Op.RECV);
+        Completion timer = only(both, Op.LINK_TIMEOUT);
+        assertEquals(-Errno.ECANCELED, recv.result(), both.toString());
+        assertEquals(-Errno.ETIME, timer.result(), both.toString());
+        assertEquals(2, timer.tag(), timer.toString());
+        long elapsed = recv.nanos() - start;
+        assertTrue(elapsed >= duration, "recv cancelled after " + elapsed / MILLIS + " ms, limit was 50 ms");
+        r.assertQuietFor(20);
+    }
+
+    @Test
+    void linkTimeoutIsCancelledWhenTheReceiveCompletesFirst() throws Exception {
+        Connection c = accepted();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment buffer = arena.allocate(64);
+        long start = System.nanoTime();
+        h.run(() -> {
+            loop.recv(id, 1, c.socket(), buffer, 0, 64, false);
+            loop.linkTimeout(id, 2, 10_000 * MILLIS);
+        });
+        r.assertQuietFor(20);
+        c.peer().getOutputStream().write(new byte[] {9, 8, 7, 6, 5});
+        List<Completion> both = r.next(2);
+        assertEquals(5, only(both, Op.RECV).result(), both.toString());
+        assertEquals(-Errno.ECANCELED, only(both, Op.LINK_TIMEOUT).result(), both.toString());
+        assertTrue(System.nanoTime() - start < 5_000 * MILLIS, "link timeout held the receive back");
+        assertArrayEquals(new byte[] {9, 8, 7, 6, 5}, h.call(() -> buffer.asSlice(0, 5).toArray(ValueLayout.JAVA_BYTE)));
+    }
+
+    // ------------------------------------------------------------------ provided buffers
+
+    /**
+     * Copies every received buffer out in completion order. Until {@link #recycling} is set it keeps the
+     * buffers (so the ring runs dry); afterwards it recycles each at once and re-arms on -ENOBUFS.
+     * Loop thread, except the volatile flag and what it forwards to its recorder.
+     */
+    private static final class Collector implements CompletionHandler {
+        final EventLoop loop;
+        final BufferRing ring;
+        final Recorder recorder = new Recorder();
+        final ByteArrayOutputStream data = new ByteArrayOutputStream();
+        final List<Integer> held = new ArrayList<>();
+        final AtomicLong rearms = new AtomicLong();
+        int handler;
+        int socket;
+        volatile boolean recycling;
+
+        Collector(EventLoop loop, BufferRing ring) {
+            this.loop = loop;
+            this.ring = ring;
+        }
+
+        @Override
+        public void onCompletion(int op, int tag, int result, int flags) {
+            if (CqeFlags.hasBuffer(flags)) {
+                int bufferId = CqeFlags.bufferId(flags);
+                data.writeBytes(ring.buffer(bufferId).asSlice(0, Math.max(result, 0)).toArray(ValueLayout.JAVA_BYTE));
+                if (recycling) {
+                    ring.recycle(bufferId);
+                } else {
+                    held.add(bufferId);
+                }
+            }
+            if (recycling && result == -Errno.ENOBUFS && !CqeFlags.hasMore(flags)) {
+                rearms.incrementAndGet();
+                loop.recvMultishot(handler, tag, socket, ring);
+            }
+            recorder.onCompletion(op, tag, result, flags);
+        }
+    }
+
+    @Test
+    void exhaustedBufferRingGivesEnobufsThenLosesNothingAfterRecycling() throws Exception {
+        int buffers = 4;
+        Connection c = accepted();
+        BufferRing ring = h.bufferRing(5, buffers, LoopHarness.TINY);
+        assertEquals(buffers, ring.bufferCount());
+        assertEquals(LoopHarness.TINY, ring.bufferSize());
+        assertEquals(5, ring.groupId());
+        assertEquals(buffers, h.call(ring::available), "all buffers start with the engine");
+        Collector collector = new Collector(loop, ring);
+        collector.socket = c.socket();
+        collector.handler = h.register(collector);
+        long noBuffersBefore = loop.counters().noBufferEvents();
+
+        byte[] payload = Peers.randomBytes(256 * 1024, SEED + 3);
+        Peers.Writer writer = new Peers.Writer(c.peer(), payload, 16 * 1024, true);
+        h.run(() -> loop.recvMultishot(collector.handler, 1, c.socket(), ring));
+
+        // Phase 1: nobody recycles, so each buffer is filled once and then the ring is dry.
+        List<Completion> dry = collector.recorder.untilFinal(Op.RECV_MULTISHOT);
+        Completion last = dry.getLast();
+        assertEquals(-Errno.ENOBUFS, last.result(), "a dry ring ends the multishot with -ENOBUFS: " + dry);
+        assertFalse(last.more(), last.toString());
+        assertEquals(buffers, dry.size() - 1, "one data completion per buffer before the ring ran dry: " + dry);
+        Set<Integer> ids = new HashSet<>();
+        for (Completion d : dry.subList(0, dry.size() - 1)) {
+            assertTrue(d.more() && CqeFlags.hasBuffer(d.flags()), "data with BUFFER|MORE: " + d);
+            assertTrue(d.result() > 0 && d.result() <= LoopHarness.TINY, d.toString());
+            assertTrue(ids.add(CqeFlags.bufferId(d.flags())), "buffer handed out twice: " + dry);
+        }
+        assertEquals(0, h.call(ring::available), "no buffer left with the engine");
+        assertTrue(loop.counters().noBufferEvents() > noBuffersBefore, "noBufferEvents: " + loop.counters());
+
+        // Phase 2: give the buffers back, re-arm, and recycle as the data comes.
+        h.run(() -> {
+            collector.recycling = true;
+            for (int id : collector.held) {
+                ring.recycle(id);
+            }
+            loop.recvMultishot(collector.handler, 1, c.socket(), ring);
+        });
+        Completion end;
+        do {
+            end = collector.recorder.next();
+            assertTrue(end.result() >= 0 || end.result() == -Errno.ENOBUFS, "unexpected " + end);
+        } while (!(end.result() == 0 && !end.more()));
+        writer.join();
+
+        byte[] received = h.call(collector.data::toByteArray);
+        Peers.assertSameBytes(payload, received, "stream through a 4 x 256 B ring (" + collector.rearms.get()
+                + " re-arms after ENOBUFS)");
+        assertEquals(buffers, h.call(ring::available), "every buffer is back with the engine");
+    }
+
+    @Test
+    void bufferRingRejectsBadArguments() throws Exception {
+        BufferRing ring = h.bufferRing(6, 4, LoopHarness.TINY);
+        Map<String, LoopAction> cases = new LinkedHashMap<>();
+        cases.put("recycle(-1)", () -> ring.recycle(-1));
+        cases.put("recycle(count)", () -> ring.recycle(4));
+        cases.put("buffer(-1)", () -> ring.buffer(-1));
+        cases.put("buffer(count)", () -> ring.buffer(4));
+        assertAllRejected(cases);
+        assertEquals(4, h.call(ring::available), "rejected calls changed nothing");
+    }
+
+    // ------------------------------------------------------------------ zero-copy send
+
+    /**
+     * Sends a whole payload with SEND_ZC, issuing the next send from the result completion when the
+     * kernel took only part. Loop thread.
+     */
+    private static final class ZeroCopySender implements CompletionHandler {
+        final EventLoop loop;
+        final Recorder recorder = new Recorder();
+        final MemorySegment payload;
+        final int length;
+        final int fixedIndex;
+        int handler;
+        int socket;
+        long offset;
+
+        ZeroCopySender(EventLoop loop, MemorySegment payload, int length, int fixedIndex) {
+            this.loop = loop;
+            this.payload = payload;
+            this.length = length;
+            this.fixedIndex = fixedIndex;
+        }
+
+        void sendRest() {
+            loop.sendZeroCopy(handler, (int) offset, socket, payload, offset, (int) (length - offset), fixedIndex);
+        }
+
+        @Override
+        public void onCompletion(int op, int tag, int result, int flags) {
+            if (!CqeFlags.isNotification(flags) && result > 0) {
+                offset += result;
+                if (offset < length) {
+                    sendRest();
+                }
+            }
+            recorder.onCompletion(op, tag, result, flags);
+        }
+    }
+
+    private void assertZeroCopySend(MemorySegment payload, byte[] expected, int fixedIndex) throws Exception {
+        Connection c = connectedFromLoop();
+        ZeroCopySender sender = new ZeroCopySender(loop, payload, expected.length, fixedIndex);
+        sender.socket = c.socket();
+        sender.handler = h.register(sender);
+        long copiedBefore = loop.counters().zeroCopySendsCopied();
+
+        h.run(sender::sendRest);
+        Peers.assertSameBytes(expected, Peers.readExactly(c.peer(), expected.length), "data sent with SEND_ZC");
+
+        int results = 0;
+        int bytes = 0;
+        int outstanding = 0;
+        int copied = 0;
+        while (bytes < expected.length || outstanding > 0) {
+            Completion z = sender.recorder.next();
+            assertEquals(Op.SEND_ZC, z.op(), z.toString());
+            if (z.notification()) {
+                assertFalse(z.more(), "a notification is final: " + z);
+                assertTrue(outstanding > 0, "notification without a result completion before it: " + z);
+                assertTrue(z.result() == 0 || z.result() == CqeFlags.ZC_COPIED, "notification result: " + z);
+                // Loopback always copies (skb_orphan_frags_rx), and the kernel says so with REPORT_USAGE.
+                assertEquals(CqeFlags.ZC_COPIED, z.result(), "loopback notification reports the copy: " + z);
+                outstanding--;
+                copied++;
+            } else {
+                assertTrue(z.result() > 0, "send result: " + z);
+                assertTrue(z.more(), "a successful SEND_ZC result announces its notification with MORE: " + z);
+                outstanding++;
+                results++;
+                bytes += z.result();
+            }
+        }
+        assertEquals(expected.length, bytes, "bytes reported by the result completions");
+        assertTrue(results >= 1);
+        sender.recorder.assertQuietFor(50);
+        assertEquals(copiedBefore + copied, loop.counters().zeroCopySendsCopied(), "zeroCopySendsCopied: " + loop.counters());
+        long before = loop.counters().syscalls();
+        Thread.sleep(200);
+        long idle = loop.counters().syscalls() - before;
+        assertTrue(idle <= 10, idle + " syscalls in 200 ms after every notification arrived; loop " + h.call(loop::toString));
+    }
+
+    @Test
+    void sendZeroCopyGivesResultWithMoreThenNotification() throws Exception {
+        byte[] payload = Peers.randomBytes(256 * 1024, SEED + 4);
+        assertZeroCopySend(segmentOf(payload), payload, -1);
+    }
+
+    @Test
+    void sendZeroCopyFromARegisteredFixedBuffer() throws Exception {
+        byte[] payload = Peers.randomBytes(LoopHarness.LARGE, SEED + 5);
+        Buffer buffer = h.call(() -> {
+            Buffer b = h.pool().lease(LoopHarness.LARGE);
+            MemorySegment.copy(payload, 0, b.segment(), ValueLayout.JAVA_BYTE, 0, payload.length);
+            return b;
+        });
+        MemoryRegion region = buffer.region();
+        h.run(() -> loop.registerFixedBuffers(region));
+        assertTrue(region.fixedBufferIndex() >= 0, "registration numbers the region: " + region);
+        try {
+            assertZeroCopySend(buffer.segment(), payload, region.fixedBufferIndex());
+        } finally {
+            h.run(buffer::release);
+        }
+    }
+
+    // ------------------------------------------------------------------ shutdown and threads
+
+    @Test
+    void closeUnderLoadReturnsInBoundedTimeWithNothingPending() throws Exception {
+        EchoServer server = h.echoServer(7, 64, LoopHarness.LARGE);
+        int connections = 32;
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong echoed = new AtomicLong();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        List<Socket> clients = new ArrayList<>();
+        List<Thread> pingers = new ArrayList<>();
+        for (int i = 0; i < connections; i++) {
+            Socket client = peer(Peers.connect(Peers.loopback(server.port())));
+            clients.add(client);
+            byte[] chunk = Peers.randomBytes(16 * 1024, SEED + 100 + i);
+            pingers.add(Thread.ofPlatform().daemon(true).name("pinger-" + i).start(() -> {
+                try {
+                    while (!stop.get()) {
+                        client.getOutputStream().write(chunk);
+                        byte[] back = Peers.readExactly(client, chunk.length);
+                        if (!java.util.Arrays.equals(chunk, back)) {
+                            throw new AssertionError("echo differs");
+                        }
+                        echoed.addAndGet(chunk.length);
+                    }
+                } catch (Throwable t) {
+                    if (!stop.get()) {
+                        failure.compareAndSet(null, t);
+                    }
+                }
+            }));
+        }
+        LoopHarness.await(() -> echoed.get() > 4L << 20 || failure.get() != null, "4 MiB echoed under load");
+        assertNull(failure.get(), "streaming failed before the shutdown");
+
+        long start = System.nanoTime();
+        stop.set(true);
+        h.stopLoop();
+        long elapsed = System.nanoTime() - start;
+
+        assertTrue(elapsed < 10_000 * MILLIS, "EventLoopThread.close() took " + elapsed / MILLIS + " ms");
+        assertFalse(h.thread().isAlive(), "loop thread ended");
+        assertNull(h.thread().failure(), "loop thread failure");
+        assertEquals(0, loop.pending(), "operations still pending after close");
+        for (Socket client : clients) {
+            client.close();
+        }
+        for (Thread t : pingers) {
+            t.join(5_000);
+            assertFalse(t.isAlive(), "pinger stuck after its socket closed");
+        }
+    }
+
+    @Test
+    void executeRunsTasksOnTheLoopThreadAndForeignCallsAreRefused() throws Exception {
+        String loopThread = h.call(() -> Thread.currentThread().getName());
+        AtomicReference<Thread> ranOn = new AtomicReference<>();
+        AtomicBoolean inLoop = new AtomicBoolean();
+        CountDownLatch ran = new CountDownLatch(1);
+        loop.execute(() -> {
+            ranOn.set(Thread.currentThread());
+            inLoop.set(loop.inLoop());
+            ran.countDown();
+        });
+        assertTrue(ran.await(Recorder.WAIT_MILLIS, TimeUnit.MILLISECONDS), "task never ran");
+        assertEquals(loopThread, ranOn.get().getName(), "task thread");
+        assertTrue(inLoop.get(), "inLoop() inside a task");
+        assertFalse(loop.inLoop(), "inLoop() on the test thread");
+
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment buffer = arena.allocate(64);
+        assertThrows(IllegalStateException.class, () -> loop.nop(id, 1), "nop from a foreign thread");
+        assertThrows(IllegalStateException.class, () -> loop.timeout(id, 2, MILLIS), "timeout from a foreign thread");
+        assertThrows(IllegalStateException.class, () -> loop.recv(id, 3, 0, buffer, 0, 64, false),
+                "recv from a foreign thread");
+        assertThrows(IllegalStateException.class, () -> loop.poll(0), "poll from a foreign thread");
+        r.assertQuietFor(50);
+
+        h.run(() -> loop.nop(id, 4));
+        assertEquals(4, r.next().tag(), "the loop still works after refusing foreign calls");
+        assertNull(h.thread().failure());
+    }
+
+    @Test
+    void executeWakesALoopBlockedInPoll() throws Exception {
+        // EventLoopThread blocks up to 500 ms per poll; a task must not wait for that timeout.
+        List<Long> micros = new ArrayList<>();
+        long worst = 0;
+        for (int round = 0; round < 8; round++) {
+            Thread.sleep(30); // let the loop go back to sleep in the kernel or the selector
+            CountDownLatch ran = new CountDownLatch(1);
+            long start = System.nanoTime();
+            loop.execute(ran::countDown);
+            assertTrue(ran.await(Recorder.WAIT_MILLIS, TimeUnit.MILLISECONDS), "task never ran");
+            long took = System.nanoTime() - start;
+            micros.add(took / 1000);
+            worst = Math.max(worst, took);
+        }
+        assertTrue(worst < 250 * MILLIS, "wake-up latencies (us) " + micros + "; loop " + h.call(loop::toString));
+        assertTrue(loop.counters().wakeups() > 0, "wake-ups are counted: " + loop.counters());
+    }
+
+    @Test
+    void aLoopWaitingOnPendingOperationsBlocksInsteadOfSpinning() throws Exception {
+        // EventLoopConfig: with no idle strategy the thread blocks in the kernel (500 ms per poll).
+        Connection c = accepted();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment buffer = arena.allocate(64);
+        h.run(() -> {
+            loop.recv(id, 1, c.socket(), buffer, 0, 64, false);
+            loop.timeout(id, 2, 10_000 * MILLIS);
+        });
+        Thread.sleep(50);
+        long before = loop.counters().syscalls();
+        Thread.sleep(300);
+        long during = loop.counters().syscalls() - before;
+        assertTrue(during <= 10, during + " syscalls in 300 ms with a recv and a timeout pending and nothing happening; "
+                + loop.counters() + "; loop " + h.call(loop::toString));
+    }
+
+    @ParameterizedTest(name = "zero-copy={0}")
+    @ValueSource(booleans = {false, true})
+    void aSendBlockedOnAFullSocketWaitsWithoutSpinning(boolean zeroCopy) throws Exception {
+        Connection c = connectedFromLoop();
+        byte[] payload = Peers.randomBytes(8 << 20, SEED + 6);
+        MemorySegment data = segmentOf(payload);
+        // SEND_ZC has no MSG_WAITALL: the sender re-issues the rest after each short result.
+        ZeroCopySender sender = new ZeroCopySender(loop, data, payload.length, -1);
+        sender.socket = c.socket();
+        sender.handler = h.register(sender);
+        h.run(() -> {
+            if (zeroCopy) {
+                sender.sendRest();
+            } else {
+                loop.send(sender.handler, 1, c.socket(), data, 0, payload.length, true);
+            }
+        });
+        Thread.sleep(50); // the socket buffers fill; the peer reads nothing yet
+        long before = loop.counters().syscalls();
+        Thread.sleep(300);
+        long during = loop.counters().syscalls() - before;
+        byte[] got = Peers.readExactly(c.peer(), payload.length);
+        assertTrue(during <= 10, during + " syscalls in 300 ms while a send waited for socket space; " + loop.counters());
+        Peers.assertSameBytes(payload, got, "data sent while the peer was slow");
+        if (!zeroCopy) {
+            Completion sent = sender.recorder.next();
+            assertEquals(Op.SEND, sent.op(), sent.toString());
+            assertEquals(payload.length, sent.result(), "MSG_WAITALL send: " + sent);
+        }
+    }
+
+    @Test
+    void closingAnIdleLoopThreadIsPrompt() throws Exception {
+        Thread.sleep(30);
+        long start = System.nanoTime();
+        h.stopLoop();
+        long elapsed = System.nanoTime() - start;
+        assertTrue(elapsed < 250 * MILLIS, "EventLoopThread.close() of an idle loop took " + elapsed / MILLIS + " ms");
+    }
+
+    @Test
+    void operationsPreparedByATaskAreSubmittedWithoutWaitingForAnotherWakeUp() throws Exception {
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        List<Long> micros = new ArrayList<>();
+        long worst = 0;
+        for (int round = 0; round < 8; round++) {
+            Thread.sleep(30);
+            long start = System.nanoTime();
+            h.run(() -> loop.nop(id, 1));
+            long took = r.next().nanos() - start;
+            micros.add(took / 1000);
+            worst = Math.max(worst, took);
+        }
+        assertTrue(worst < 250 * MILLIS, "nop-from-a-task latencies (us) " + micros + "; loop " + h.call(loop::toString));
+    }
+
+    @Test
+    void tasksFromManyThreadsAllRunOnTheLoop() throws Exception {
+        int threads = 4;
+        int perThread = 2_000;
+        String loopThread = h.call(() -> Thread.currentThread().getName());
+        AtomicLong ran = new AtomicLong();
+        AtomicLong wrongThread = new AtomicLong();
+        AtomicLong rejected = new AtomicLong();
+        long tasksBefore = loop.counters().tasksRun();
+        List<Thread> producers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            producers.add(Thread.ofPlatform().start(() -> {
+                Runnable task = () -> {
+                    if (!Thread.currentThread().getName().equals(loopThread)) {
+                        wrongThread.incrementAndGet();
+                    }
+                    ran.incrementAndGet();
+                };
+                for (int i = 0; i < perThread; i++) {
+                    // The queue is bounded: a full queue is a RejectedExecutionException, never a block.
+                    for (int attempt = 0; ; attempt++) {
+                        try {
+                            loop.execute(task);
+                            break;
+                        } catch (RejectedExecutionException e) {
+                            rejected.incrementAndGet();
+                            if (attempt > 100_000) {
+                                return;
+                            }
+                            LockSupport.parkNanos(50_000);
+                        }
+                    }
+                }
+            }));
+        }
+        for (Thread t : producers) {
+            t.join(10_000);
+            assertFalse(t.isAlive(), "producer stuck");
+        }
+        LoopHarness.await(() -> ran.get() == (long) threads * perThread, "all tasks to run; ran " + ran.get());
+        assertEquals(0, wrongThread.get(), "tasks that ran off the loop thread");
+        assertTrue(loop.counters().tasksRun() >= tasksBefore + (long) threads * perThread, loop.counters().toString());
+    }
+
+    // ------------------------------------------------------------------ argument validation
+
+    private void assertAllRejected(Map<String, LoopAction> cases) throws Exception {
+        List<String> wrong = new ArrayList<>();
+        for (Map.Entry<String, LoopAction> e : cases.entrySet()) {
+            Throwable thrown = h.thrownOnLoop(e.getValue());
+            if (!(thrown instanceof IllegalArgumentException) || thrown.getMessage() == null
+                    || thrown.getMessage().isBlank()) {
+                wrong.add(e.getKey() + " -> " + (thrown == null ? "no exception" : thrown));
+            }
+        }
+        assertEquals(List.of(), wrong, "calls that should throw IllegalArgumentException with a message");
+    }
+
+    @Test
+    void invalidArgumentsAreRejectedBeforeAnythingIsSubmitted() throws Exception {
+        Connection c = accepted();
+        int s = c.socket();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment seg = arena.allocate(64);
+        Map<String, LoopAction> cases = new LinkedHashMap<>();
+        cases.put("send length -1", () -> loop.send(id, 0, s, seg, 0, -1, false));
+        cases.put("send offset -1", () -> loop.send(id, 0, s, seg, -1, 8, false));
+        cases.put("send past the segment end", () -> loop.send(id, 0, s, seg, 60, 8, false));
+        cases.put("send null buffer", () -> loop.send(id, 0, s, null, 0, 8, false));
+        cases.put("send negative socket", () -> loop.send(id, 0, -1, seg, 0, 8, false));
+        cases.put("recv length -1", () -> loop.recv(id, 0, s, seg, 0, -1, false));
+        cases.put("recv offset past the end", () -> loop.recv(id, 0, s, seg, 65, 0, false));
+        cases.put("recv past the segment end", () -> loop.recv(id, 0, s, seg, 1, 64, false));
+        cases.put("recv null buffer", () -> loop.recv(id, 0, s, null, 0, 8, false));
+        cases.put("sendZeroCopy length -1", () -> loop.sendZeroCopy(id, 0, s, seg, 0, -1, -1));
+        cases.put("sendZeroCopy past the segment end", () -> loop.sendZeroCopy(id, 0, s, seg, 32, 64, -1));
+        cases.put("recvMultishot null ring", () -> loop.recvMultishot(id, 0, s, null));
+        cases.put("connect null address", () -> loop.connect(id, 0, s, null));
+        cases.put("shutdown how=3", () -> loop.shutdown(id, 0, s, 3));
+        cases.put("timeout -1 ns", () -> loop.timeout(id, 0, -1));
+        cases.put("registerHandler(null)", () -> loop.registerHandler(null));
+        cases.put("createBufferRing count 3", () -> loop.createBufferRing(40, h.pool(), 3, LoopHarness.TINY));
+        cases.put("createBufferRing count 0", () -> loop.createBufferRing(41, h.pool(), 0, LoopHarness.TINY));
+        cases.put("createBufferRing group -1", () -> loop.createBufferRing(-1, h.pool(), 4, LoopHarness.TINY));
+        cases.put("createBufferRing group 65536", () -> loop.createBufferRing(65536, h.pool(), 4, LoopHarness.TINY));
+        cases.put("createBufferRing size above every class",
+                () -> loop.createBufferRing(42, h.pool(), 4, 2 * LoopHarness.LARGE));
+        cases.put("createBufferRing null pool", () -> loop.createBufferRing(43, null, 4, LoopHarness.TINY));
+        assertAllRejected(cases);
+        r.assertQuietFor(50);
+
+        // The loop is unharmed by what it refused.
+        h.run(() -> loop.nop(id, 77));
+        assertEquals(77, r.next().tag());
+    }
+
+    @Test
+    void unknownSocketHandlesCompleteWithEbadf() throws Exception {
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment seg = arena.allocate(64);
+        int unknown = 1_000_000;
+        h.run(() -> loop.recv(id, 1, unknown, seg, 0, 64, false));
+        Completion recv = r.next();
+        assertEquals(Op.RECV, recv.op(), recv.toString());
+        assertEquals(-Errno.EBADF, recv.result(), "recv on a handle this loop never opened: " + recv);
+        h.run(() -> loop.send(id, 2, unknown, seg, 0, 64, false));
+        Completion send = r.next();
+        assertEquals(Op.SEND, send.op(), send.toString());
+        assertEquals(-Errno.EBADF, send.result(), "send on a handle this loop never opened: " + send);
+    }
+
+    @Test
+    void operationsOnAClosedSocketCompleteWithEbadf() throws Exception {
+        Connection c = accepted();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        h.run(() -> {
+            h.untrack(c.socket());
+            loop.close(id, 1, c.socket());
+        });
+        assertEquals(0, r.next().result(), "close");
+        MemorySegment seg = arena.allocate(64);
+        h.run(() -> loop.recv(id, 2, c.socket(), seg, 0, 64, false));
+        Completion recv = r.next();
+        assertEquals(-Errno.EBADF, recv.result(), "recv on a closed handle: " + recv);
+    }
+
+    @Test
+    void listenAndSocketRejectBadAddresses() throws Exception {
+        Map<String, LoopAction> cases = new LinkedHashMap<>();
+        cases.put("listen null", () -> loop.listen(null, 16));
+        cases.put("socket null", () -> loop.socket(null));
+        assertAllRejected(cases);
+        Throwable inUse;
+        try (ServerSocket taken = Peers.listener()) {
+            inUse = h.thrownOnLoop(() -> loop.listen(Peers.loopback(taken.getLocalPort()), 16));
+        }
+        assertInstanceOf(IOException.class, inUse, "listen on a port in use");
+    }
+
+    @Test
+    void stoppedLoopHasNothingPendingAndReadableCounters() throws Exception {
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        h.run(() -> loop.nop(id, 1));
+        assertEquals(Op.NOP, r.next().op());
+        h.stopLoop();
+        assertFalse(h.thread().isAlive());
+        assertEquals(0, loop.pending(), "pending after close");
+        assertTrue(loop.counters().completions() >= 1, "counters stay readable after close: " + loop.counters());
+    }
+}
