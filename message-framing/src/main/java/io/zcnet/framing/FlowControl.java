@@ -1,0 +1,126 @@
+package io.zcnet.framing;
+
+/**
+ * Send-side flow control of one queue pair direction: which MSN to use next, which messages the peer
+ * has acknowledged, and how many receive-consuming messages its posted receives allow.
+ *
+ * <p>Credits are cumulative: an ACKNOWLEDGE carries in {@code imm_data} the count, mod 2^32, of receives
+ * the peer has ever posted (its <em>credit limit</em>), and the sender may send receive-consuming message
+ * number {@code k} (counted from 0 since the queue pair started) only while {@code k < limit}. Cumulative
+ * values make ACKNOWLEDGE frames idempotent: a duplicate, or one overtaken on another subflow, can never
+ * grant a credit twice. Likewise {@code msn} is the last MSN the peer completed in order, so acknowledgement
+ * only moves forward. The window keeps at most {@link FramingConfig#messageWindow()} messages unacknowledged,
+ * which is what the receiver's MSN window accepts.
+ *
+ * <p>Not thread-safe: owned by the queue pair's thread.
+ */
+public final class FlowControl {
+
+    private final int window;
+    private int nextMsn;
+    private int oldestUnacknowledged;
+    private int creditLimit;
+    private int consumersSent;
+
+    public FlowControl(FramingConfig config) {
+        if (config == null) {
+            throw new IllegalArgumentException("config is null");
+        }
+        this.window = config.messageWindow();
+    }
+
+    /** MSN the next message will carry. */
+    public int nextMsn() {
+        return nextMsn;
+    }
+
+    /** Messages sent and not yet acknowledged. */
+    public int unacknowledged() {
+        return Msn.distance(oldestUnacknowledged, nextMsn);
+    }
+
+    /** Receive-consuming messages the peer's credits still allow. */
+    public long credits() {
+        return Math.max(0, creditLimit - consumersSent);
+    }
+
+    /**
+     * Whether {@code messages} more messages fit the window and, if they consume receives, the credits.
+     */
+    public boolean canSend(int messages, boolean consumeReceive) {
+        if (messages < 1) {
+            throw new IllegalArgumentException("messages " + messages + " must be positive");
+        }
+        if (unacknowledged() + (long) messages > window) {
+            return false;
+        }
+        return !consumeReceive || creditLimit - consumersSent >= messages;
+    }
+
+    /**
+     * Takes MSNs for {@code messages} messages (all consuming a receive if {@code consumeReceive}, which
+     * for a multi-message WRITE with immediate means only the last: claim it separately) and returns the
+     * first, or -1 if {@link #canSend} says no.
+     */
+    public int claim(int messages, boolean consumeReceive) {
+        if (!canSend(messages, consumeReceive)) {
+            return -1;
+        }
+        int first = nextMsn;
+        nextMsn = Msn.add(nextMsn, messages);
+        if (consumeReceive) {
+            consumersSent += messages;
+        }
+        return first;
+    }
+
+    /**
+     * Applies an ACKNOWLEDGE: {@code ackMsn} is the last message the peer completed in order and
+     * {@code peerCreditLimit} its cumulative posted-receive count.
+     *
+     * @return {@link FrameError#OK}, or {@link FrameError#BAD_ACKNOWLEDGE} if it acknowledges an MSN never sent
+     */
+    public int onAcknowledge(int ackMsn, int peerCreditLimit) {
+        if (ackMsn < 0 || ackMsn > Msn.MASK) {
+            throw new IllegalArgumentException("ackMsn " + ackMsn + " outside 0..65535");
+        }
+        int advance = Msn.distance(oldestUnacknowledged, Msn.add(ackMsn, 1));
+        int outstanding = unacknowledged();
+        if (advance <= outstanding) {
+            oldestUnacknowledged = Msn.add(oldestUnacknowledged, advance);
+        } else if (Msn.MODULUS - advance > window) {
+            // Neither new nor a recent duplicate: the peer acknowledges what was never sent.
+            return FrameError.BAD_ACKNOWLEDGE;
+        }
+        if (peerCreditLimit - creditLimit > 0) {
+            creditLimit = peerCreditLimit;
+        }
+        return FrameError.OK;
+    }
+
+    /**
+     * Writes an ACKNOWLEDGE header (no extension, no payload) at the flyweight's position: {@code msn} =
+     * {@code ackMsn}, {@code imm_data} = {@code creditLimit}, {@code rtr}/{@code rtrAck} as given (RTR
+     * exchange of a new subflow). The ICRC, timestamps and subflow are the caller's.
+     */
+    public static void writeAcknowledge(FrameHeader header, int ackMsn, int creditLimit, boolean rtr, boolean rtrAck) {
+        if (header == null || header.segment() == null) {
+            throw new IllegalArgumentException("header is not wrapped");
+        }
+        if (rtr && rtrAck) {
+            throw new IllegalArgumentException("rtr and rtr_ack are exclusive");
+        }
+        header.clear()
+                .version(FrameHeader.VERSION)
+                .opcode(Opcode.ACKNOWLEDGE)
+                .msn(ackMsn)
+                .immData(creditLimit)
+                .rtr(rtr)
+                .rtrAck(rtrAck);
+    }
+
+    @Override
+    public String toString() {
+        return "FlowControl[next=" + nextMsn + " unacked=" + unacknowledged() + " credits=" + credits() + "]";
+    }
+}

@@ -1,0 +1,86 @@
+package io.zcnet.framing;
+
+/**
+ * Why a frame was rejected: {@link #OK} or a negative code, so decoding hostile input neither allocates
+ * nor throws (the Aeron convention of negative status codes). Every code but {@link #TRUNCATED} is a
+ * protocol or access violation that moves a queue pair to ERROR; {@link #completionStatus} maps it to the
+ * verbs status that the failed work request carries. Stateless, thread-safe.
+ */
+public final class FrameError {
+
+    public static final int OK = 0;
+    /** Fewer bytes were supplied than the header says the frame has; not a violation, supply the frame. */
+    public static final int TRUNCATED = -1;
+    /** Bits 7-6 of {@code flags} are not version 1. */
+    public static final int BAD_VERSION = -2;
+    /** The opcode is not one of {@link Opcode}'s. */
+    public static final int BAD_OPCODE = -3;
+    /** Bits 1-0 of {@code flags} are not zero. */
+    public static final int RESERVED_BITS = -4;
+    /** {@code ext_length} is not the length the opcode requires. */
+    public static final int BAD_EXTENSION_LENGTH = -5;
+    /** {@code length} exceeds the negotiated segment size. */
+    public static final int PAYLOAD_TOO_LONG = -6;
+    /** {@code offset + length} (or a read request's length) exceeds the 2^24-1 byte message limit. */
+    public static final int MESSAGE_TOO_LONG = -7;
+    /** Offset not segment-aligned, segment number not {@code offset / segment size mod 256}, a FIRST or ONLY
+     *  frame not at offset 0, a FIRST or MIDDLE frame shorter than a segment, or an empty LAST frame. */
+    public static final int BAD_SEGMENT = -8;
+    /** {@code more_segments} disagrees with the opcode, or {@code rtr}/{@code rtr_ack} outside ACKNOWLEDGE. */
+    public static final int BAD_FLAGS = -9;
+    /** A field the opcode does not use is not zero (immediate data, payload, offset, timestamp without its flag). */
+    public static final int RESERVED_FIELD = -10;
+    /** The MSN is neither in the receive window nor a recent duplicate. */
+    public static final int MSN_OUT_OF_WINDOW = -11;
+    /** The ICRC was negotiated and the frame's does not match its bytes. */
+    public static final int ICRC_MISMATCH = -12;
+    /** Frames of one message disagree (opcode family, total length, immediate data on a non-final frame). */
+    public static final int INCONSISTENT_MESSAGE = -13;
+    /** A tagged frame or read request names a key, range or right the registry refuses. */
+    public static final int REMOTE_ACCESS = -14;
+    /** A SEND message does not fit its posted receive buffer. */
+    public static final int LOCAL_LENGTH = -15;
+    /** A message needs a posted receive and none is posted. */
+    public static final int RECEIVER_NOT_READY = -16;
+    /** An ACKNOWLEDGE acknowledges messages that were never sent. */
+    public static final int BAD_ACKNOWLEDGE = -17;
+    /** The completion queue is full: the consumer did not poll. */
+    public static final int COMPLETION_QUEUE_OVERFLOW = -18;
+    /** The queue pair is already in ERROR; the frame was not looked at. */
+    public static final int QUEUE_PAIR_IN_ERROR = -19;
+    /** A READ RESPONSE matches no outstanding read request. */
+    public static final int UNEXPECTED_READ_RESPONSE = -20;
+    /** Responder-side read requests arrive faster than they are taken. */
+    public static final int READ_QUEUE_OVERFLOW = -21;
+
+    private static final String[] NAMES = {
+        "OK", "TRUNCATED", "BAD_VERSION", "BAD_OPCODE", "RESERVED_BITS", "BAD_EXTENSION_LENGTH",
+        "PAYLOAD_TOO_LONG", "MESSAGE_TOO_LONG", "BAD_SEGMENT", "BAD_FLAGS", "RESERVED_FIELD",
+        "MSN_OUT_OF_WINDOW", "ICRC_MISMATCH", "INCONSISTENT_MESSAGE", "REMOTE_ACCESS", "LOCAL_LENGTH",
+        "RECEIVER_NOT_READY", "BAD_ACKNOWLEDGE", "COMPLETION_QUEUE_OVERFLOW", "QUEUE_PAIR_IN_ERROR",
+        "UNEXPECTED_READ_RESPONSE", "READ_QUEUE_OVERFLOW"
+    };
+
+    /** Number of codes, {@code OK} included; codes run from {@code 0} down to {@code 1 - COUNT}. */
+    public static final int COUNT = NAMES.length;
+
+    private FrameError() {
+    }
+
+    /** The constant's name, or {@code UNKNOWN(n)}. */
+    public static String name(int code) {
+        return code <= 0 && code > -COUNT ? NAMES[-code] : "UNKNOWN(" + code + ")";
+    }
+
+    /** The verbs completion status a work request failed by {@code code} carries. */
+    public static int completionStatus(int code) {
+        return switch (code) {
+            case OK -> CompletionStatus.SUCCESS;
+            case LOCAL_LENGTH -> CompletionStatus.LOCAL_LENGTH_ERROR;
+            case REMOTE_ACCESS, UNEXPECTED_READ_RESPONSE -> CompletionStatus.REMOTE_ACCESS_ERROR;
+            case RECEIVER_NOT_READY -> CompletionStatus.RNR_ERROR;
+            case QUEUE_PAIR_IN_ERROR -> CompletionStatus.FLUSH_ERROR;
+            default -> CompletionStatus.PROTOCOL_ERROR;
+        };
+    }
+}

@@ -1,0 +1,104 @@
+package io.zcnet.framing;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.util.zip.CRC32C;
+
+/**
+ * The invariant CRC of a frame (DESIGN.md, "message-framing"): CRC32C (RFC 3720 appendix B.4, as
+ * {@link CRC32C} computes it) over the base header, extension and payload, with {@code icrc},
+ * {@code timestamp}, {@code timestamp_echo} and {@code subflow} taken as zero, so a frame may be resent on
+ * another subflow with fresh timestamps and the same ICRC. Like the InfiniBand ICRC it covers what the
+ * end points care about and leaves out what a hop rewrites.
+ *
+ * <p>Allocation-free in steady state: the header is masked in a 32-byte scratch array and the payload is
+ * fed through one cached {@link ByteBuffer} view of the last payload segment seen, so a receiver that
+ * reuses its buffers allocates nothing. Not thread-safe: one instance per thread.
+ */
+public final class Icrc {
+
+    private final CRC32C crc = new CRC32C();
+    private final byte[] header = new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH];
+    private MemorySegment viewed;
+    private ByteBuffer view;
+
+    /**
+     * The ICRC of the contiguous frame at {@code offset}: header, then {@code ext_length} extension bytes,
+     * then {@code length} payload bytes.
+     *
+     * @throws IllegalArgumentException if the frame the header describes does not fit in {@code frame}
+     */
+    public int compute(MemorySegment frame, long offset) {
+        if (frame == null || offset < 0 || offset > frame.byteSize() - FrameHeader.LENGTH) {
+            throw new IllegalArgumentException("no frame header at offset " + offset);
+        }
+        int ext = extLength(frame, offset);
+        return compute(frame, offset, frame, offset + FrameHeader.LENGTH + ext);
+    }
+
+    /**
+     * The ICRC of a frame whose header and extension are at {@code headerOffset} of {@code headers} and
+     * whose {@code length} payload bytes are at {@code payloadOffset} of {@code payload} (a payload
+     * received straight into its destination, or sent from the user's buffer).
+     *
+     * @throws IllegalArgumentException if the header, extension or payload are not all there
+     */
+    public int compute(MemorySegment headers, long headerOffset, MemorySegment payload, long payloadOffset) {
+        if (headers == null || payload == null) {
+            throw new IllegalArgumentException("segment is null");
+        }
+        if (headerOffset < 0 || headerOffset > headers.byteSize() - FrameHeader.LENGTH) {
+            throw new IllegalArgumentException("no frame header at offset " + headerOffset);
+        }
+        int ext = extLength(headers, headerOffset);
+        long length = headers.get(WireLayouts.U32, headerOffset + FrameHeader.LENGTH_OFFSET) & 0xFFFF_FFFFL;
+        if (ext > ReadRequestExtension.LENGTH || headerOffset + FrameHeader.LENGTH + ext > headers.byteSize()) {
+            throw new IllegalArgumentException("extension of " + ext + " bytes does not fit after the header");
+        }
+        if (payloadOffset < 0 || payloadOffset > payload.byteSize() - length) {
+            throw new IllegalArgumentException("payload of " + length + " bytes does not fit at offset " + payloadOffset);
+        }
+        int masked = FrameHeader.LENGTH + ext;
+        MemorySegment.copy(headers, ValueLayout.JAVA_BYTE, headerOffset, header, 0, masked);
+        mask(FrameHeader.ICRC_OFFSET, 4);
+        mask(FrameHeader.TIMESTAMP_OFFSET, 4);
+        mask(FrameHeader.TIMESTAMP_ECHO_OFFSET, 4);
+        mask(FrameHeader.SUBFLOW_OFFSET, 2);
+        crc.reset();
+        crc.update(header, 0, masked);
+        if (length > 0) {
+            crc.update(slice(payload, payloadOffset, (int) length));
+        }
+        return (int) crc.getValue();
+    }
+
+    /** Whether the frame's {@code icrc} field equals the ICRC of its bytes (same contract as {@link #compute}). */
+    public boolean verify(MemorySegment headers, long headerOffset, MemorySegment payload, long payloadOffset) {
+        int expected = compute(headers, headerOffset, payload, payloadOffset);
+        return expected == headers.get(WireLayouts.U32, headerOffset + FrameHeader.ICRC_OFFSET);
+    }
+
+    private void mask(long fieldOffset, int size) {
+        for (int i = 0; i < size; i++) {
+            header[(int) fieldOffset + i] = 0;
+        }
+    }
+
+    private static int extLength(MemorySegment segment, long headerOffset) {
+        return segment.get(WireLayouts.U16, headerOffset + FrameHeader.EXT_LENGTH_OFFSET) & 0xFFFF;
+    }
+
+    // One view per distinct payload segment: a receiver reusing its buffers hits the cache every time.
+    private ByteBuffer slice(MemorySegment payload, long offset, int length) {
+        if (payload.byteSize() > Integer.MAX_VALUE) {
+            return payload.asSlice(offset, length).asByteBuffer();
+        }
+        if (payload != viewed) {
+            view = payload.asByteBuffer();
+            viewed = payload;
+        }
+        view.limit((int) offset + length).position((int) offset);
+        return view;
+    }
+}

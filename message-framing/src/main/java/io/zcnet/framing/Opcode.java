@@ -1,0 +1,182 @@
+package io.zcnet.framing;
+
+/**
+ * Frame opcodes: the IBTA reliable-connection opcode values (InfiniBand Architecture Specification,
+ * vol. 1, table "OpCode field", RC transport) that wire format v1 uses, and their properties.
+ *
+ * <p>Opcodes stay plain {@code int}s so decoding a hostile byte never allocates or throws: every query
+ * accepts any {@code int} and answers {@code false} (or {@link #NO_EXTENSION}-like neutral values) for an
+ * opcode outside the table. Stateless, thread-safe.
+ */
+public final class Opcode {
+
+    public static final int SEND_FIRST = 0x00;
+    public static final int SEND_MIDDLE = 0x01;
+    public static final int SEND_LAST = 0x02;
+    public static final int SEND_LAST_WITH_IMMEDIATE = 0x03;
+    public static final int SEND_ONLY = 0x04;
+    public static final int SEND_ONLY_WITH_IMMEDIATE = 0x05;
+    public static final int RDMA_WRITE_FIRST = 0x06;
+    public static final int RDMA_WRITE_MIDDLE = 0x07;
+    public static final int RDMA_WRITE_LAST = 0x08;
+    public static final int RDMA_WRITE_LAST_WITH_IMMEDIATE = 0x09;
+    public static final int RDMA_WRITE_ONLY = 0x0A;
+    public static final int RDMA_WRITE_ONLY_WITH_IMMEDIATE = 0x0B;
+    public static final int RDMA_READ_REQUEST = 0x0C;
+    public static final int RDMA_READ_RESPONSE_FIRST = 0x0D;
+    public static final int RDMA_READ_RESPONSE_MIDDLE = 0x0E;
+    public static final int RDMA_READ_RESPONSE_LAST = 0x0F;
+    public static final int RDMA_READ_RESPONSE_ONLY = 0x10;
+    public static final int ACKNOWLEDGE = 0x11;
+
+    /** Number of opcode values in use; valid opcodes are {@code 0 .. COUNT - 1}. */
+    public static final int COUNT = 0x12;
+
+    /** Extension length of opcodes without an extension. */
+    public static final int NO_EXTENSION = 0;
+
+    // Message kinds: every frame of one message has the same kind.
+    /** SEND without immediate data: consumes a posted receive. */
+    public static final int KIND_SEND = 1;
+    /** SEND with immediate data on its last frame: consumes a posted receive. */
+    public static final int KIND_SEND_WITH_IMMEDIATE = 2;
+    /** Tagged RDMA WRITE: placed into a registered region, no receive consumed, no completion. */
+    public static final int KIND_WRITE = 3;
+    /** Tagged RDMA WRITE whose last frame carries immediate data: consumes a posted receive. */
+    public static final int KIND_WRITE_WITH_IMMEDIATE = 4;
+    /** RDMA READ request: one frame, answered by a READ RESPONSE message. */
+    public static final int KIND_READ_REQUEST = 5;
+    /** RDMA READ response: tagged, placed into the requester's sink region. */
+    public static final int KIND_READ_RESPONSE = 6;
+    /** ACKNOWLEDGE: flow-control frame, not part of any message. */
+    public static final int KIND_ACKNOWLEDGE = 7;
+
+    // Per-opcode property bits, one table lookup per query.
+    private static final int FIRST = 1;        // starts a message
+    private static final int LAST = 1 << 1;     // ends a message
+    private static final int IMMEDIATE = 1 << 2;
+
+    private static final String[] NAMES = {
+        "SEND_FIRST", "SEND_MIDDLE", "SEND_LAST", "SEND_LAST_WITH_IMMEDIATE", "SEND_ONLY",
+        "SEND_ONLY_WITH_IMMEDIATE", "RDMA_WRITE_FIRST", "RDMA_WRITE_MIDDLE", "RDMA_WRITE_LAST",
+        "RDMA_WRITE_LAST_WITH_IMMEDIATE", "RDMA_WRITE_ONLY", "RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+        "RDMA_READ_REQUEST", "RDMA_READ_RESPONSE_FIRST", "RDMA_READ_RESPONSE_MIDDLE",
+        "RDMA_READ_RESPONSE_LAST", "RDMA_READ_RESPONSE_ONLY", "ACKNOWLEDGE"
+    };
+
+    private static final byte[] PROPERTIES = {
+        FIRST, 0, LAST, LAST | IMMEDIATE, FIRST | LAST, FIRST | LAST | IMMEDIATE,
+        FIRST, 0, LAST, LAST | IMMEDIATE, FIRST | LAST, FIRST | LAST | IMMEDIATE,
+        FIRST | LAST,
+        FIRST, 0, LAST, FIRST | LAST,
+        FIRST | LAST
+    };
+
+    private static final byte[] KINDS = {
+        KIND_SEND, KIND_SEND, KIND_SEND, KIND_SEND_WITH_IMMEDIATE, KIND_SEND, KIND_SEND_WITH_IMMEDIATE,
+        KIND_WRITE, KIND_WRITE, KIND_WRITE, KIND_WRITE_WITH_IMMEDIATE, KIND_WRITE, KIND_WRITE_WITH_IMMEDIATE,
+        KIND_READ_REQUEST,
+        KIND_READ_RESPONSE, KIND_READ_RESPONSE, KIND_READ_RESPONSE, KIND_READ_RESPONSE,
+        KIND_ACKNOWLEDGE
+    };
+
+    private static final int[] EXTENSION_LENGTHS = {
+        0, 0, 0, 0, 0, 0,
+        TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH,
+        TaggedExtension.LENGTH, TaggedExtension.LENGTH,
+        ReadRequestExtension.LENGTH,
+        TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH,
+        0
+    };
+
+    private Opcode() {
+    }
+
+    /** Whether {@code opcode} is one of the values above. */
+    public static boolean isValid(int opcode) {
+        return opcode >= 0 && opcode < COUNT;
+    }
+
+    /** The constant's name, or {@code UNKNOWN(0x..)}; allocates, meant for diagnostics. */
+    public static String name(int opcode) {
+        return isValid(opcode) ? NAMES[opcode] : "UNKNOWN(0x" + Integer.toHexString(opcode) + ")";
+    }
+
+    /** The opcode whose {@link #name} is {@code name}, or -1. */
+    public static int valueOf(String name) {
+        for (int i = 0; i < COUNT; i++) {
+            if (NAMES[i].equals(name)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Extension bytes the opcode requires (0, 12 or 28), or -1 for an invalid opcode. */
+    public static int extensionLength(int opcode) {
+        return isValid(opcode) ? EXTENSION_LENGTHS[opcode] : -1;
+    }
+
+    /** The message kind ({@code KIND_*}), or 0 for an invalid opcode. */
+    public static int kind(int opcode) {
+        return isValid(opcode) ? KINDS[opcode] : 0;
+    }
+
+    /** Whether a frame with this opcode starts a message (FIRST or ONLY, the read request, ACKNOWLEDGE). */
+    public static boolean isFirst(int opcode) {
+        return isValid(opcode) && (PROPERTIES[opcode] & FIRST) != 0;
+    }
+
+    /** Whether a frame with this opcode ends a message (LAST or ONLY, the read request, ACKNOWLEDGE). */
+    public static boolean isLast(int opcode) {
+        return isValid(opcode) && (PROPERTIES[opcode] & LAST) != 0;
+    }
+
+    /** Whether the frame carries immediate data in {@code imm_data}. */
+    public static boolean hasImmediate(int opcode) {
+        return isValid(opcode) && (PROPERTIES[opcode] & IMMEDIATE) != 0;
+    }
+
+    /** Whether the frame carries a {@link TaggedExtension} (RDMA WRITE and READ RESPONSE frames). */
+    public static boolean isTagged(int opcode) {
+        return extensionLength(opcode) == TaggedExtension.LENGTH;
+    }
+
+    /** Whether messages of this kind consume a posted receive (SEND, SEND and WRITE with immediate). */
+    public static boolean consumesReceive(int kind) {
+        return kind == KIND_SEND || kind == KIND_SEND_WITH_IMMEDIATE || kind == KIND_WRITE_WITH_IMMEDIATE;
+    }
+
+    /**
+     * The opcode of a frame of a message of {@code kind}, given where it sits in the message; used by the
+     * segmenter. Kinds without segments ({@link #KIND_READ_REQUEST}, {@link #KIND_ACKNOWLEDGE}) map to
+     * their single opcode.
+     */
+    static int forSegment(int kind, boolean first, boolean last) {
+        int base;
+        switch (kind) {
+            case KIND_SEND, KIND_SEND_WITH_IMMEDIATE -> base = SEND_FIRST;
+            case KIND_WRITE, KIND_WRITE_WITH_IMMEDIATE -> base = RDMA_WRITE_FIRST;
+            case KIND_READ_RESPONSE -> {
+                return first ? (last ? RDMA_READ_RESPONSE_ONLY : RDMA_READ_RESPONSE_FIRST)
+                        : (last ? RDMA_READ_RESPONSE_LAST : RDMA_READ_RESPONSE_MIDDLE);
+            }
+            case KIND_READ_REQUEST -> {
+                return RDMA_READ_REQUEST;
+            }
+            case KIND_ACKNOWLEDGE -> {
+                return ACKNOWLEDGE;
+            }
+            default -> throw new IllegalArgumentException("unknown message kind " + kind);
+        }
+        boolean immediate = kind == KIND_SEND_WITH_IMMEDIATE || kind == KIND_WRITE_WITH_IMMEDIATE;
+        // FIRST, MIDDLE, LAST, LAST_WITH_IMMEDIATE, ONLY, ONLY_WITH_IMMEDIATE follow each other in IBTA order.
+        if (first && last) {
+            return base + (immediate ? 5 : 4);
+        }
+        if (first) {
+            return base;
+        }
+        return last ? base + (immediate ? 3 : 2) : base + 1;
+    }
+}

@@ -1,0 +1,85 @@
+package io.zcnet.framing;
+
+import static io.zcnet.framing.WireLayouts.U32;
+import static io.zcnet.framing.WireLayouts.U64;
+import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
+
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+
+/**
+ * Flyweight over the 12-byte extension of tagged frames (RDMA_WRITE_*, RDMA_READ_RESPONSE_*): the
+ * destination of <em>this segment's</em> payload, so every segment can be placed on its own in any order
+ * (the DDP tagged model, RFC 5041 section 4.1). Big-endian; {@code region_offset} is relative to the
+ * region's start, never a virtual address.
+ *
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                             rkey                              |  0
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                     region_offset (u64) ...                   |  4
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                     ... region_offset                         |  8
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * </pre>
+ *
+ * <p>For READ responses {@code rkey} is the sink key the requester named in its read request. Not
+ * thread-safe: one instance per thread, re-pointed with {@link #wrap}.
+ */
+public final class TaggedExtension {
+
+    public static final StructLayout LAYOUT = MemoryLayout.structLayout(
+            U32.withName("rkey"),
+            U64.withName("region_offset"));
+
+    /** Extension size in bytes. */
+    public static final int LENGTH = (int) LAYOUT.byteSize();
+    public static final long RKEY_OFFSET = LAYOUT.byteOffset(groupElement("rkey"));
+    public static final long REGION_OFFSET_OFFSET = LAYOUT.byteOffset(groupElement("region_offset"));
+
+    private MemorySegment segment;
+    private long base;
+
+    /**
+     * Points this flyweight at {@code segment} from {@code offset}.
+     *
+     * @throws IllegalArgumentException if fewer than {@link #LENGTH} bytes remain there
+     */
+    public TaggedExtension wrap(MemorySegment segment, long offset) {
+        if (segment == null || offset < 0 || offset > segment.byteSize() - LENGTH) {
+            throw new IllegalArgumentException("a " + LENGTH + "-byte tagged extension does not fit at offset "
+                    + offset + (segment == null ? " of a null segment" : " of a " + segment.byteSize() + "-byte segment"));
+        }
+        this.segment = segment;
+        this.base = offset;
+        return this;
+    }
+
+    public int rkey() {
+        return segment.get(U32, base + RKEY_OFFSET);
+    }
+
+    public TaggedExtension rkey(int rkey) {
+        segment.set(U32, base + RKEY_OFFSET, rkey);
+        return this;
+    }
+
+    /** The raw u64; negative when its top bit is set (which no region can satisfy). */
+    public long regionOffset() {
+        return segment.get(U64, base + REGION_OFFSET_OFFSET);
+    }
+
+    public TaggedExtension regionOffset(long offset) {
+        segment.set(U64, base + REGION_OFFSET_OFFSET, offset);
+        return this;
+    }
+
+    @Override
+    public String toString() {
+        return segment == null ? "TaggedExtension[unwrapped]"
+                : "TaggedExtension[rkey=0x" + Integer.toHexString(rkey()) + " region_offset=" + Long.toUnsignedString(regionOffset()) + "]";
+    }
+}

@@ -1,0 +1,391 @@
+package io.zcnet.framing;
+
+import java.io.BufferedReader;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The wire-dump tool: prints a raw wire format v1 frame stream one line per frame (or one JSON object
+ * per line with {@code --json}, fields named as in DESIGN.md), and with {@code --encode} turns such JSON
+ * lines back into frames so frames can be crafted by hand. A diagnostic tool, not a fast path: it
+ * allocates freely, but never in proportion to a length it reads (a frame's bytes are bounded by the
+ * segment size given with {@code --mss}).
+ *
+ * <pre>
+ * dump   [--json [--payload]] [--mss N] [FILE|-]   frames in, lines out (--payload adds payload_hex)
+ * encode  --encode [--icrc] [FILE|-]            JSON lines in, frames out
+ * </pre>
+ *
+ * A byte stream cannot be resynchronised after a bad header, so dumping stops at the first rejected
+ * frame with its {@link FrameError} and byte position. An ICRC mismatch is reported per frame
+ * ({@code icrc_ok: false}) and does not stop the dump. Exit codes: 0 success, 1 rejected input, 2 usage
+ * or I/O error. Stateless apart from its arguments; each call is independent.
+ */
+public final class WireDump {
+
+    private static final String USAGE = "usage: dump [--json [--payload]] [--mss N] [FILE|-]\n"
+            + "       dump --encode [--icrc] [FILE|-]   (JSON lines in, raw frames out)";
+
+    private WireDump() {
+    }
+
+    public static void main(String[] args) {
+        int code = run(args, System.in, System.out, System.err);
+        System.out.flush();
+        System.exit(code);
+    }
+
+    /** Runs the tool; {@code out} receives lines (dump) or frame bytes ({@code --encode}). */
+    public static int run(String[] args, InputStream in, PrintStream out, PrintStream err) {
+        if (args == null || in == null || out == null || err == null) {
+            throw new IllegalArgumentException("args and streams are required");
+        }
+        boolean json = false;
+        boolean encode = false;
+        boolean computeIcrc = false;
+        boolean payload = false;
+        int mss = FramingConfig.defaults().segmentSize();
+        String file = null;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--json" -> json = true;
+                case "--encode" -> encode = true;
+                case "--icrc" -> computeIcrc = true;
+                case "--payload" -> payload = true;
+                case "--mss" -> {
+                    if (i + 1 == args.length) {
+                        err.println("--mss needs a value\n" + USAGE);
+                        return 2;
+                    }
+                    try {
+                        mss = Integer.parseInt(args[++i]);
+                        new FramingConfig(mss, false, 1);
+                    } catch (IllegalArgumentException e) {
+                        err.println("bad --mss: " + e.getMessage());
+                        return 2;
+                    }
+                }
+                case "-h", "--help" -> {
+                    out.println(USAGE);
+                    return 0;
+                }
+                default -> {
+                    if (args[i].startsWith("--") || file != null) {
+                        err.println("unexpected argument " + args[i] + "\n" + USAGE);
+                        return 2;
+                    }
+                    file = args[i];
+                }
+            }
+        }
+        try (InputStream source = file == null || file.equals("-") ? nonClosing(in) : new FileInputStream(file)) {
+            return encode ? encode(source, out, err, computeIcrc) : dump(source, out, json, payload, mss);
+        } catch (IOException e) {
+            err.println("I/O error: " + e.getMessage());
+            return 2;
+        }
+    }
+
+    // ---------------------------------------------------------------- dump
+
+    private static int dump(InputStream in, PrintStream out, boolean json, boolean withPayload, int mss) throws IOException {
+        byte[] frame = new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH + mss];
+        MemorySegment segment = MemorySegment.ofArray(frame);
+        FrameHeader header = new FrameHeader().wrap(segment, 0);
+        Icrc icrc = new Icrc();
+        long position = 0;
+        long index = 0;
+        while (true) {
+            int got = in.readNBytes(frame, 0, FrameHeader.LENGTH);
+            if (got == 0) {
+                return 0;
+            }
+            if (got < FrameHeader.LENGTH) {
+                return reject(out, json, index, position, FrameError.TRUNCATED, "stream ends inside a header");
+            }
+            int error = FrameValidator.validateHeader(header, mss);
+            if (error != FrameError.OK) {
+                return reject(out, json, index, position, error, header.toString());
+            }
+            int rest = header.extLength() + (int) header.length();
+            if (in.readNBytes(frame, FrameHeader.LENGTH, rest) < rest) {
+                return reject(out, json, index, position, FrameError.TRUNCATED, "stream ends inside the frame");
+            }
+            if (header.opcode() == Opcode.RDMA_READ_REQUEST
+                    && new ReadRequestExtension().wrap(segment, FrameHeader.LENGTH).readLength() > FramingConfig.MAX_MESSAGE_SIZE) {
+                return reject(out, json, index, position, FrameError.MESSAGE_TOO_LONG, "read request length");
+            }
+            Boolean icrcOk = header.icrc() == 0 ? null : icrc.compute(segment, 0) == header.icrc();
+            out.println(json ? toJson(segment, header, icrcOk, withPayload) : toText(index, position, segment, header, icrcOk));
+            position += FrameHeader.LENGTH + rest;
+            index++;
+        }
+    }
+
+    private static int reject(PrintStream out, boolean json, long index, long position, int error, String detail) {
+        if (json) {
+            out.println("{\"error\":\"" + FrameError.name(error) + "\",\"frame\":" + index + ",\"position\":" + position
+                    + ",\"detail\":\"" + detail.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}");
+        } else {
+            out.println("error: frame " + index + " at byte " + position + ": " + FrameError.name(error) + " (" + detail
+                    + "); cannot resynchronise, stopping");
+        }
+        return 1;
+    }
+
+    private static String toJson(MemorySegment segment, FrameHeader h, Boolean icrcOk, boolean withPayload) {
+        StringBuilder sb = new StringBuilder(256).append('{');
+        field(sb, "ver", h.version());
+        field(sb, "timestamp_present", h.timestampPresent());
+        field(sb, "more_segments", h.moreSegments());
+        field(sb, "rtr", h.rtr());
+        field(sb, "rtr_ack", h.rtrAck());
+        name(sb, "opcode").append('"').append(Opcode.name(h.opcode())).append('"');
+        field(sb, "msn", h.msn());
+        field(sb, "offset", h.messageOffset());
+        field(sb, "seg", h.segmentNumber());
+        field(sb, "icrc", Integer.toUnsignedLong(h.icrc()));
+        name(sb, "icrc_ok").append(icrcOk);
+        field(sb, "timestamp", Integer.toUnsignedLong(h.timestamp()));
+        field(sb, "timestamp_echo", Integer.toUnsignedLong(h.timestampEcho()));
+        field(sb, "imm_data", Integer.toUnsignedLong(h.immData()));
+        field(sb, "length", h.length());
+        field(sb, "ext_length", h.extLength());
+        field(sb, "subflow", h.subflow());
+        if (Opcode.isTagged(h.opcode())) {
+            TaggedExtension t = new TaggedExtension().wrap(segment, FrameHeader.LENGTH);
+            field(sb, "rkey", Integer.toUnsignedLong(t.rkey()));
+            name(sb, "region_offset").append(Long.toUnsignedString(t.regionOffset()));
+        } else if (h.opcode() == Opcode.RDMA_READ_REQUEST) {
+            ReadRequestExtension r = new ReadRequestExtension().wrap(segment, FrameHeader.LENGTH);
+            field(sb, "rkey", Integer.toUnsignedLong(r.rkey()));
+            name(sb, "region_offset").append(Long.toUnsignedString(r.regionOffset()));
+            field(sb, "read_length", r.readLength());
+            field(sb, "sink_rkey", Integer.toUnsignedLong(r.sinkRkey()));
+            name(sb, "sink_offset").append(Long.toUnsignedString(r.sinkOffset()));
+        }
+        if (withPayload) {
+            int from = FrameHeader.LENGTH + h.extLength();
+            name(sb, "payload_hex").append('"')
+                    .append(HexFormat.of().formatHex(segment.asSlice(from, h.length()).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)))
+                    .append('"');
+        }
+        return sb.append('}').toString();
+    }
+
+    private static void field(StringBuilder sb, String name, long value) {
+        name(sb, name).append(value);
+    }
+
+    private static void field(StringBuilder sb, String name, boolean value) {
+        name(sb, name).append(value);
+    }
+
+    private static StringBuilder name(StringBuilder sb, String name) {
+        return sb.append(sb.length() > 1 ? ",\"" : "\"").append(name).append("\":");
+    }
+
+    private static String toText(long index, long position, MemorySegment segment, FrameHeader h, Boolean icrcOk) {
+        StringBuilder sb = new StringBuilder(160);
+        sb.append('#').append(index).append(" @").append(position).append(' ').append(Opcode.name(h.opcode()))
+                .append(" msn=").append(h.msn()).append(" offset=").append(h.messageOffset())
+                .append(" seg=").append(h.segmentNumber()).append(" len=").append(h.length())
+                .append(" subflow=").append(h.subflow());
+        if (h.moreSegments()) {
+            sb.append(" more");
+        }
+        if (h.rtr()) {
+            sb.append(" rtr");
+        }
+        if (h.rtrAck()) {
+            sb.append(" rtr_ack");
+        }
+        if (h.timestampPresent()) {
+            sb.append(" ts=").append(Integer.toUnsignedLong(h.timestamp()));
+        }
+        if (h.timestampEcho() != 0) {
+            sb.append(" ts_echo=").append(Integer.toUnsignedLong(h.timestampEcho()));
+        }
+        if (h.immData() != 0 || Opcode.hasImmediate(h.opcode())) {
+            sb.append(" imm=").append(Integer.toUnsignedLong(h.immData()));
+        }
+        sb.append(" icrc=").append(icrcOk == null ? "none" : String.format("0x%08x(%s)", h.icrc(), icrcOk ? "ok" : "BAD"));
+        if (Opcode.isTagged(h.opcode())) {
+            TaggedExtension t = new TaggedExtension().wrap(segment, FrameHeader.LENGTH);
+            sb.append(" rkey=0x").append(Integer.toHexString(t.rkey())).append(" region_offset=")
+                    .append(Long.toUnsignedString(t.regionOffset()));
+        } else if (h.opcode() == Opcode.RDMA_READ_REQUEST) {
+            ReadRequestExtension r = new ReadRequestExtension().wrap(segment, FrameHeader.LENGTH);
+            sb.append(" rkey=0x").append(Integer.toHexString(r.rkey())).append(" region_offset=")
+                    .append(Long.toUnsignedString(r.regionOffset())).append(" read_length=").append(r.readLength())
+                    .append(" sink_rkey=0x").append(Integer.toHexString(r.sinkRkey())).append(" sink_offset=")
+                    .append(Long.toUnsignedString(r.sinkOffset()));
+        }
+        return sb.toString();
+    }
+
+    // ---------------------------------------------------------------- encode
+
+    private static int encode(InputStream in, PrintStream out, PrintStream err, boolean computeIcrc) throws IOException {
+        BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+        String line;
+        int lineNumber = 0;
+        while ((line = reader.readLine()) != null) {
+            lineNumber++;
+            if (line.isBlank()) {
+                continue;
+            }
+            byte[] frame;
+            try {
+                frame = frameOf(FlatJson.parse(line), computeIcrc);
+            } catch (IllegalArgumentException e) {
+                err.println("line " + lineNumber + ": " + e.getMessage());
+                out.flush();
+                return 1;
+            }
+            out.write(frame);
+        }
+        out.flush();
+        return 0;
+    }
+
+    /** The frame a JSON object describes; unknown fields and out-of-range values are rejected. */
+    static byte[] frameOf(Map<String, Object> object, boolean computeIcrc) {
+        Map<String, Object> fields = new LinkedHashMap<>(object);
+        Object opcodeValue = fields.remove("opcode");
+        int opcode;
+        if (opcodeValue instanceof String name) {
+            opcode = Opcode.valueOf(name);
+            if (opcode < 0) {
+                throw new IllegalArgumentException("unknown opcode name " + name);
+            }
+        } else if (opcodeValue instanceof Long number && number >= 0 && number <= 0xFF) {
+            opcode = number.intValue();
+        } else {
+            throw new IllegalArgumentException("opcode (a name or 0..255) is required");
+        }
+        fields.remove("icrc_ok"); // derived by the dump, meaningless as input
+        byte[] payload = null;
+        Object hex = fields.remove("payload_hex");
+        if (hex != null) {
+            if (!(hex instanceof String s)) {
+                throw new IllegalArgumentException("payload_hex must be a string");
+            }
+            try {
+                payload = HexFormat.of().parseHex(s);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("payload_hex: " + e.getMessage());
+            }
+        }
+        int ext = (int) number(fields, "ext_length", Math.max(0, Opcode.extensionLength(opcode)), 0xFFFF);
+        long length = number(fields, "length", payload == null ? 0 : payload.length, 0xFFFF_FFFFL);
+        if (payload == null) {
+            if (length > FramingConfig.MAX_MESSAGE_SIZE) {
+                throw new IllegalArgumentException("length " + length + " without payload_hex: give the payload bytes");
+            }
+            payload = new byte[(int) length];
+        }
+        byte[] frame = new byte[FrameHeader.LENGTH + ext + payload.length];
+        MemorySegment segment = MemorySegment.ofArray(frame);
+        FrameHeader h = new FrameHeader().wrap(segment, 0);
+        h.version((int) number(fields, "ver", FrameHeader.VERSION, 3))
+                .timestampPresent(bool(fields, "timestamp_present"))
+                .moreSegments(bool(fields, "more_segments"))
+                .rtr(bool(fields, "rtr"))
+                .rtrAck(bool(fields, "rtr_ack"))
+                .opcode(opcode)
+                .msn((int) number(fields, "msn", 0, 0xFFFF))
+                .messageOffsetAndSegment((int) number(fields, "offset", 0, FrameHeader.MAX_MESSAGE_OFFSET),
+                        (int) number(fields, "seg", 0, 0xFF))
+                .timestamp((int) number(fields, "timestamp", 0, 0xFFFF_FFFFL))
+                .timestampEcho((int) number(fields, "timestamp_echo", 0, 0xFFFF_FFFFL))
+                .immData((int) number(fields, "imm_data", 0, 0xFFFF_FFFFL))
+                .length(length)
+                .extLength(ext)
+                .subflow((int) number(fields, "subflow", 0, 0xFFFF));
+        boolean icrcGiven = fields.containsKey("icrc");
+        int icrc = (int) number(fields, "icrc", 0, 0xFFFF_FFFFL);
+        byte[] extension = new byte[ReadRequestExtension.LENGTH];
+        MemorySegment e = MemorySegment.ofArray(extension);
+        ReadRequestExtension r = new ReadRequestExtension().wrap(e, 0);
+        r.rkey((int) number(fields, "rkey", 0, 0xFFFF_FFFFL));
+        r.regionOffset(unsigned64(fields, "region_offset"));
+        if (ext >= ReadRequestExtension.LENGTH || fields.containsKey("read_length")) {
+            r.readLength(number(fields, "read_length", 0, 0xFFFF_FFFFL))
+                    .sinkRkey((int) number(fields, "sink_rkey", 0, 0xFFFF_FFFFL))
+                    .sinkOffset(unsigned64(fields, "sink_offset"));
+        }
+        if (!fields.isEmpty()) {
+            throw new IllegalArgumentException("unknown or misplaced fields " + fields.keySet());
+        }
+        System.arraycopy(extension, 0, frame, FrameHeader.LENGTH, Math.min(ext, extension.length));
+        System.arraycopy(payload, 0, frame, FrameHeader.LENGTH + ext, payload.length);
+        if (icrcGiven) {
+            h.icrc(icrc);
+        } else if (computeIcrc) {
+            if (ext > ReadRequestExtension.LENGTH || length != payload.length) {
+                throw new IllegalArgumentException("--icrc needs a frame whose length field matches its payload");
+            }
+            h.icrc(new Icrc().compute(segment, 0));
+        }
+        return frame;
+    }
+
+    private static long number(Map<String, Object> fields, String name, long otherwise, long max) {
+        Object v = fields.remove(name);
+        if (v == null) {
+            return otherwise;
+        }
+        if (!(v instanceof Long n) || n < 0 || n > max) {
+            throw new IllegalArgumentException(name + " must be an integer in 0.." + max + ", not " + v);
+        }
+        return n;
+    }
+
+    private static long unsigned64(Map<String, Object> fields, String name) {
+        Object v = fields.remove(name);
+        if (v == null) {
+            return 0;
+        }
+        if (v instanceof Long n && n >= 0) {
+            return n;
+        }
+        if (v instanceof FlatJson.Unsigned64 u) {
+            return u.bits();
+        }
+        throw new IllegalArgumentException(name + " must be an integer in 0..2^64-1, not " + v);
+    }
+
+    private static boolean bool(Map<String, Object> fields, String name) {
+        Object v = fields.remove(name);
+        if (v == null) {
+            return false;
+        }
+        if (!(v instanceof Boolean b)) {
+            throw new IllegalArgumentException(name + " must be true or false, not " + v);
+        }
+        return b;
+    }
+
+    private static InputStream nonClosing(InputStream in) {
+        return new InputStream() {
+            @Override
+            public int read() throws IOException {
+                return in.read();
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                return in.read(b, off, len);
+            }
+        };
+    }
+}

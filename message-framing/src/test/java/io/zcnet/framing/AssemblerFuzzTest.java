@@ -1,0 +1,84 @@
+package io.zcnet.framing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.code_intelligence.jazzer.api.FuzzedDataProvider;
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.buffer.MemoryRegistry;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Coverage-guided fuzzing (Jazzer) of the decoder and the placement engine: a byte stream is cut into
+ * frames and fed to a {@link MessageAssembler} whose receive buffers and registered regions sit inside
+ * guarded memory. Any exception, an out-of-range result or a changed guard byte is a finding.
+ *
+ * <p>In the normal test run surefire sets {@code JAZZER_FUZZ=1}, so this fuzzes for {@code maxDuration};
+ * without it (e.g. {@code JAZZER_FUZZ=0 mvn test}) it replays only the regression inputs under
+ * {@code src/test/resources/io/zcnet/framing/AssemblerFuzzTestInputs/decodeAndPlace/}, where Jazzer also
+ * writes each new finding (keep them: they are the regression suite). For a longer run see the module
+ * README.
+ */
+class AssemblerFuzzTest {
+
+    private static final int GUARD = 64;
+    private static final byte GUARD_BYTE = (byte) 0x5A;
+
+    @FuzzTest(maxDuration = "25s")
+    void decodeAndPlace(FuzzedDataProvider data) {
+        int segmentSize = 64 << data.consumeInt(0, 3);
+        FramingConfig config = new FramingConfig(segmentSize, data.consumeBoolean(), 1 << data.consumeInt(0, 3));
+        try (Arena arena = Arena.ofConfined()) {
+            MemoryRegistry registry = new MemoryRegistry();
+            MemorySegment regionMemory = arena.allocate(2048 + 2 * GUARD);
+            regionMemory.fill(GUARD_BYTE);
+            MemoryRegion region = registry.register(regionMemory.asSlice(GUARD, 2048),
+                    Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+            MemorySegment receiveMemory = arena.allocate(4 * (512 + GUARD) + GUARD);
+            receiveMemory.fill(GUARD_BYTE);
+            MessageAssembler assembler = new MessageAssembler(config, registry, 4, new CompletionQueue(16), new FlowControl(config));
+            for (int i = 0; i < 4; i++) {
+                assembler.postReceive(i, receiveMemory.asSlice(GUARD + i * (512L + GUARD), 512));
+            }
+            assembler.expectReadResponse(9, region.localKey(), 0, 1024);
+            // Let the fuzzer name the real keys without guessing 32 random bits.
+            byte[] stream = data.consumeRemainingAsBytes();
+            MemorySegment s = MemorySegment.ofArray(stream);
+            for (int at = 0; at + 4 <= stream.length; at++) {
+                int word = s.get(WireLayouts.U32, at);
+                if (word == 0x52454D4B) { // "REMK"
+                    s.set(WireLayouts.U32, at, region.remoteKey());
+                } else if (word == 0x4C4F434B) { // "LOCK"
+                    s.set(WireLayouts.U32, at, region.localKey());
+                }
+            }
+            long at = 0;
+            for (int frames = 0; frames < 32 && at < stream.length; frames++) {
+                long length = FrameValidator.frameLength(s, at, stream.length - at);
+                if (length < 0 || length > stream.length - at) {
+                    length = stream.length - at;
+                }
+                int r = assembler.onFrame(s, at, length);
+                assertTrue(r > -FrameError.COUNT && r <= MessageAssembler.DEFERRED, "result " + r);
+                if (r == FrameError.TRUNCATED) {
+                    break;
+                }
+                at += length;
+            }
+            for (int i = 0; i < GUARD; i++) {
+                assertEquals(GUARD_BYTE, regionMemory.get(ValueLayout.JAVA_BYTE, i));
+                assertEquals(GUARD_BYTE, regionMemory.get(ValueLayout.JAVA_BYTE, GUARD + 2048 + i));
+            }
+            for (int b = 0; b <= 4; b++) {
+                long guardStart = b * (512L + GUARD);
+                for (int i = 0; i < GUARD; i++) {
+                    assertEquals(GUARD_BYTE, receiveMemory.get(ValueLayout.JAVA_BYTE, guardStart + i), "guard " + b);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,316 @@
+package io.zcnet.framing;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.buffer.MemoryRegistry;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class MessageAssemblerTest {
+
+    private static final int MSS = 256;
+    private final FramingConfig config = new FramingConfig(MSS, true, 8);
+    private final Arena arena = Arena.ofShared();
+    private final MemoryRegistry registry = new MemoryRegistry();
+    private final CompletionQueue cq = new CompletionQueue(64);
+    private final FlowControl flow = new FlowControl(config);
+    private final MessageAssembler assembler = new MessageAssembler(config, registry, 16, cq, flow);
+    private final Segmenter segmenter = new Segmenter(config);
+    private final Completion c = new Completion();
+
+    @AfterEach
+    void close() {
+        arena.close();
+    }
+
+    private int offer(byte[] frame) {
+        return assembler.onFrame(MemorySegment.ofArray(frame), 0, frame.length);
+    }
+
+    private MemorySegment post(long id, int size) {
+        MemorySegment buffer = arena.allocate(size);
+        assertTrue(assembler.postReceive(id, buffer));
+        return buffer;
+    }
+
+    private List<byte[]> send(int msn, byte[] payload) {
+        return TestFrames.all(segmenter.beginSend(msn, MemorySegment.ofArray(payload), 0, payload.length));
+    }
+
+    private static byte[] bytes(MemorySegment s, int length) {
+        return s.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    private void assertCompletion(long id, int status, int opcode, int bytes, int imm) {
+        assertTrue(cq.poll(c), "expected a completion for " + id);
+        assertEquals(id, c.workRequestId(), c.toString());
+        assertEquals(CompletionStatus.name(status), CompletionStatus.name(c.status()), c.toString());
+        assertEquals(opcode, c.opcode(), c.toString());
+        assertEquals(bytes, c.byteCount(), c.toString());
+        assertEquals(imm, c.immediate(), c.toString());
+    }
+
+    @Test
+    void segmentsInAnyOrderCompleteOnceAndInMsnOrder() {
+        MemorySegment r0 = post(100, 1024);
+        MemorySegment r1 = post(101, 1024);
+        byte[] a = TestFrames.pattern(3 * MSS - 5, 1);
+        byte[] b = TestFrames.pattern(10, 2);
+        List<byte[]> fa = send(0, a);
+        List<byte[]> fb = send(1, b);
+        assertEquals(MessageAssembler.DEFERRED, offer(fb.get(0)), "MSN 0 unseen: receive of MSN 1 unknown");
+        assertEquals(MessageAssembler.ACCEPTED, offer(fa.get(2)));
+        assertEquals(MessageAssembler.ACCEPTED, offer(fb.get(0)));
+        assertEquals(MessageAssembler.DUPLICATE, offer(fb.get(0)));
+        assertTrue(cq.isEmpty(), "MSN 1 is complete but waits for MSN 0");
+        assertEquals(MessageAssembler.ACCEPTED, offer(fa.get(0)));
+        assertEquals(MessageAssembler.DUPLICATE, offer(fa.get(2)));
+        assertTrue(cq.isEmpty());
+        assertEquals(MessageAssembler.ACCEPTED, offer(fa.get(1)));
+        assertCompletion(100, CompletionStatus.SUCCESS, Opcode.SEND_LAST, a.length, 0);
+        assertCompletion(101, CompletionStatus.SUCCESS, Opcode.SEND_ONLY, b.length, 0);
+        assertFalse(cq.poll(c));
+        assertArrayEquals(a, bytes(r0, a.length));
+        assertArrayEquals(b, bytes(r1, b.length));
+        for (byte[] f : fa) {
+            assertEquals(MessageAssembler.DUPLICATE, offer(f), "completed message: old duplicate");
+        }
+        assertTrue(cq.isEmpty());
+        assertEquals(1, assembler.acknowledgedMsn());
+        assertEquals(2, assembler.creditLimit());
+        assertEquals(4, assembler.framesAccepted());
+    }
+
+    @Test
+    void zeroByteAndImmediateMessages() {
+        post(1, 16);
+        post(2, 16);
+        assertEquals(MessageAssembler.ACCEPTED, offer(send(0, new byte[0]).get(0)));
+        byte[] frame = TestFrames.all(segmenter.beginSendWithImmediate(1, MemorySegment.ofArray(new byte[3]), 0, 3, 0xCAFE)).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, offer(frame));
+        assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_ONLY, 0, 0);
+        assertCompletion(2, CompletionStatus.SUCCESS, Opcode.SEND_ONLY_WITH_IMMEDIATE, 3, 0xCAFE);
+    }
+
+    @Test
+    void msnWrapsAtTwoToTheSixteen() {
+        int messages = Msn.MODULUS + 20;
+        byte[] payload = {1, 2, 3};
+        MemorySegment src = MemorySegment.ofArray(payload);
+        MemorySegment out = MemorySegment.ofArray(new byte[35]);
+        MemorySegment buffer = arena.allocate(3);
+        for (int m = 0; m < messages; m++) {
+            assertTrue(assembler.postReceive(m, buffer));
+            segmenter.beginSend(m & 0xFFFF, src, 0, 3).next(out, 0);
+            MemorySegment.copy(src, 0, out, 32, 3);
+            assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(out, 0, 35), "message " + m);
+            assertTrue(cq.poll(c));
+            assertEquals(m, c.workRequestId());
+            assertEquals(m & 0xFFFF, c.msn());
+        }
+        assertEquals((messages - 1) & 0xFFFF, assembler.acknowledgedMsn());
+        // MSN 18 (wrapped) was completed: a duplicate; MSN 19 + window is beyond the window.
+        segmenter.beginSend(18, src, 0, 3).next(out, 0);
+        assertEquals(MessageAssembler.DUPLICATE, assembler.onFrame(out, 0, 35));
+        segmenter.beginSend((messages + 8) & 0xFFFF, src, 0, 3).next(out, 0);
+        assertEquals(FrameError.MSN_OUT_OF_WINDOW, assembler.onFrame(out, 0, 35));
+        assertTrue(assembler.isInError());
+    }
+
+    @Test
+    void messageLongerThanItsReceiveIsALocalLengthError() {
+        MemorySegment big = arena.allocate(1024);
+        MemorySegment r0 = big.asSlice(100, 300);
+        assertTrue(assembler.postReceive(7, r0));
+        post(8, 1024);
+        List<byte[]> frames = send(0, TestFrames.pattern(2 * MSS, 3));
+        assertEquals(MessageAssembler.ACCEPTED, offer(frames.get(0)));
+        assertEquals(FrameError.LOCAL_LENGTH, offer(frames.get(1)));
+        assertCompletion(7, CompletionStatus.LOCAL_LENGTH_ERROR, -1, 0, 0);
+        assertCompletion(8, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
+        for (int i = 0; i < 100; i++) {
+            assertEquals(0, big.get(ValueLayout.JAVA_BYTE, i), "guard before the buffer");
+        }
+        for (int i = 400; i < 1024; i++) {
+            assertEquals(0, big.get(ValueLayout.JAVA_BYTE, i), "guard after the buffer");
+        }
+        assertEquals(FrameError.QUEUE_PAIR_IN_ERROR, offer(frames.get(0)));
+        assertTrue(assembler.postReceive(9, big));
+        assertCompletion(9, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
+    }
+
+    @Test
+    void sendWithNothingPostedIsReceiverNotReady() {
+        assertEquals(FrameError.RECEIVER_NOT_READY, offer(send(0, new byte[5]).get(0)));
+        assertEquals(FrameError.RECEIVER_NOT_READY, assembler.error());
+        assertTrue(cq.isEmpty());
+    }
+
+    @Test
+    void writesArePlacedByKeyAndCheckedForKeyRightsAndBounds() {
+        MemorySegment memory = arena.allocate(4096);
+        MemoryRegion region = registry.register(memory.asSlice(1024, 2048), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        MemoryRegion readOnly = registry.register(memory.asSlice(3072, 512), Access.LOCAL_WRITE | Access.REMOTE_READ);
+        post(5, 64);
+        byte[] data = TestFrames.pattern(600, 4);
+        List<byte[]> frames = TestFrames.all(segmenter.beginWrite(0, MemorySegment.ofArray(data), 0, data.length,
+                region.remoteKey(), 100));
+        for (int i = frames.size() - 1; i >= 0; i--) {
+            assertEquals(MessageAssembler.ACCEPTED, offer(frames.get(i)));
+        }
+        assertArrayEquals(data, bytes(region.segment().asSlice(100), data.length));
+        assertTrue(cq.isEmpty(), "a WRITE without immediate completes silently");
+        byte[] imm = TestFrames.all(segmenter.beginWriteWithImmediate(1, MemorySegment.ofArray(data), 0, 10,
+                region.remoteKey(), 0, 31)).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, offer(imm));
+        assertCompletion(5, CompletionStatus.SUCCESS, Opcode.RDMA_WRITE_ONLY_WITH_IMMEDIATE, 10, 31);
+
+        assertEquals(FrameError.REMOTE_ACCESS, writeFails(region.remoteKey(), 2048 - 9, 10), "beyond the region");
+        assertEquals(FrameError.REMOTE_ACCESS, writeFails(readOnly.remoteKey(), 0, 10), "no REMOTE_WRITE");
+        assertEquals(FrameError.REMOTE_ACCESS, writeFails(region.remoteKey() ^ 0x100, 0, 10), "forged key");
+        assertEquals(FrameError.REMOTE_ACCESS, writeFails(region.localKey(), 0, 10), "local key used remotely");
+        assertEquals(FrameError.REMOTE_ACCESS, writeFails(region.remoteKey(), -1, 10), "offset with the top bit set");
+        for (int i = 0; i < 1024; i++) {
+            assertEquals(0, memory.get(ValueLayout.JAVA_BYTE, i));
+        }
+        for (int i = 3072; i < 4096; i++) {
+            assertEquals(0, memory.get(ValueLayout.JAVA_BYTE, i));
+        }
+    }
+
+    private int writeFails(int key, long offset, int length) {
+        MessageAssembler fresh = new MessageAssembler(config, registry, 4, new CompletionQueue(8), new FlowControl(config));
+        byte[] frame = TestFrames.all(new Segmenter(config).beginWrite(0, MemorySegment.ofArray(new byte[length]), 0, length, key, 0)).get(0);
+        new TaggedExtension().wrap(MemorySegment.ofArray(frame), 32).regionOffset(offset);
+        MemorySegment f = MemorySegment.ofArray(frame);
+        new FrameHeader().wrap(f, 0).icrc(new Icrc().compute(f, 0));
+        int r = fresh.onFrame(f, 0, frame.length);
+        assertTrue(fresh.isInError());
+        return r;
+    }
+
+    @Test
+    void sendAfterWriteCompletesOnlyOnceTheWriteIsPlaced() {
+        MemorySegment memory = arena.allocate(1024);
+        MemoryRegion region = registry.register(memory, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        post(1, 64);
+        List<byte[]> write = TestFrames.all(segmenter.beginWrite(0, MemorySegment.ofArray(new byte[600]), 0, 600, region.remoteKey(), 0));
+        List<byte[]> sendFrames = send(1, new byte[4]);
+        assertEquals(MessageAssembler.DEFERRED, offer(sendFrames.get(0)));
+        assertEquals(MessageAssembler.ACCEPTED, offer(write.get(0)));
+        assertEquals(MessageAssembler.DEFERRED, offer(sendFrames.get(0)), "a WRITE's last frame says whether it takes a receive");
+        assertEquals(MessageAssembler.ACCEPTED, offer(write.get(2)));
+        assertEquals(MessageAssembler.ACCEPTED, offer(sendFrames.get(0)));
+        assertTrue(cq.isEmpty());
+        assertEquals(MessageAssembler.ACCEPTED, offer(write.get(1)));
+        assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_ONLY, 4, 0);
+    }
+
+    @Test
+    void readRequestsAreValidatedAndQueuedForTheResponder() {
+        MemorySegment memory = arena.allocate(1024);
+        MemoryRegion source = registry.register(memory, Access.REMOTE_READ);
+        byte[] frame = TestFrames.all(segmenter.beginReadRequest(0, source.remoteKey(), 24, 1000, 0x77, 5)).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, offer(frame));
+        ReadRequest r = new ReadRequest();
+        assertTrue(assembler.pollReadRequest(r));
+        assertEquals(0, r.msn());
+        assertEquals(source.remoteKey(), r.rkey());
+        assertEquals(24, r.regionOffset());
+        assertEquals(1000, r.length());
+        assertEquals(0x77, r.sinkRkey());
+        assertEquals(5, r.sinkOffset());
+        assertFalse(assembler.pollReadRequest(r));
+        byte[] tooLong = TestFrames.all(segmenter.beginReadRequest(1, source.remoteKey(), 25, 1000, 0x77, 5)).get(0);
+        assertEquals(FrameError.REMOTE_ACCESS, offer(tooLong));
+    }
+
+    @Test
+    void readResponsesArePlacedIntoTheExpectedSinkOnly() {
+        MemorySegment memory = arena.allocate(2048);
+        MemoryRegion sink = registry.register(memory, Access.LOCAL_WRITE);
+        assertTrue(assembler.expectReadResponse(55, sink.localKey(), 100, 700));
+        byte[] data = TestFrames.pattern(700, 5);
+        List<byte[]> frames = TestFrames.all(segmenter.beginReadResponse(0, MemorySegment.ofArray(data), 0, 700, sink.localKey(), 100));
+        assertEquals(3, frames.size());
+        assertEquals(MessageAssembler.ACCEPTED, offer(frames.get(1)));
+        assertEquals(MessageAssembler.ACCEPTED, offer(frames.get(2)));
+        assertEquals(MessageAssembler.ACCEPTED, offer(frames.get(0)));
+        assertCompletion(55, CompletionStatus.SUCCESS, Opcode.RDMA_READ_RESPONSE_LAST, 700, 0);
+        assertArrayEquals(data, bytes(memory.asSlice(100), 700));
+        byte[] unexpected = TestFrames.all(segmenter.beginReadResponse(1, MemorySegment.ofArray(data), 0, 10, sink.localKey(), 100)).get(0);
+        assertEquals(FrameError.UNEXPECTED_READ_RESPONSE, offer(unexpected));
+    }
+
+    @Test
+    void icrcMismatchIsAProtocolErrorThatFlushes() {
+        post(1, 64);
+        post(2, 64);
+        byte[] frame = send(0, new byte[10]).get(0);
+        frame[40] ^= 1;
+        assertEquals(FrameError.ICRC_MISMATCH, offer(frame));
+        assertCompletion(1, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
+        assertCompletion(2, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
+    }
+
+    @Test
+    void framesOfOneMessageMustAgree() {
+        post(1, 1024);
+        List<byte[]> three = send(0, new byte[3 * MSS]);
+        List<byte[]> two = send(0, new byte[2 * MSS]);
+        assertEquals(MessageAssembler.ACCEPTED, offer(three.get(2)));
+        assertEquals(FrameError.INCONSISTENT_MESSAGE, offer(two.get(1)), "a second LAST with another total");
+        assertCompletion(1, CompletionStatus.PROTOCOL_ERROR, Opcode.SEND_LAST, 0, 0);
+    }
+
+    @Test
+    void truncatedFramesChangeNothing() {
+        post(1, 64);
+        byte[] frame = send(0, new byte[10]).get(0);
+        assertEquals(FrameError.TRUNCATED, assembler.onFrame(MemorySegment.ofArray(frame), 0, frame.length - 1));
+        assertEquals(FrameError.TRUNCATED, assembler.onFrame(MemorySegment.ofArray(frame), 0, 31));
+        assertFalse(assembler.isInError());
+        assertEquals(MessageAssembler.ACCEPTED, offer(frame));
+    }
+
+    @Test
+    void acknowledgementsDriveTheSendWindowAndCredits() {
+        assertEquals(0, flow.credits());
+        assertFalse(flow.canSend(1, true));
+        assertEquals(0, flow.claim(3, false));
+        byte[] ack = new byte[32];
+        FlowControl.writeAcknowledge(new FrameHeader().wrap(MemorySegment.ofArray(ack), 0), 1, 4, false, false);
+        MemorySegment f = MemorySegment.ofArray(ack);
+        new FrameHeader().wrap(f, 0).icrc(new Icrc().compute(f, 0));
+        assertEquals(MessageAssembler.ACCEPTED, offer(ack));
+        assertEquals(1, flow.unacknowledged());
+        assertEquals(4, flow.credits());
+        assertEquals(MessageAssembler.ACCEPTED, offer(ack), "duplicate acknowledgements are idempotent");
+        assertEquals(4, flow.credits());
+        FlowControl.writeAcknowledge(new FrameHeader().wrap(f, 0), 5, 4, false, false);
+        new FrameHeader().wrap(f, 0).icrc(new Icrc().compute(f, 0));
+        assertEquals(FrameError.BAD_ACKNOWLEDGE, offer(ack), "MSN 5 was never sent");
+    }
+
+    @Test
+    void sendWindowHoldsAtMostTheMessageWindow() {
+        FlowControl fc = new FlowControl(config);
+        assertEquals(0, fc.claim(8, false));
+        assertEquals(-1, fc.claim(1, false));
+        assertEquals(FrameError.OK, fc.onAcknowledge(0xFFFF, 0), "nothing completed yet");
+        assertEquals(8, fc.unacknowledged());
+        assertEquals(FrameError.OK, fc.onAcknowledge(7, 0));
+        assertEquals(0, fc.unacknowledged());
+        assertEquals(FrameError.OK, fc.onAcknowledge(3, 0), "a late, older acknowledgement");
+        assertEquals(8, fc.nextMsn());
+    }
+}

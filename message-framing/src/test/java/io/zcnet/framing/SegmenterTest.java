@@ -1,0 +1,158 @@
+package io.zcnet.framing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class SegmenterTest {
+
+    private static final int MSS = 256;
+    private final FramingConfig config = new FramingConfig(MSS, true, 64);
+    private final Segmenter segmenter = new Segmenter(config);
+    private final FrameHeader h = new FrameHeader();
+    private final TaggedExtension t = new TaggedExtension();
+    private final ReadRequestExtension rr = new ReadRequestExtension();
+    private final Icrc icrc = new Icrc();
+
+    private void assertValid(byte[] frame) {
+        MemorySegment s = MemorySegment.ofArray(frame);
+        assertEquals(FrameError.OK, FrameValidator.validateFrame(s, 0, frame.length, MSS, h, rr), h.toString());
+        assertEquals(frame.length, h.frameLength());
+        assertTrue(icrc.verify(s, 0, s, FrameHeader.LENGTH + h.extLength()), "icrc of " + h);
+    }
+
+    @Test
+    void zeroByteSendIsOneOnlyFrame() {
+        List<byte[]> frames = TestFrames.all(segmenter.beginSend(9, MemorySegment.ofArray(new byte[0]), 0, 0));
+        assertEquals(1, frames.size());
+        assertValid(frames.get(0));
+        assertEquals(Opcode.SEND_ONLY, h.opcode());
+        assertEquals(9, h.msn());
+        assertEquals(0, h.length());
+        assertFalse(h.moreSegments());
+    }
+
+    @Test
+    void exactlyOneSegmentIsOneFrameAndOneMoreByteIsTwo() {
+        MemorySegment src = MemorySegment.ofArray(TestFrames.pattern(MSS + 1, 1));
+        assertEquals(1, segmenter.beginSendWithImmediate(1, src, 0, MSS, 42).frameCount());
+        List<byte[]> one = TestFrames.all(segmenter);
+        assertValid(one.get(0));
+        assertEquals(Opcode.SEND_ONLY_WITH_IMMEDIATE, h.opcode());
+        assertEquals(42, h.immData());
+        List<byte[]> two = TestFrames.all(segmenter.beginSendWithImmediate(2, src, 0, MSS + 1, 43));
+        assertEquals(2, two.size());
+        assertValid(two.get(0));
+        assertEquals(Opcode.SEND_FIRST, h.opcode());
+        assertEquals(0, h.immData(), "immediate only on the last frame");
+        assertTrue(h.moreSegments());
+        assertValid(two.get(1));
+        assertEquals(Opcode.SEND_LAST_WITH_IMMEDIATE, h.opcode());
+        assertEquals(MSS, h.messageOffset());
+        assertEquals(1, h.segmentNumber());
+        assertEquals(1, h.length());
+        assertEquals(43, h.immData());
+    }
+
+    @Test
+    void payloadIsDescribedAsSlicesOfTheSourceInEveryOrder() {
+        MemorySegment src = MemorySegment.ofArray(TestFrames.pattern(5 * MSS + 17, 2));
+        segmenter.beginSend(3, src, 10, 4 * MSS + 7);
+        assertEquals(5, segmenter.frameCount());
+        MemorySegment out = MemorySegment.ofArray(new byte[64]);
+        for (long i = segmenter.frameCount() - 1; i >= 0; i--) {
+            assertEquals(32, segmenter.writeFrame(i, out, 0));
+            assertEquals(10 + i * MSS, segmenter.payloadOffset());
+            assertEquals(i == 4 ? 7 : MSS, segmenter.payloadLength());
+            h.wrap(out, 0);
+            assertEquals(i * MSS, h.messageOffset());
+            assertEquals(i == 0 ? Opcode.SEND_FIRST : i == 4 ? Opcode.SEND_LAST : Opcode.SEND_MIDDLE, h.opcode());
+        }
+    }
+
+    @Test
+    void taggedFramesNameTheirOwnDestination() {
+        MemorySegment src = MemorySegment.ofArray(TestFrames.pattern(3 * MSS, 3));
+        List<byte[]> frames = TestFrames.all(segmenter.beginWriteWithImmediate(100, src, 0, 3 * MSS, 0x1234, 5000, 77));
+        assertEquals(3, frames.size());
+        for (int i = 0; i < 3; i++) {
+            assertValid(frames.get(i));
+            t.wrap(MemorySegment.ofArray(frames.get(i)), 32);
+            assertEquals(0x1234, t.rkey());
+            assertEquals(5000 + i * MSS, t.regionOffset());
+        }
+        assertEquals(Opcode.RDMA_WRITE_LAST_WITH_IMMEDIATE, h.opcode());
+        assertEquals(77, h.immData());
+    }
+
+    @Test
+    void writesBeyondOneMessageBecomeSeveralMessages() {
+        try (Arena arena = Arena.ofConfined()) {
+            int mss = 1 << 16;
+            Segmenter big = new Segmenter(new FramingConfig(mss, false, 64));
+            long length = 40L << 20;
+            MemorySegment src = arena.allocate(length);
+            big.beginWriteWithImmediate(0xFFFF, src, 0, length, 7, 1000, 99);
+            int chunk = new FramingConfig(mss, false, 64).messageChunk();
+            assertEquals(FrameHeader.MAX_MESSAGE_OFFSET / mss * mss, chunk);
+            assertEquals(3, big.messageCount());
+            MemorySegment out = MemorySegment.ofArray(new byte[44]);
+            long placed = 0;
+            int lastMsn = -1;
+            int messages = 0;
+            while (big.hasNext()) {
+                big.next(out, 0);
+                h.wrap(out, 0);
+                t.wrap(out, 32);
+                assertEquals(FrameError.OK, FrameValidator.validateHeader(h, mss));
+                assertEquals(1000 + big.payloadOffset(), t.regionOffset());
+                if (h.msn() != lastMsn) {
+                    messages++;
+                    lastMsn = h.msn();
+                }
+                boolean lastMessage = h.msn() == 1;
+                assertEquals(lastMessage && Opcode.isLast(h.opcode()), Opcode.hasImmediate(h.opcode()));
+                placed += big.payloadLength();
+            }
+            assertEquals(length, placed);
+            assertEquals(3, messages);
+            assertEquals(1, lastMsn, "MSN wraps from 0xFFFF through 0 to 1");
+        }
+    }
+
+    @Test
+    void readRequestsAreOneFramePerMessage() {
+        segmenter.beginReadRequest(5, 11, 100, 3L * config.messageChunk() + 1, 22, 200);
+        List<byte[]> frames = TestFrames.all(segmenter);
+        assertEquals(4, frames.size());
+        for (int i = 0; i < 4; i++) {
+            assertValid(frames.get(i));
+            assertEquals(5 + i, h.msn());
+            rr.wrap(MemorySegment.ofArray(frames.get(i)), 32);
+            assertEquals(100L + (long) i * config.messageChunk(), rr.regionOffset());
+            assertEquals(200L + (long) i * config.messageChunk(), rr.sinkOffset());
+            assertEquals(i == 3 ? 1 : config.messageChunk(), rr.readLength());
+        }
+    }
+
+    @Test
+    void rejectsBadArguments() {
+        MemorySegment src = MemorySegment.ofArray(new byte[10]);
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, src, 0, 11));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, src, -1, 1));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0x10000, src, 0, 1));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, null, 0, 1));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginWrite(0, src, 0, 1, 1, Long.MAX_VALUE));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, src, 0, FramingConfig.MAX_MESSAGE_SIZE + 1));
+        assertThrows(IllegalStateException.class, () -> new Segmenter(config).next(src, 0));
+        segmenter.beginSend(0, src, 0, 10);
+        assertThrows(IllegalArgumentException.class, () -> segmenter.writeFrame(1, MemorySegment.ofArray(new byte[32]), 0));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.writeFrame(0, MemorySegment.ofArray(new byte[31]), 0));
+    }
+}

@@ -1,0 +1,148 @@
+package io.zcnet.framing;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class WireDumpTest {
+
+    private static final int MSS = 128;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int run(byte[] input, String... args) {
+        out.reset();
+        err.reset();
+        return WireDump.run(args, new ByteArrayInputStream(input), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String[] lines() {
+        return out.toString(StandardCharsets.UTF_8).split("\n");
+    }
+
+    private static byte[] stream() {
+        Segmenter s = new Segmenter(new FramingConfig(MSS, true, 8));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        TestFrames.all(s.beginWriteWithImmediate(65535, MemorySegment.ofArray(TestFrames.pattern(300, 1)), 0, 300,
+                0xF0000001, 0x7FFFFFFF00000001L, -2)).forEach(bytes::writeBytes);
+        TestFrames.all(s.beginReadRequest(0, 7, 8, 9, 10, 11)).forEach(bytes::writeBytes);
+        byte[] ack = new byte[32];
+        FlowControl.writeAcknowledge(new FrameHeader().wrap(MemorySegment.ofArray(ack), 0), 3, 99, true, false);
+        new FrameHeader().wrap(MemorySegment.ofArray(ack), 0).subflow(2).timestampPresent(true).timestamp(5).timestampEcho(6);
+        bytes.writeBytes(ack);
+        return bytes.toByteArray();
+    }
+
+    @Test
+    void jsonHasEveryFieldByItsDesignName() {
+        assertEquals(0, run(stream(), "--json", "--mss", String.valueOf(MSS)));
+        String[] lines = lines();
+        assertEquals(5, lines.length);
+        Map<String, Object> first = FlatJson.parse(lines[0]);
+        assertEquals(List.of("ver", "timestamp_present", "more_segments", "rtr", "rtr_ack", "opcode", "msn", "offset",
+                "seg", "icrc", "icrc_ok", "timestamp", "timestamp_echo", "imm_data", "length", "ext_length", "subflow",
+                "rkey", "region_offset"), List.copyOf(first.keySet()));
+        assertEquals("RDMA_WRITE_FIRST", first.get("opcode"));
+        assertEquals(65535L, first.get("msn"));
+        assertEquals(true, first.get("more_segments"));
+        assertEquals(true, first.get("icrc_ok"));
+        assertEquals(0xF0000001L, first.get("rkey"));
+        assertEquals(0x7FFFFFFF00000001L, first.get("region_offset"));
+        Map<String, Object> last = FlatJson.parse(lines[2]);
+        assertEquals("RDMA_WRITE_LAST_WITH_IMMEDIATE", last.get("opcode"));
+        assertEquals(256L, last.get("offset"));
+        assertEquals(2L, last.get("seg"));
+        assertEquals(0xFFFFFFFEL, last.get("imm_data"));
+        Map<String, Object> read = FlatJson.parse(lines[3]);
+        assertEquals(9L, read.get("read_length"));
+        assertEquals(10L, read.get("sink_rkey"));
+        assertEquals(11L, read.get("sink_offset"));
+        Map<String, Object> ack = FlatJson.parse(lines[4]);
+        assertEquals("ACKNOWLEDGE", ack.get("opcode"));
+        assertEquals(true, ack.get("rtr"));
+        assertEquals(99L, ack.get("imm_data"));
+        assertEquals(2L, ack.get("subflow"));
+        assertEquals(6L, ack.get("timestamp_echo"));
+        assertNull(ack.get("icrc_ok"), "no ICRC computed");
+    }
+
+    @Test
+    void encodeReversesDump() {
+        byte[] original = stream();
+        assertEquals(0, run(original, "--json", "--payload", "--mss", String.valueOf(MSS)));
+        byte[] json = out.toByteArray();
+        assertEquals(0, run(json, "--encode"));
+        assertArrayEquals(original, out.toByteArray());
+    }
+
+    @Test
+    void textModePrintsOneLinePerFrame() {
+        assertEquals(0, run(stream(), "--mss", String.valueOf(MSS)));
+        String[] lines = lines();
+        assertEquals(5, lines.length);
+        assertTrue(lines[0].startsWith("#0 @0 RDMA_WRITE_FIRST msn=65535 offset=0 seg=0 len=128"), lines[0]);
+        assertTrue(lines[1].startsWith("#1 @172 RDMA_WRITE_MIDDLE"), lines[1]);
+        assertTrue(lines[0].contains("(ok)"), lines[0]);
+    }
+
+    @Test
+    void rejectedFrameStopsWithItsErrorAndPosition() {
+        byte[] bytes = stream();
+        bytes[172 + 1] = 0x42;
+        assertEquals(1, run(bytes, "--json", "--mss", String.valueOf(MSS)));
+        String[] lines = lines();
+        assertEquals(2, lines.length);
+        Map<String, Object> error = FlatJson.parse(lines[1]);
+        assertEquals("BAD_OPCODE", error.get("error"));
+        assertEquals(172L, error.get("position"));
+        assertEquals(1L, error.get("frame"));
+        assertEquals(1, run(java.util.Arrays.copyOf(stream(), 40), "--mss", String.valueOf(MSS)));
+        assertTrue(lines()[0].contains("TRUNCATED"), lines()[0]);
+    }
+
+    @Test
+    void icrcMismatchIsReportedAndDumpContinues() {
+        byte[] bytes = stream();
+        bytes[100] ^= 1;
+        assertEquals(0, run(bytes, "--json", "--mss", String.valueOf(MSS)));
+        assertEquals(false, FlatJson.parse(lines()[0]).get("icrc_ok"));
+        assertEquals(true, FlatJson.parse(lines()[1]).get("icrc_ok"));
+    }
+
+    @Test
+    void encodeCraftsFramesAndRejectsWhatItDoesNotUnderstand() {
+        String line = "{\"opcode\":\"SEND_ONLY\",\"msn\":5,\"payload_hex\":\"0a0b0c\"}\n";
+        assertEquals(0, run(line.getBytes(StandardCharsets.UTF_8), "--encode", "--icrc"));
+        byte[] frame = out.toByteArray();
+        assertEquals(35, frame.length);
+        MemorySegment s = MemorySegment.ofArray(frame);
+        FrameHeader h = new FrameHeader().wrap(s, 0);
+        assertEquals(FrameError.OK, FrameValidator.validateHeader(h, MSS));
+        assertEquals(5, h.msn());
+        assertTrue(new Icrc().verify(s, 0, s, 32));
+        assertEquals(0, run("{\"opcode\":255,\"length\":2}".getBytes(StandardCharsets.UTF_8), "--encode"));
+        assertEquals(34, out.size());
+        assertEquals(0, run("{\"opcode\":\"RDMA_WRITE_ONLY\",\"region_offset\":18446744073709551615}".getBytes(StandardCharsets.UTF_8), "--encode"));
+        assertEquals(-1L, new TaggedExtension().wrap(MemorySegment.ofArray(out.toByteArray()), 32).regionOffset());
+        assertEquals(1, run("{\"opcode\":\"SEND_ONLY\",\"colour\":1}".getBytes(StandardCharsets.UTF_8), "--encode"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("colour"));
+        assertEquals(1, run("{\"opcode\":\"SEND_ONLY\",\"msn\":70000}".getBytes(StandardCharsets.UTF_8), "--encode"));
+        assertEquals(1, run("{\"opcode\":\"SEND_ONLY\",\"msn\":1.5}".getBytes(StandardCharsets.UTF_8), "--encode"));
+        assertEquals(1, run("{\"opcode\":\"SEND_ONLY\"} x".getBytes(StandardCharsets.UTF_8), "--encode"));
+        assertEquals(1, run("{\"opcode\":\"SEND_ONLY\",\"msn\":1,\"msn\":2}".getBytes(StandardCharsets.UTF_8), "--encode"));
+        assertEquals(2, run(new byte[0], "--bogus"));
+        assertThrows(IllegalArgumentException.class, () -> FlatJson.parse("{\"a\":[1]}"));
+    }
+}
