@@ -1,0 +1,30 @@
+# Sourced by the bench/ scripts: finds the JDK exactly as ./zcnet does and builds the benchmark jar.
+# Defines: root, bench_jar, JAVA_HOME (exported), build_benchmarks, die.
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bench_jar="$root/jmh/target/benchmarks.jar"
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+# Reuse the launcher's own finder (java_major, find_jdk) instead of keeping a second copy in sync.
+eval "$(sed -n -e '/^java_major() {/,/^}/p' -e '/^find_jdk() {/,/^}/p' "$root/zcnet")"
+declare -F find_jdk >/dev/null || die "could not read find_jdk from $root/zcnet"
+JAVA_HOME="$(find_jdk)" || die "no JDK 22 or newer found (see ./zcnet for where it looks); set JAVA_HOME"
+export JAVA_HOME
+export MAVEN_OPTS="${MAVEN_OPTS:---sun-misc-unsafe-memory-access=allow}"
+
+# Builds jmh/target/benchmarks.jar (and what it depends on) when a source or pom is newer than it.
+build_benchmarks() {
+  command -v mvn >/dev/null 2>&1 || die "Maven (mvn) is not on PATH"
+  if [ -f "$bench_jar" ] && [ -z "$(find "$root" -path "$root/*/target" -prune -o \
+      \( -name '*.java' -o -name 'pom.xml' \) -type f -newer "$bench_jar" -print -quit)" ]; then
+    return 0
+  fi
+  echo "bench: building $bench_jar with $JAVA_HOME ..." >&2
+  (cd "$root" && mvn -B -q -Dmaven.test.skip=true -pl jmh -am package) || die "build failed (run: cd $root && mvn -pl jmh -am package -DskipTests)"
+}
+
+# Runs the benchmark jar with the given JMH arguments.
+run_jmh() {
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$bench_jar" "$@"
+}
