@@ -31,7 +31,7 @@ class CliTest {
     @Test
     void topLevelHelpListsEverySubcommand() {
         String help = run(0, "--help");
-        for (String sub : new String[] {"demo", "echo-server", "echo-client", "info"}) {
+        for (String sub : new String[] {"demo", "echo-server", "echo-client", "info", "dump"}) {
             assertTrue(help.contains(sub), "help mentions " + sub + ":\n" + help);
         }
     }

@@ -11,6 +11,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32C;
@@ -105,7 +106,7 @@ final class Peers {
     /** Asserts two payloads are equal, naming the first differing offset instead of dumping arrays. */
     static void assertSameBytes(byte[] expected, byte[] actual, String what) {
         assertEquals(expected.length, actual.length, what + ": length");
-        int at = java.util.Arrays.mismatch(expected, actual);
+        int at = Arrays.mismatch(expected, actual);
         assertEquals(-1, at, what + ": first difference at byte " + at);
         assertEquals(crc32c(expected), crc32c(actual), what + ": CRC32C");
     }

@@ -1,0 +1,67 @@
+package io.zcnet.examples;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code zcnet dump} through the CLI: JSON lines to frames and back. */
+class DumpCommandTest {
+
+    private static byte[] runCapturingStdout(int expectedExit, String... args) {
+        return run(expectedExit, new ByteArrayOutputStream(), args);
+    }
+
+    /** Runs the CLI with stdout captured (returned) and stderr captured into {@code errors}. */
+    private static byte[] run(int expectedExit, ByteArrayOutputStream errors, String... args) {
+        PrintStream originalOut = System.out;
+        PrintStream originalErr = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        try (PrintStream out = new PrintStream(captured, true, StandardCharsets.UTF_8);
+                PrintStream err = new PrintStream(errors, true, StandardCharsets.UTF_8)) {
+            System.setOut(out);
+            System.setErr(err);
+            assertEquals(expectedExit, ZcnetCli.commandLine().execute(args), "exit code of dump " + String.join(" ", args));
+        } finally {
+            System.setOut(originalOut);
+            System.setErr(originalErr);
+        }
+        return captured.toByteArray();
+    }
+
+    @Test
+    void encodedFramesDumpBackWithTheSameFields(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("frames.jsonl");
+        Files.writeString(json, """
+                {"opcode":"SEND_ONLY","msn":7,"imm_data":0,"payload_hex":"0102030405"}
+                {"opcode":"RDMA_WRITE_ONLY","msn":8,"rkey":305419896,"region_offset":4096,"payload_hex":"ff"}
+                """);
+        byte[] frames = runCapturingStdout(0, "dump", "--encode", "--icrc", json.toString());
+        assertEquals(32 + 5 + 32 + 12 + 1, frames.length, "two frames: base headers, one tagged extension, payloads");
+        Path raw = dir.resolve("frames.bin");
+        Files.write(raw, frames);
+        String[] lines = new String(runCapturingStdout(0, "dump", "--json", raw.toString()), StandardCharsets.UTF_8)
+                .strip().split("\n");
+        assertEquals(2, lines.length);
+        assertTrue(lines[0].contains("\"opcode\":\"SEND_ONLY\"") && lines[0].contains("\"msn\":7")
+                && lines[0].contains("\"length\":5") && lines[0].contains("\"icrc_ok\":true"), lines[0]);
+        assertTrue(lines[1].contains("\"rkey\":305419896") && lines[1].contains("\"region_offset\":4096"), lines[1]);
+    }
+
+    @Test
+    void aTruncatedStreamStopsWithTheBytePosition(@TempDir Path dir) throws Exception {
+        Path raw = dir.resolve("short.bin");
+        Files.write(raw, new byte[] {0x40, 0x04, 0, 1});
+        ByteArrayOutputStream errors = new ByteArrayOutputStream();
+        byte[] out = run(1, errors, "dump", raw.toString());
+        String all = new String(out, StandardCharsets.UTF_8) + new String(errors.toByteArray(), StandardCharsets.UTF_8);
+        assertTrue(all.contains("at byte 0") && all.contains("TRUNCATED"), "error names position and cause: " + all);
+    }
+}
