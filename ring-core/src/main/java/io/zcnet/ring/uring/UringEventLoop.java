@@ -90,6 +90,8 @@ public final class UringEventLoop extends EventLoop {
     /** A waker won the CAS from SLEEPING and is writing the eventfd; the fd must stay open. */
     private static final int SIGNALLING = 2;
     private static final int CLOSED = 3;
+    /** A wake-up arrived while the loop was awake: the next poll must not block, and costs no syscall. */
+    private static final int WOKEN = 4;
     private static final VarHandle SLEEP_STATE;
 
     static {
@@ -502,10 +504,13 @@ public final class UringEventLoop extends EventLoop {
     private void enter(boolean wait, long timeoutNanos) {
         boolean announced = false;
         if (wait) {
-            // Fails only while a waker is still SIGNALLING; its write may already have been consumed, so
-            // a later waker would see no sleeper: do not block this round.
+            // Fails when a wake-up came while awake (WOKEN: consume it, do not block) or while a waker is
+            // still SIGNALLING (its write may already have been consumed: do not block this round either).
             announced = SLEEP_STATE.compareAndSet(this, AWAKE, SLEEPING);
-            if (!announced || hasTasks()) { // a task queued before the CAS saw AWAKE and wrote nothing
+            if (!announced) {
+                SLEEP_STATE.compareAndSet(this, WOKEN, AWAKE);
+                wait = false;
+            } else if (hasTasks()) { // a task queued before the CAS saw AWAKE and wrote nothing
                 wait = false;
             }
         }
@@ -606,6 +611,11 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public void wakeup() {
+        // Awake: leave a mark the next poll sees instead of writing the eventfd. Losing the CAS means the
+        // loop has just gone to sleep (or closed): fall through to the sleeper case.
+        if ((int) SLEEP_STATE.getVolatile(this) == AWAKE && SLEEP_STATE.compareAndSet(this, AWAKE, WOKEN)) {
+            return;
+        }
         if ((int) SLEEP_STATE.getVolatile(this) == SLEEPING && SLEEP_STATE.compareAndSet(this, SLEEPING, SIGNALLING)) {
             try {
                 Native.signalEventFd(eventFd);
