@@ -8,6 +8,7 @@ import org.jctools.queues.atomic.MpscAtomicArrayQueue;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
@@ -255,9 +256,142 @@ public abstract class EventLoop implements AutoCloseable {
     public abstract int pending();
 
     /**
-     * Cancels everything still in flight, waits (bounded) for the kernel to hand back every buffer, and
-     * releases the ring or selector and all sockets. Owner thread only.
+     * Cancels everything still in flight (each operation completes, {@code -ECANCELED} or its partial
+     * byte count, and is dispatched), waits (bounded) for the kernel to hand back every buffer, closes
+     * every socket handle this loop created ({@link #listen}, {@link #socket}) or accepted that was not
+     * closed with {@link #close(int, int, int)} (so a peer sees EOF), closes the buffer rings still open
+     * (their buffers go back to the pool), and releases the ring or selector. Both engines behave alike.
+     * Owner thread only; calling it again does nothing.
      */
     @Override
     public abstract void close();
+
+    // ---------------------------------------------------------------- argument checks shared by the engines
+
+    /** Throws unless {@code config} is given: for the engines' {@code open} methods. */
+    protected static void checkConfig(EventLoopConfig config) {
+        if (config == null) {
+            throw new IllegalArgumentException("config is null");
+        }
+    }
+
+    /** Throws unless {@code handler} can be a handler id (whether it is registered is checked at dispatch). */
+    protected static void checkHandler(int handler) {
+        if (handler < 0 || handler >= UserData.MAX_HANDLERS) {
+            throw new IllegalArgumentException("handler id must be in [0, " + UserData.MAX_HANDLERS + "), got "
+                    + handler);
+        }
+    }
+
+    /** Throws if {@code socket} cannot be a socket handle. */
+    protected static void checkSocket(int socket) {
+        if (socket < 0) {
+            throw new IllegalArgumentException("socket handle must be >= 0, got " + socket);
+        }
+    }
+
+    /** Throws unless {@code [offset, offset + length)} lies inside {@code buffer}. */
+    protected static void checkBuffer(MemorySegment buffer, long offset, int length) {
+        if (buffer == null) {
+            throw new IllegalArgumentException("buffer is null");
+        }
+        if (offset < 0 || length < 0 || offset > buffer.byteSize() - length) {
+            throw new IllegalArgumentException("range [" + offset + ", " + offset + " + " + length
+                    + ") is outside the segment of " + buffer.byteSize() + " bytes");
+        }
+    }
+
+    /** {@link #checkBuffer}, and the segment must be writable: a receive fills it. */
+    protected static void checkReceiveBuffer(MemorySegment buffer, long offset, int length) {
+        checkBuffer(buffer, offset, length);
+        if (buffer.isReadOnly()) {
+            throw new IllegalArgumentException("cannot receive into a read-only segment");
+        }
+    }
+
+    /**
+     * Throws unless {@code index} is -1 ({@link MemoryRegion#NO_FIXED_BUFFER}), or the index of one of
+     * the {@code registered} regions that holds the whole range.
+     */
+    protected static void checkFixedBuffer(int index, List<MemoryRegion> registered, MemorySegment buffer,
+            long offset, int length) {
+        if (index == MemoryRegion.NO_FIXED_BUFFER) {
+            return;
+        }
+        if (index < 0 || index >= registered.size()) {
+            throw new IllegalArgumentException("fixed buffer index " + index + " is not registered ("
+                    + registered.size() + " fixed buffers; -1 for none)");
+        }
+        MemorySegment region = registered.get(index).segment();
+        long start = buffer.address() + offset;
+        if (!buffer.isNative() || start < region.address() || start + length > region.address() + region.byteSize()) {
+            throw new IllegalArgumentException("range [" + offset + ", " + offset + " + " + length
+                    + ") of the segment is outside fixed buffer " + index);
+        }
+    }
+
+    /** Throws unless every region is given, still registered with its registry, and native memory. */
+    protected static void checkRegions(MemoryRegion... regions) {
+        if (regions == null || regions.length == 0) {
+            throw new IllegalArgumentException("no regions given");
+        }
+        for (int i = 0; i < regions.length; i++) {
+            if (regions[i] == null) {
+                throw new IllegalArgumentException("region " + i + " is null");
+            }
+            if (!regions[i].isValid()) {
+                throw new IllegalArgumentException("region " + i + " is deregistered: " + regions[i]);
+            }
+            if (!regions[i].segment().isNative()) {
+                throw new IllegalArgumentException("region " + i + " is not native memory: " + regions[i]);
+            }
+        }
+    }
+
+    /** Throws unless {@code address} is given and resolved. */
+    protected static void checkAddress(InetSocketAddress address, String name) {
+        if (address == null) {
+            throw new IllegalArgumentException(name + " is null");
+        }
+        if (address.isUnresolved()) {
+            throw new IllegalArgumentException(name + " " + address + " is unresolved");
+        }
+    }
+
+    /** Throws if a duration is negative. */
+    protected static void checkNanos(long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("nanos must be >= 0, got " + nanos);
+        }
+    }
+
+    /** Throws unless {@code how} is {@link #SHUT_RD}, {@link #SHUT_WR} or {@link #SHUT_RDWR}. */
+    protected static void checkShutdownHow(int how) {
+        if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) {
+            throw new IllegalArgumentException("how must be SHUT_RD (0), SHUT_WR (1) or SHUT_RDWR (2), got " + how);
+        }
+    }
+
+    /** Throws if a socket buffer size is negative (0 means unchanged). */
+    protected static void checkBufferSizes(int sendBytes, int receiveBytes) {
+        if (sendBytes < 0 || receiveBytes < 0) {
+            throw new IllegalArgumentException("buffer sizes must be >= 0 (0 = unchanged), got send " + sendBytes
+                    + ", receive " + receiveBytes);
+        }
+    }
+
+    /**
+     * The ring as this loop's own, open buffer ring.
+     *
+     * @throws IllegalArgumentException if another loop (or no engine) created it, or it is closed
+     */
+    protected final AbstractBufferRing checkRing(BufferRing ring) {
+        if (!(ring instanceof AbstractBufferRing own) || !own.belongsTo(this)) {
+            throw new IllegalArgumentException("buffer ring " + ring + " was not created by this loop");
+        }
+        if (own.isClosed()) {
+            throw new IllegalArgumentException("buffer group " + own.groupId() + " is closed");
+        }
+        return own;
+    }
 }

@@ -19,7 +19,8 @@ public final class LoopCounters {
     private static final int WAKEUPS = 6;
     private static final int TASKS = 7;
     private static final int ZC_COPIED = 8;
-    private static final int COUNT = 9;
+    private static final int CQ_OVERFLOW_EVENTS = 9;
+    private static final int COUNT = 10;
 
     private final long[] values = new long[COUNT];
 
@@ -45,6 +46,10 @@ public final class LoopCounters {
 
     public void cqOverflow(long lost) {
         add(CQ_OVERFLOWS, lost);
+    }
+
+    public void cqOverflowEvent() {
+        add(CQ_OVERFLOW_EVENTS, 1);
     }
 
     public void noBuffers() {
@@ -82,9 +87,25 @@ public final class LoopCounters {
         return get(COMPLETED);
     }
 
-    /** Completions the kernel reported as lost or delayed by CQ overflow. */
+    /**
+     * Completions the kernel dropped because the CQ ring was full: the increase of the CQ ring's
+     * {@code overflow} word ({@code io_uring(7)}, {@code struct io_cqring_offsets.overflow}). With
+     * {@code IORING_FEAT_NODROP} (every kernel since 5.5, so Linux 6.18 too) a completion that finds the
+     * CQ full is parked in the kernel and delivered later, in order, and is not counted here; the counter
+     * moves only if parking itself failed (no memory). Completions that were merely delayed are counted
+     * by {@link #cqOverflowEvents()}. Always 0 on the NIO engine, whose completion queue grows.
+     */
     public long cqOverflows() {
         return get(CQ_OVERFLOWS);
+    }
+
+    /**
+     * Times the loop found the kernel holding completions back because the CQ ring was full
+     * ({@code IORING_SQ_CQ_OVERFLOW} in the SQ ring's flags): completions delayed, not lost; a sign that
+     * {@code cqEntries} is too small. Always 0 on the NIO engine.
+     */
+    public long cqOverflowEvents() {
+        return get(CQ_OVERFLOW_EVENTS);
     }
 
     /** Times a provided-buffer ring ran dry ({@code -ENOBUFS}). */
@@ -115,7 +136,8 @@ public final class LoopCounters {
     @Override
     public String toString() {
         return "syscalls=" + syscalls() + " submitted=" + submittedOps() + " completions=" + completions()
-                + " cqOverflows=" + cqOverflows() + " noBuffers=" + noBufferEvents()
+                + " cqOverflows=" + cqOverflows() + " cqOverflowEvents=" + cqOverflowEvents()
+                + " noBuffers=" + noBufferEvents()
                 + " dropped=" + droppedCompletions() + " wakeups=" + wakeups() + " tasks=" + tasksRun()
                 + " zcCopied=" + zeroCopySendsCopied();
     }

@@ -980,6 +980,41 @@ abstract class EngineContractTest {
     }
 
     @Test
+    void closingALoopThreadRightAfterItWorkedIsPrompt() throws Exception {
+        // close() sets a stop flag and calls wakeup(); a wakeup that lands while the loop is between
+        // polls must still stop the next poll from sleeping (Selector.wakeup semantics), else close
+        // waits out the 500 ms poll.
+        List<Long> millis = new ArrayList<>();
+        for (int round = 0; round < 10; round++) {
+            EventLoopThread t = EventLoopThread.start("zcnet-close-" + round, EventLoopConfig.defaults().withEngine(engine()));
+            Recorder r = new Recorder();
+            int tag = round;
+            t.call(() -> t.loop().nop(t.loop().registerHandler(r), tag));
+            r.next();
+            long start = System.nanoTime();
+            t.close();
+            millis.add((System.nanoTime() - start) / MILLIS);
+        }
+        assertTrue(millis.stream().allMatch(m -> m < 250), "EventLoopThread.close() right after a completion took (ms) " + millis);
+    }
+
+    @Test
+    void wakeupBeforePollKeepsThatPollFromSleeping() throws Exception {
+        try (EventLoop own = EventLoops.open(EventLoopConfig.defaults().withEngine(engine()))) {
+            own.poll(0); // the test thread becomes the owner
+            List<Long> millis = new ArrayList<>();
+            for (int round = 0; round < 3; round++) {
+                Thread waker = Thread.ofPlatform().start(own::wakeup);
+                waker.join();
+                long start = System.nanoTime();
+                own.poll(1_000 * MILLIS);
+                millis.add((System.nanoTime() - start) / MILLIS);
+            }
+            assertTrue(millis.stream().allMatch(m -> m < 250), "poll(1 s) after a wakeup() from another thread took (ms) " + millis);
+        }
+    }
+
+    @Test
     void closingAnIdleLoopThreadIsPrompt() throws Exception {
         Thread.sleep(30);
         long start = System.nanoTime();

@@ -1,8 +1,7 @@
 package io.zcnet.ring.nio;
 
-import io.zcnet.buffer.Buffer;
 import io.zcnet.buffer.BufferPool;
-import io.zcnet.ring.BufferRing;
+import io.zcnet.ring.AbstractBufferRing;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -21,121 +20,40 @@ import java.nio.ByteBuffer;
  * <p>Owner-thread only, like the {@link NioEventLoop} that created it. A buffer id is in exactly one of
  * two states, in the FIFO or with the application; recycling an id that is already in the FIFO is a
  * bug that would let two completions share a buffer, so it is rejected with
- * {@link IllegalStateException}.
+ * {@link IllegalStateException}, as on io_uring.
  */
-public final class NioBufferRing implements BufferRing {
-    /** The kernel's limit on buffer-ring entries ({@code io_register_pbuf_ring}: {@code ring_entries} < 65536, a power of two). */
-    static final int MAX_ENTRIES = 32768;
-
+public final class NioBufferRing extends AbstractBufferRing {
     private final NioEventLoop loop;
-    private final int groupId;
-    private final int bufferSize;
     private final int mask;
-    private final Buffer[] leased;
-    private final MemorySegment[] segments;
     private final ByteBuffer[] views;
     private final int[] fifo;
-    private final boolean[] inFifo;
     private int head;
     private int tail;
     private int armedReceives;
-    private boolean closed;
 
-    private NioBufferRing(NioEventLoop loop, int groupId, int bufferSize, Buffer[] leased) {
+    /**
+     * Leases {@code count} buffers of at least {@code bufferSize} bytes from {@code pool}.
+     *
+     * @throws IOException if the pool cannot lend that many
+     */
+    NioBufferRing(NioEventLoop loop, int groupId, BufferPool pool, int count, int bufferSize) throws IOException {
+        super(loop, groupId, pool, count, bufferSize);
         this.loop = loop;
-        this.groupId = groupId;
-        this.bufferSize = bufferSize;
-        this.leased = leased;
-        int count = leased.length;
         this.mask = count - 1;
-        this.segments = new MemorySegment[count];
         this.views = new ByteBuffer[count];
         this.fifo = new int[count];
-        this.inFifo = new boolean[count];
         for (int bid = 0; bid < count; bid++) {
-            segments[bid] = leased[bid].segment().asSlice(0, bufferSize);
-            views[bid] = segments[bid].asByteBuffer();
+            views[bid] = buffer(bid).asByteBuffer();
             fifo[bid] = bid;
-            inFifo[bid] = true;
         }
         this.tail = count;
     }
 
-    /** Validates the arguments and leases {@code count} buffers of at least {@code bufferSize} bytes. */
-    static NioBufferRing create(NioEventLoop loop, int groupId, BufferPool pool, int count, int bufferSize)
-            throws IOException {
-        if (groupId < 0 || groupId > 0xFFFF) {
-            throw new IllegalArgumentException("groupId must be in [0, 65535] (a u16 bgid), got " + groupId);
-        }
-        if (pool == null) {
-            throw new IllegalArgumentException("pool is null");
-        }
-        if (count < 1 || count > MAX_ENTRIES || Integer.bitCount(count) != 1) {
-            throw new IllegalArgumentException(
-                    "count must be a power of two in [1, " + MAX_ENTRIES + "], got " + count);
-        }
-        if (bufferSize <= 0) {
-            throw new IllegalArgumentException("bufferSize must be > 0, got " + bufferSize);
-        }
-        if (pool.sizeClassFor(bufferSize) < 0) {
-            throw new IllegalArgumentException("bufferSize " + bufferSize + " is larger than every size class of "
-                    + pool);
-        }
-        Buffer[] leased = new Buffer[count];
-        for (int i = 0; i < count; i++) {
-            leased[i] = pool.lease(bufferSize);
-            if (leased[i] == null) {
-                for (int j = 0; j < i; j++) {
-                    leased[j].release();
-                }
-                throw new IOException("buffer pool exhausted: got " + i + " of " + count + " buffers of "
-                        + bufferSize + " bytes for buffer group " + groupId);
-            }
-        }
-        return new NioBufferRing(loop, groupId, bufferSize, leased);
-    }
-
-    @Override
-    public int groupId() {
-        return groupId;
-    }
-
-    @Override
-    public int bufferCount() {
-        return leased.length;
-    }
-
-    @Override
-    public int bufferSize() {
-        return bufferSize;
-    }
-
-    @Override
-    public MemorySegment buffer(int bufferId) {
-        checkId(bufferId);
-        return segments[bufferId];
-    }
-
+    /** @throws IllegalStateException if the application does not hold the buffer (recycled twice), or the ring is closed */
     @Override
     public void recycle(int bufferId) {
-        checkOpen();
-        checkId(bufferId);
-        if (inFifo[bufferId]) {
-            throw new IllegalStateException("buffer " + bufferId + " of group " + groupId
-                    + " recycled twice: it is already available to the engine");
-        }
-        inFifo[bufferId] = true;
+        takeBack(bufferId);
         fifo[tail++ & mask] = bufferId;
-    }
-
-    @Override
-    public int available() {
-        return tail - head;
-    }
-
-    /** Whether {@link #close()} ran. */
-    public boolean isClosed() {
-        return closed;
     }
 
     /** The buffer id at the head of the FIFO, or -1 when the ring is empty ({@code -ENOBUFS}). */
@@ -145,16 +63,12 @@ public final class NioBufferRing implements BufferRing {
 
     /** Hands the head buffer to the application: it received data. */
     void commit() {
-        inFifo[fifo[head++ & mask]] = false;
+        handOut(fifo[head++ & mask]);
     }
 
     /** The buffer's cached view, reset to its whole length. */
     ByteBuffer view(int bufferId) {
         return views[bufferId].clear();
-    }
-
-    boolean belongsTo(NioEventLoop owner) {
-        return loop == owner;
     }
 
     void armed() {
@@ -173,40 +87,19 @@ public final class NioBufferRing implements BufferRing {
      */
     @Override
     public void close() {
-        if (closed) {
+        if (isClosed()) {
             return;
         }
         if (armedReceives > 0) {
-            throw new IllegalStateException("buffer group " + groupId + " is still used by " + armedReceives
+            throw new IllegalStateException("buffer group " + groupId() + " is still used by " + armedReceives
                     + " armed multishot receive(s); cancel them first");
         }
-        closed = true;
+        markClosed();
         loop.forgetRing(this);
-        BufferPool pool = leased[0].pool();
-        // A pool closed first has freed the memory already; there is nothing left to give back.
-        if (!pool.isClosed()) {
-            for (Buffer buffer : leased) {
-                buffer.release();
-            }
-        }
-    }
-
-    private void checkId(int bufferId) {
-        if (bufferId < 0 || bufferId >= leased.length) {
-            throw new IllegalArgumentException("buffer id " + bufferId + " is outside group " + groupId + " [0, "
-                    + leased.length + ")");
-        }
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("buffer group " + groupId + " is closed");
-        }
     }
 
     @Override
     public String toString() {
-        return "NioBufferRing[group=" + groupId + ", buffers=" + leased.length + "x" + bufferSize
-                + ", available=" + available() + ", armed=" + armedReceives + (closed ? ", closed" : "") + "]";
+        return "NioBufferRing[" + describe() + " armed=" + armedReceives + "]";
     }
 }

@@ -29,6 +29,8 @@ final class NioSocket {
     int interest;
     /** A non-blocking connect was started and {@code finishConnect} has not succeeded yet. */
     boolean connecting;
+    /** A reset was already reported by a receive: later receives see EOF, as on Linux. */
+    boolean resetReported;
     NioOp connect;
     NioOp multishot;
     /** Listener only: options accepted sockets inherit, as Linux copies them in {@code sk_clone}. */
@@ -60,6 +62,7 @@ final class NioSocket {
         key = null;
         interest = 0;
         connecting = false;
+        resetReported = false;
         connect = null;
         multishot = null;
         noDelay = false;

@@ -29,9 +29,6 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * |                     resv[3] (must be 0 on 6.18)               | 16
  * +---------------------------------------------------------------+ 40
  * </pre>
- *
- * <p>{@code struct io_uring_buf_status}, the {@code IORING_REGISTER_PBUF_STATUS} argument (40 bytes):
- * u32 {@code buf_group}, u32 {@code head} (out), u32 {@code resv[8]}.
  */
 public final class BufRingLayout {
     private BufRingLayout() {
@@ -62,14 +59,6 @@ public final class BufRingLayout {
     public static final long REG_BGID = REG.byteOffset(groupElement("bgid"));
     public static final long REG_FLAGS = REG.byteOffset(groupElement("flags"));
 
-    public static final StructLayout STATUS = MemoryLayout.structLayout(
-            JAVA_INT.withName("buf_group"),
-            JAVA_INT.withName("head"),
-            MemoryLayout.sequenceLayout(8, JAVA_INT).withName("resv"));
-
-    public static final long STATUS_BUF_GROUP = STATUS.byteOffset(groupElement("buf_group"));
-    public static final long STATUS_HEAD = STATUS.byteOffset(groupElement("head"));
-
-    /** Ring entries must be a power of two below 65536. */
+    /** Ring entries must be a power of two below 65536 ({@code io_register_pbuf_ring}). */
     public static final int MAX_ENTRIES = 1 << 15;
 }

@@ -57,7 +57,6 @@ public final class Native {
     private static final MethodHandle CLOSE;
     private static final MethodHandle EVENTFD;
     private static final MethodHandle READ;
-    private static final MethodHandle WRITE;
     private static final MethodHandle WRITE_NO_ERRNO;
     private static final MethodHandle GETRLIMIT;
     /** The 8-byte counter value 1 that {@link #signalEventFd} writes; never modified, so shared. */
@@ -66,7 +65,7 @@ public final class Native {
     static {
         MethodHandle setup = null, enter = null, register = null, mmap = null, munmap = null, socket = null;
         MethodHandle bind = null, listen = null, setsockopt = null, getsockopt = null, getsockname = null;
-        MethodHandle close = null, eventfd = null, read = null, write = null, writeNoErrno = null;
+        MethodHandle close = null, eventfd = null, read = null, writeNoErrno = null;
         MethodHandle getrlimit = null;
         String error = null;
         try {
@@ -92,7 +91,6 @@ public final class Native {
             close = downcall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT), true, -1);
             eventfd = downcall("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), true, -1);
             read = downcall("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), true, -1);
-            write = downcall("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), true, -1);
             writeNoErrno = downcall("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG),
                     false, -1);
             getrlimit = downcall("getrlimit", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS), true, -1);
@@ -118,7 +116,6 @@ public final class Native {
         CLOSE = close;
         EVENTFD = eventfd;
         READ = read;
-        WRITE = write;
         WRITE_NO_ERRNO = writeNoErrno;
         GETRLIMIT = getrlimit;
         ONE = Arena.global().allocate(JAVA_LONG);
@@ -327,16 +324,6 @@ public final class Native {
     public long read(int fd, MemorySegment buffer, long count) {
         try {
             long r = (long) READ.invokeExact(callState, fd, buffer, count);
-            return r < 0 ? -errno() : r;
-        } catch (Throwable t) {
-            throw unexpected(t);
-        }
-    }
-
-    /** {@code write(fd, buf, count)}: bytes written or {@code -errno}. */
-    public long write(int fd, MemorySegment buffer, long count) {
-        try {
-            long r = (long) WRITE.invokeExact(callState, fd, buffer, count);
             return r < 0 ? -errno() : r;
         } catch (Throwable t) {
             throw unexpected(t);

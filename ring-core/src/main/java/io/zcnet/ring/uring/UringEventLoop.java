@@ -63,12 +63,16 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * receive ending with {@code -ENOBUFS} in {@link LoopCounters#noBufferEvents()}; completions the
  * kernel dropped (the CQ ring's {@code overflow} counter) in {@link LoopCounters#cqOverflows()}.
  * Completions the kernel only parked in its overflow list ({@code IORING_SQ_CQ_OVERFLOW} with
- * {@code FEAT_NODROP}) are flushed by the next poll, in order, and not counted as lost; the first such
- * overflow adds a note to {@link #features()} saying the CQ is too small, and {@link #toString()}
- * shows how many reaps found one.
+ * {@code FEAT_NODROP}) are flushed by the next poll, in order, and not counted as lost; reaps that found
+ * such an overflow are counted in {@link LoopCounters#cqOverflowEvents()}, and the first adds a note to
+ * {@link #features()} saying the CQ is too small.
  *
- * <p>Sockets belong to the user: {@link #close()} cancels what is in flight but closes only the ring
- * and its eventfd. Nothing on the data path allocates: no lambdas, boxing or per-operation objects.
+ * <h2>Buffers and sockets the loop keeps track of</h2>
+ * A completion with {@link CqeFlags#BUFFER} marks that buffer as the application's in its ring, found
+ * by the receive's {@code user_data}, so {@link UringBufferRing} rejects a double recycle. The fds of
+ * {@link #listen}, {@link #socket} and accepted connections are kept in a bitset until the user closes
+ * them through {@link #close(int, int, int)}; {@link #close()} closes those left, as the NIO engine does.
+ * Nothing on the data path allocates: no lambdas, boxing or per-operation objects.
  */
 public final class UringEventLoop extends EventLoop {
     /** How long {@link #close()} waits for cancelled operations and zero-copy notifications. */
@@ -116,14 +120,14 @@ public final class UringEventLoop extends EventLoop {
     private final int[] pendingByOp = new int[Op.WAKEUP + 1];
     private final List<UringBufferRing> bufferRings = new ArrayList<>();
     private final List<MemoryRegion> fixedRegions = new ArrayList<>();
+    private final OpenFds openFds = new OpenFds();
+    private final ReceiveRings receiveRings = new ReceiveRings();
     /** Degradations the loop itself made (the ring keeps its own). */
     private final List<String> notes;
 
     private volatile EngineFeatures features;
     @SuppressWarnings("unused") // accessed through SLEEP_STATE
     private volatile int sleepState;
-    /** Reaps that found completions parked in the kernel's overflow list. */
-    private long cqOverflowEvents;
     private int userPending;
     private int internalPending;
     private boolean wakeupArmed;
@@ -169,9 +173,7 @@ public final class UringEventLoop extends EventLoop {
      * @throws IOException with the reason when io_uring cannot be set up (see {@link Uring#availability()})
      */
     public static UringEventLoop open(EventLoopConfig config) throws IOException {
-        if (config == null) {
-            throw new IllegalArgumentException("config is null");
-        }
+        checkConfig(config);
         String linkError = Native.linkError();
         if (linkError != null) {
             throw new IOException(linkError);
@@ -269,7 +271,8 @@ public final class UringEventLoop extends EventLoop {
     /** Validates a user operation's handler and makes its user_data, counting it pending. */
     private long begin(int handler, int op, int tag) {
         ensureOwner();
-        if (handler < 0 || handler >= UserData.MAX_HANDLERS || handler == internalHandler) {
+        checkHandler(handler);
+        if (handler == internalHandler) {
             throw new IllegalArgumentException("handler id " + handler + " was not returned by registerHandler");
         }
         userPending++;
@@ -277,22 +280,10 @@ public final class UringEventLoop extends EventLoop {
         return UserData.pack(handler, op, tag);
     }
 
-    private static void requireSocket(int socket) {
-        if (socket < 0) {
-            throw new IllegalArgumentException("socket handle must be >= 0, got " + socket);
-        }
-    }
-
-    private static long address(MemorySegment buffer, long offset, int length) {
-        if (buffer == null) {
-            throw new IllegalArgumentException("buffer is null");
-        }
+    /** The address the kernel reads or writes: {@code buffer} must be native, the range checked already. */
+    private static long address(MemorySegment buffer, long offset) {
         if (!buffer.isNative()) {
             throw new IllegalArgumentException("buffer must be native (off-heap) memory");
-        }
-        if (length < 0 || offset < 0 || offset > buffer.byteSize() - length) {
-            throw new IllegalArgumentException("range [" + offset + ", +" + length + ") is outside the "
-                    + buffer.byteSize() + "-byte buffer");
         }
         return buffer.address() + offset;
     }
@@ -312,7 +303,7 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public long accept(int handler, int tag, int listenSocket, boolean multishot) {
-        requireSocket(listenSocket);
+        checkSocket(listenSocket);
         long ud = begin(handler, Op.ACCEPT, tag);
         take(1).prepare(IoUring.OP_ACCEPT, listenSocket, 0, 0, 0)
                 .opFlags(Linux.SOCK_CLOEXEC)
@@ -323,10 +314,8 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public long connect(int handler, int tag, int socket, InetSocketAddress remote) {
-        requireSocket(socket);
-        if (remote == null || remote.isUnresolved()) {
-            throw new IllegalArgumentException("remote address must be resolved, got " + remote);
-        }
+        checkSocket(socket);
+        checkAddress(remote, "remote");
         long ud = begin(handler, Op.CONNECT, tag);
         Sqe sqe = take(1);
         long slot = slot(ring.lastSqeIndex());
@@ -338,8 +327,9 @@ public final class UringEventLoop extends EventLoop {
     @Override
     public long send(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
             boolean waitAll) {
-        requireSocket(socket);
-        long addr = address(buffer, offset, length);
+        checkSocket(socket);
+        checkBuffer(buffer, offset, length);
+        long addr = address(buffer, offset);
         long ud = begin(handler, Op.SEND, tag);
         take(1).prepare(IoUring.OP_SEND, socket, addr, length, 0)
                 .opFlags(Linux.MSG_NOSIGNAL | (waitAll ? Linux.MSG_WAITALL : 0))
@@ -350,14 +340,10 @@ public final class UringEventLoop extends EventLoop {
     @Override
     public long sendZeroCopy(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
             int fixedBufferIndex) {
-        requireSocket(socket);
-        long addr = address(buffer, offset, length);
-        if (fixedBufferIndex >= 0) {
-            requireInFixedBuffer(fixedBufferIndex, addr, length);
-        } else if (fixedBufferIndex != -1) {
-            throw new IllegalArgumentException("fixedBufferIndex must be a registered index or -1, got "
-                    + fixedBufferIndex);
-        }
+        checkSocket(socket);
+        checkBuffer(buffer, offset, length);
+        long addr = address(buffer, offset);
+        checkFixedBuffer(fixedBufferIndex, fixedRegions, buffer, offset, length);
         long ud = begin(handler, Op.SEND_ZC, tag);
         Sqe sqe = take(1).prepare(IoUring.OP_SEND_ZC, socket, addr, length, 0)
                 .opFlags(Linux.MSG_NOSIGNAL)
@@ -370,23 +356,12 @@ public final class UringEventLoop extends EventLoop {
         return ud;
     }
 
-    private void requireInFixedBuffer(int index, long addr, int length) {
-        if (index >= fixedRegions.size()) {
-            throw new IllegalArgumentException("fixed buffer " + index + " is not registered on this loop ("
-                    + fixedRegions.size() + " registered)");
-        }
-        MemorySegment region = fixedRegions.get(index).segment();
-        long start = region.address();
-        if (addr < start || addr + length > start + region.byteSize()) {
-            throw new IllegalArgumentException("send range lies outside fixed buffer " + index);
-        }
-    }
-
     @Override
     public long recv(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
             boolean waitAll) {
-        requireSocket(socket);
-        long addr = address(buffer, offset, length);
+        checkSocket(socket);
+        checkReceiveBuffer(buffer, offset, length);
+        long addr = address(buffer, offset);
         long ud = begin(handler, Op.RECV, tag);
         take(1).prepare(IoUring.OP_RECV, socket, addr, length, 0)
                 .opFlags(waitAll ? Linux.MSG_WAITALL : 0)
@@ -394,16 +369,25 @@ public final class UringEventLoop extends EventLoop {
         return ud;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The loop finds a completion's ring by its {@code user_data}, so receives armed at the same time
+     * on different rings need different handler ids or tags.
+     *
+     * @throws IllegalArgumentException if a receive with the same handler and tag is armed on another ring
+     */
     @Override
     public long recvMultishot(int handler, int tag, int socket, BufferRing ring) {
-        requireSocket(socket);
-        if (!(ring instanceof UringBufferRing own) || !own.belongsTo(this)) {
-            throw new IllegalArgumentException("buffer ring was not created by this loop: " + ring);
-        }
-        if (own.isClosed()) {
-            throw new IllegalArgumentException("buffer ring " + own.groupId() + " is closed");
+        checkSocket(socket);
+        UringBufferRing own = (UringBufferRing) checkRing(ring);
+        UringBufferRing armed = receiveRings.get(UserData.pack(handler, Op.RECV_MULTISHOT, tag));
+        if (armed != null && armed != own) {
+            throw new IllegalArgumentException("a multishot receive with handler " + handler + " and tag " + tag
+                    + " is armed on buffer group " + armed.groupId() + "; use another tag for group " + own.groupId());
         }
         long ud = begin(handler, Op.RECV_MULTISHOT, tag);
+        receiveRings.arm(ud, own);
         // Multishot recv: no address, length 0 (no per-shot cap), buffers picked from the group.
         take(1).prepare(IoUring.OP_RECV, socket, 0, 0, 0)
                 .ioprio(IoUring.RECV_MULTISHOT)
@@ -415,10 +399,8 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public long shutdown(int handler, int tag, int socket, int how) {
-        requireSocket(socket);
-        if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) {
-            throw new IllegalArgumentException("how must be SHUT_RD, SHUT_WR or SHUT_RDWR, got " + how);
-        }
+        checkSocket(socket);
+        checkShutdownHow(how);
         long ud = begin(handler, Op.SHUTDOWN, tag);
         take(1).prepare(IoUring.OP_SHUTDOWN, socket, 0, how, 0).userData(ud);
         return ud;
@@ -426,8 +408,10 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public long close(int handler, int tag, int socket) {
-        requireSocket(socket);
+        checkSocket(socket);
         long ud = begin(handler, Op.CLOSE, tag);
+        // Forgotten now, not at the completion: once the kernel frees the fd an accept may reuse it.
+        openFds.remove(socket);
         // Cancel everything on the fd, then close it. The hard link runs the close even when the cancel
         // finds nothing (-ENOENT); the cancel's completion stays internal.
         take(2).prepare(IoUring.OP_ASYNC_CANCEL, socket, 0, 0, 0)
@@ -441,9 +425,7 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public long timeout(int handler, int tag, long nanos) {
-        if (nanos < 0) {
-            throw new IllegalArgumentException("timeout must be >= 0 ns, got " + nanos);
-        }
+        checkNanos(nanos);
         long ud = begin(handler, Op.TIMEOUT, tag);
         Sqe sqe = take(1);
         long slot = slot(ring.lastSqeIndex());
@@ -455,9 +437,7 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public long linkTimeout(int handler, int tag, long nanos) {
-        if (nanos < 0) {
-            throw new IllegalArgumentException("timeout must be >= 0 ns, got " + nanos);
-        }
+        checkNanos(nanos);
         ensureOwner();
         Sqe previous = ring.lastUnsubmittedSqe();
         if (previous == null || UserData.handler(previous.userData()) == internalHandler) {
@@ -547,6 +527,14 @@ public final class UringEventLoop extends EventLoop {
                 if ((flags & CqeFlags.MORE) == 0) {
                     userPending--;
                     pendingByOp[op]--;
+                    if (op == Op.RECV_MULTISHOT) {
+                        receiveRings.disarm(userData);
+                    }
+                }
+                if ((flags & CqeFlags.BUFFER) != 0) {
+                    receiveRings.get(userData).delivered(CqeFlags.bufferId(flags));
+                } else if (op == Op.ACCEPT && result >= 0) {
+                    openFds.add(result); // tracked even if its handler is gone, so close() frees it
                 }
                 if ((flags & CqeFlags.NOTIF) != 0 && (result & CqeFlags.ZC_COPIED) != 0) {
                     counters.zeroCopyCopied();
@@ -580,7 +568,8 @@ public final class UringEventLoop extends EventLoop {
      * enters to flush them; the user learns once, through {@link #features()}, that the CQ is too small.
      */
     private void overflowSlowPath() {
-        if (cqOverflowEvents++ == 0) {
+        counters.cqOverflowEvent();
+        if (counters.cqOverflowEvents() == 1) {
             notes.add("CQ ring overflowed (" + ring.cqEntries() + " entries); completions were delayed, "
                     + "not lost: raise cqEntries");
             refreshFeatures();
@@ -635,6 +624,7 @@ public final class UringEventLoop extends EventLoop {
     @Override
     public int listen(InetSocketAddress address, int backlog) throws IOException {
         ensureOwner();
+        checkAddress(address, "address");
         if (backlog < 1) {
             throw new IllegalArgumentException("backlog must be >= 1, got " + backlog);
         }
@@ -647,6 +637,7 @@ public final class UringEventLoop extends EventLoop {
                 throw new ErrnoException("bind", r, address.toString());
             }
             ErrnoException.check("listen", sys.listen(fd, backlog));
+            openFds.add(fd);
             return fd;
         } catch (IOException | RuntimeException e) {
             sys.close(fd);
@@ -657,7 +648,10 @@ public final class UringEventLoop extends EventLoop {
     @Override
     public int socket(InetSocketAddress address) throws IOException {
         ensureOwner();
-        return newSocket(address);
+        checkAddress(address, "address");
+        int fd = newSocket(address);
+        openFds.add(fd);
+        return fd;
     }
 
     private int newSocket(InetSocketAddress address) throws ErrnoException {
@@ -672,7 +666,7 @@ public final class UringEventLoop extends EventLoop {
     @Override
     public InetSocketAddress localAddress(int socket) throws IOException {
         ensureOwner();
-        requireSocket(socket);
+        checkSocket(socket);
         control.set(JAVA_INT, CONTROL_LEN, (int) SockAddr.MAX_SIZE);
         ErrnoException.check("getsockname", sys.getsockname(socket, control, control.asSlice(CONTROL_LEN, 4)));
         return SockAddr.read(control, 0);
@@ -681,17 +675,15 @@ public final class UringEventLoop extends EventLoop {
     @Override
     public void setTcpNoDelay(int socket, boolean on) throws IOException {
         ensureOwner();
-        requireSocket(socket);
+        checkSocket(socket);
         setIntOption(socket, Linux.IPPROTO_TCP, Linux.TCP_NODELAY, on ? 1 : 0, "TCP_NODELAY");
     }
 
     @Override
     public void setBufferSizes(int socket, int sendBytes, int receiveBytes) throws IOException {
         ensureOwner();
-        requireSocket(socket);
-        if (sendBytes < 0 || receiveBytes < 0) {
-            throw new IllegalArgumentException("buffer sizes must be >= 0, got " + sendBytes + "/" + receiveBytes);
-        }
+        checkSocket(socket);
+        checkBufferSizes(sendBytes, receiveBytes);
         if (sendBytes > 0) {
             setIntOption(socket, Linux.SOL_SOCKET, Linux.SO_SNDBUF, sendBytes, "SO_SNDBUF");
         }
@@ -711,17 +703,9 @@ public final class UringEventLoop extends EventLoop {
     @Override
     public void registerFixedBuffers(MemoryRegion... regions) throws IOException {
         ensureOwner();
-        if (regions == null || regions.length == 0) {
-            throw new IllegalArgumentException("no regions given");
-        }
+        checkRegions(regions);
         List<MemoryRegion> all = new ArrayList<>(fixedRegions);
         for (MemoryRegion region : regions) {
-            if (region == null || !region.isValid()) {
-                throw new IllegalArgumentException("region is null or deregistered: " + region);
-            }
-            if (!region.segment().isNative()) {
-                throw new IllegalArgumentException("fixed buffers must be native memory: " + region);
-            }
             if (!all.contains(region)) {
                 all.add(region);
             }
@@ -778,7 +762,7 @@ public final class UringEventLoop extends EventLoop {
      * Cancels everything in flight ({@code ASYNC_CANCEL ANY|ALL}), reaps (dispatching the cancelled
      * completions) until nothing is pending and every zero-copy notification is in, or until
      * {@link #CLOSE_DEADLINE_NANOS} passes (then it reports on stderr what is stuck), closes the
-     * loop's buffer rings, the eventfd and the ring. Owner thread only; idempotent. Called from a
+     * sockets the user left open, the loop's buffer rings, the eventfd and the ring. Owner thread only; idempotent. Called from a
      * completion handler, it takes effect when the current batch of completions has been dispatched.
      */
     @Override
@@ -798,21 +782,14 @@ public final class UringEventLoop extends EventLoop {
             }
         } finally {
             closed = true;
-            RuntimeException failure = null;
+            openFds.closeAll(sys);
             for (UringBufferRing open : new ArrayList<>(bufferRings)) {
-                try {
-                    open.close();
-                } catch (RuntimeException e) { // e.g. its pool was closed first: still free the ring
-                    failure = e;
-                }
+                open.close();
             }
             ring.close();
             shutOutWakers();
             sys.close(eventFd);
             arena.close();
-            if (failure != null) {
-                throw failure;
-            }
         }
     }
 
@@ -854,7 +831,7 @@ public final class UringEventLoop extends EventLoop {
             }
         }
         return "UringEventLoop[" + ring + " pending=" + userPending + (pendingOps.isEmpty() ? "" : " (" + pendingOps.toString().trim() + ")")
-                + " internal=" + internalPending + (cqOverflowEvents > 0 ? " cqOverflowEvents=" + cqOverflowEvents : "")
+                + " internal=" + internalPending + " openSockets=" + openFds.count()
                 + (wakeupArmed ? " wakeup-armed" : "") + (closed ? " closed" : "")
                 + " " + counters + "]";
     }

@@ -88,9 +88,6 @@ class LayoutTest {
         assertEquals(8, BufRingLayout.REG_RING_ENTRIES);
         assertEquals(12, BufRingLayout.REG_BGID);
         assertEquals(14, BufRingLayout.REG_FLAGS);
-        assertEquals(40, BufRingLayout.STATUS.byteSize());
-        assertEquals(0, BufRingLayout.STATUS_BUF_GROUP);
-        assertEquals(4, BufRingLayout.STATUS_HEAD);
     }
 
     @Test
