@@ -2,13 +2,16 @@ package io.zcnet.ring;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Counters of one event loop. The owner thread is the only writer; any thread may read, seeing each
- * counter's latest value (opaque access: no tearing, no ordering between counters).
+ * counter's latest value (opaque access: no tearing, no ordering between counters). While the loop is
+ * open they also appear in JFR recordings as the periodic {@code io.zcnet.LoopStatistics} event.
  */
 public final class LoopCounters {
     private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final AtomicLong IDS = new AtomicLong();
 
     private static final int SYSCALLS = 0;
     private static final int SUBMITTED = 1;
@@ -23,6 +26,38 @@ public final class LoopCounters {
     private static final int COUNT = 10;
 
     private final long[] values = new long[COUNT];
+    private final long id = IDS.incrementAndGet();
+    private final EngineKind engine;
+
+    private LoopCounters(EngineKind engine) {
+        this.engine = engine;
+    }
+
+    /** Counters of a loop that is opening: reported in JFR recordings until {@link #retire()}. */
+    public static LoopCounters forLoop(EngineKind engine) {
+        LoopCounters counters = new LoopCounters(engine);
+        LoopStatisticsEvent.track(counters);
+        return counters;
+    }
+
+    /** Counters for internal rings (availability probes) that no recording should show. */
+    public static LoopCounters untracked(EngineKind engine) {
+        return new LoopCounters(engine);
+    }
+
+    /** Stops reporting these counters to JFR: the loop has closed. Idempotent. */
+    public void retire() {
+        LoopStatisticsEvent.untrack(this);
+    }
+
+    /** Identity of the loop within this JVM, as JFR events show it. */
+    public long id() {
+        return id;
+    }
+
+    public EngineKind engine() {
+        return engine;
+    }
 
     private void add(int slot, long delta) {
         SLOT.setOpaque(values, slot, (long) SLOT.getOpaque(values, slot) + delta);

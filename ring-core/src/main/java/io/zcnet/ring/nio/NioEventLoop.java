@@ -111,7 +111,7 @@ public final class NioEventLoop extends EventLoop {
         }
     }
 
-    private final LoopCounters counters = new LoopCounters();
+    private final LoopCounters counters = LoopCounters.forLoop(EngineKind.NIO);
     private final EngineFeatures features;
     private final Selector selector;
     private final Consumer<SelectionKey> collectReady = this::collectReady;
@@ -548,6 +548,7 @@ public final class NioEventLoop extends EventLoop {
             }
         } finally {
             closed = true;
+            counters.retire();
             releaseResources();
         }
     }

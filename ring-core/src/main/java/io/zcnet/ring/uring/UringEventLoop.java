@@ -106,7 +106,7 @@ public final class UringEventLoop extends EventLoop {
         }
     }
 
-    private final LoopCounters counters = new LoopCounters();
+    private final LoopCounters counters = LoopCounters.forLoop(EngineKind.URING);
     private final Arena arena;
     private final Native sys;
     private final Ring ring;
@@ -782,6 +782,7 @@ public final class UringEventLoop extends EventLoop {
             }
         } finally {
             closed = true;
+            counters.retire();
             openFds.closeAll(sys);
             for (UringBufferRing open : new ArrayList<>(bufferRings)) {
                 open.close();
