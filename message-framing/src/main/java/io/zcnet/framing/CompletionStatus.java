@@ -18,9 +18,12 @@ public final class CompletionStatus {
     public static final int PROTOCOL_ERROR = 4;
     /** {@code IBV_WC_WR_FLUSH_ERR}: the queue pair went to ERROR before this work request completed. */
     public static final int FLUSH_ERROR = 5;
+    /** {@code IBV_WC_LOC_PROT_ERR}: the posted receive's memory region was deregistered before the data came. */
+    public static final int LOCAL_PROTECTION_ERROR = 6;
 
     private static final String[] NAMES = {
-        "SUCCESS", "LOCAL_LENGTH_ERROR", "REMOTE_ACCESS_ERROR", "RNR_ERROR", "PROTOCOL_ERROR", "FLUSH_ERROR"
+        "SUCCESS", "LOCAL_LENGTH_ERROR", "REMOTE_ACCESS_ERROR", "RNR_ERROR", "PROTOCOL_ERROR", "FLUSH_ERROR",
+        "LOCAL_PROTECTION_ERROR"
     };
 
     private CompletionStatus() {

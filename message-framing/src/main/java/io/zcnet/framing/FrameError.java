@@ -52,13 +52,15 @@ public final class FrameError {
     public static final int UNEXPECTED_READ_RESPONSE = -20;
     /** Responder-side read requests arrive faster than they are taken. */
     public static final int READ_QUEUE_OVERFLOW = -21;
+    /** The region of the posted receive a SEND would land in was deregistered, or its memory freed. */
+    public static final int LOCAL_PROTECTION = -22;
 
     private static final String[] NAMES = {
         "OK", "TRUNCATED", "BAD_VERSION", "BAD_OPCODE", "RESERVED_BITS", "BAD_EXTENSION_LENGTH",
         "PAYLOAD_TOO_LONG", "MESSAGE_TOO_LONG", "BAD_SEGMENT", "BAD_FLAGS", "RESERVED_FIELD",
         "MSN_OUT_OF_WINDOW", "ICRC_MISMATCH", "INCONSISTENT_MESSAGE", "REMOTE_ACCESS", "LOCAL_LENGTH",
         "RECEIVER_NOT_READY", "BAD_ACKNOWLEDGE", "COMPLETION_QUEUE_OVERFLOW", "QUEUE_PAIR_IN_ERROR",
-        "UNEXPECTED_READ_RESPONSE", "READ_QUEUE_OVERFLOW"
+        "UNEXPECTED_READ_RESPONSE", "READ_QUEUE_OVERFLOW", "LOCAL_PROTECTION"
     };
 
     /** Number of codes, {@code OK} included; codes run from {@code 0} down to {@code 1 - COUNT}. */
@@ -77,6 +79,7 @@ public final class FrameError {
         return switch (code) {
             case OK -> CompletionStatus.SUCCESS;
             case LOCAL_LENGTH -> CompletionStatus.LOCAL_LENGTH_ERROR;
+            case LOCAL_PROTECTION -> CompletionStatus.LOCAL_PROTECTION_ERROR;
             case REMOTE_ACCESS, UNEXPECTED_READ_RESPONSE -> CompletionStatus.REMOTE_ACCESS_ERROR;
             case RECEIVER_NOT_READY -> CompletionStatus.RNR_ERROR;
             case QUEUE_PAIR_IN_ERROR -> CompletionStatus.FLUSH_ERROR;

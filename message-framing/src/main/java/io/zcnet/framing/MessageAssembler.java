@@ -30,23 +30,37 @@ import java.lang.foreign.MemorySegment;
  *   order, and later frames are refused with {@link FrameError#QUEUE_PAIR_IN_ERROR}.</li>
  * </ul>
  *
+ * <p>Two ways in. {@link #onFrame} takes a whole frame, payload included, and copies the payload to its
+ * place: for small segments that arrived in a buffer anyway. <b>Direct placement</b> (DESIGN.md, zc-rx
+ * strategy 3) takes the header first: {@link #beginPlacement} judges it and names, in a reusable
+ * {@link PlacementTarget}, the exact bytes of the posted receive or registered region the payload belongs
+ * in; the caller has the kernel receive the payload there ({@code recv} with {@code MSG_WAITALL}) and then
+ * calls {@link #commit} (or {@link #abort} if that receive failed). Both ways share one judgement and one
+ * bookkeeping, so they may be mixed, even for the segments of one message.
+ *
+ * <p>Receives are posted as verbs posts them, by local key, offset and length; the key is checked against
+ * the {@link MemoryRegistry} (LOCAL_WRITE) when posted and the region's validity again when data lands.
+ *
  * <p>A SEND frame can only be placed once it is known which receive its message takes, that is once a
  * frame of every earlier message in the window has been seen (for a WRITE, its last frame: only that
- * says whether it carries immediate data). Until then {@link #onFrame} answers {@link #DEFERRED} and
- * changes nothing; the caller keeps the frame and offers it again after later frames, typically holding
- * its payload in a pool buffer (the single extra copy happens only on reordering across message
- * boundaries).
+ * says whether it carries immediate data). Until then the frame is {@link #DEFERRED}: nothing is placed
+ * and the caller offers it again after later frames, typically holding its payload in a pool buffer (the
+ * single extra copy happens only on reordering across message boundaries). {@link #onFrame} records the
+ * deferred frame's opcode, which can resolve later messages' receives; {@link #beginPlacement} records
+ * nothing (with the ICRC on, the header is not verified before its payload is in).
  *
  * <p>Steady state allocates nothing: the window's state, bitmaps, completion queue and read-request ring
- * are arrays sized at construction. Not thread-safe: owned by one thread (the queue pair's receive loop).
+ * are arrays sized at construction; placement targets are caller-owned holders. Not thread-safe: owned
+ * by one thread (the queue pair's receive loop).
  */
 public final class MessageAssembler {
 
-    /** {@link #onFrame} result: the frame was placed (or, for an ACKNOWLEDGE, applied). */
+    /** {@link #onFrame} and {@link #commit} result: the frame was placed (or, for an ACKNOWLEDGE, applied);
+     *  {@link #beginPlacement} result: receive the payload into the target, then commit. */
     public static final int ACCEPTED = 1;
-    /** {@link #onFrame} result: the frame repeats one already placed, or a completed message; ignored. */
+    /** Result: the frame repeats a segment already placed (or being placed), or a completed message; ignored. */
     public static final int DUPLICATE = 2;
-    /** {@link #onFrame} result: a SEND frame whose receive is not known yet; offer it again later. */
+    /** Result: a SEND frame whose receive is not known yet; offer it again later (through {@link #onFrame}). */
     public static final int DEFERRED = 3;
 
     private static final int STATE_READY = 0;
@@ -82,7 +96,9 @@ public final class MessageAssembler {
     private final int[] immediates;
     private final int[] finalOpcodes;
     private final long[] receiveIndexes;
-    private final long[] bitmaps;
+    // Per-message segment bitmaps: placed, and reserved by a direct placement still receiving its payload.
+    private final long[] placed;
+    private final long[] reserved;
     private final int[] readRkeys;
     private final long[] readOffsets;
     private final int[] readLengths;
@@ -102,6 +118,12 @@ public final class MessageAssembler {
     private final int[] outstandingReadLengths;
     private long outstandingReadHead;
     private long outstandingReadTail;
+
+    // What check() found out about the frame it judged, for placing it or for failing the queue pair.
+    private int checkedSlot;
+    private long checkedReceive;
+    private MemorySegment destination;
+    private long destinationOffset;
 
     private int expectedMsn;
     private long receivesRetired;
@@ -143,7 +165,8 @@ public final class MessageAssembler {
         immediates = new int[window];
         finalOpcodes = new int[window];
         receiveIndexes = new long[window];
-        bitmaps = new long[window * wordsPerMessage];
+        placed = new long[window * wordsPerMessage];
+        reserved = new long[window * wordsPerMessage];
         readRkeys = new int[window];
         readOffsets = new long[window];
         readLengths = new int[window];
@@ -164,20 +187,28 @@ public final class MessageAssembler {
     // ---------------------------------------------------------------- posting
 
     /**
-     * Posts a receive buffer; SEND messages fill receives in posting order. In ERROR the receive is
-     * completed at once with {@link CompletionStatus#FLUSH_ERROR}, as verbs do.
+     * Posts a receive of {@code length} bytes at {@code offset} of the region whose local key is
+     * {@code lkey} (an {@code ibv_sge} of ibv_post_recv(3)); SEND messages fill receives in posting order.
+     * The region must grant {@link Access#LOCAL_WRITE}. In ERROR the receive is completed at once with
+     * {@link CompletionStatus#FLUSH_ERROR}, as verbs do. Deregistering the region while the receive is
+     * outstanding makes the message that lands in it fail with {@link CompletionStatus#LOCAL_PROTECTION_ERROR}.
      *
-     * @return false if the receive queue is full (nothing posted)
-     * @throws IllegalArgumentException if {@code buffer} is null or longer than a message can be
+     * @return false if the receive queue (or, in ERROR, the completion queue) is full: nothing posted
+     * @throws IllegalArgumentException if the key does not name a live local region with LOCAL_WRITE, or
+     *                                  the range is negative or outside it
      */
-    public boolean postReceive(long workRequestId, MemorySegment buffer) {
-        if (buffer == null) {
-            throw new IllegalArgumentException("buffer is null");
+    public boolean postReceive(long workRequestId, int lkey, long offset, long length) {
+        int status = registry.checkLocal(lkey, offset, length, Access.LOCAL_WRITE);
+        MemoryRegion region = status == AccessStatus.OK ? registry.lookupLocal(lkey) : null;
+        if (region == null) {
+            throw new IllegalArgumentException("receive " + workRequestId + ": lkey 0x" + Integer.toHexString(lkey)
+                    + " range " + offset + "+" + length + " refused: "
+                    + AccessStatus.name(status == AccessStatus.OK ? AccessStatus.DEREGISTERED : status));
         }
         if (state == STATE_ERROR) {
             return completions.offer(workRequestId, CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
         }
-        return receives.offer(workRequestId, buffer);
+        return receives.offer(workRequestId, region, offset, length);
     }
 
     /**
@@ -225,7 +256,7 @@ public final class MessageAssembler {
         return true;
     }
 
-    // ---------------------------------------------------------------- frames
+    // ---------------------------------------------------------------- frames, payload supplied
 
     /** {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} for a contiguous frame. */
     public int onFrame(MemorySegment frame, long offset, long available) {
@@ -240,8 +271,9 @@ public final class MessageAssembler {
     }
 
     /**
-     * Validates and places one frame whose header and extension are at {@code offset} of {@code frame}
-     * ({@code available} bytes there) and whose payload is at {@code payloadOffset} of {@code payload}.
+     * Validates one frame whose header and extension are at {@code offset} of {@code frame}
+     * ({@code available} bytes there) and whose payload is at {@code payloadOffset} of {@code payload},
+     * and copies the payload to its place: the path for small segments already in a buffer.
      *
      * @return {@link #ACCEPTED}, {@link #DUPLICATE} or {@link #DEFERRED}; {@link FrameError#TRUNCATED} if
      *         the bytes the header announces are not all supplied (nothing changed); any other negative
@@ -264,7 +296,7 @@ public final class MessageAssembler {
         header.wrap(frame, offset);
         int result = FrameValidator.validateHeader(header, segmentSize);
         if (result != FrameError.OK) {
-            return fail(result, -1);
+            return fail(result, -1, -1);
         }
         int ext = header.extLength();
         long length = header.length();
@@ -274,9 +306,39 @@ public final class MessageAssembler {
             return FrameError.TRUNCATED;
         }
         if (icrcEnabled && !icrc.verify(frame, offset, payload, payloadOffset)) {
-            return fail(FrameError.ICRC_MISMATCH, -1);
+            return fail(FrameError.ICRC_MISMATCH, -1, -1);
         }
-        result = place(frame, offset + FrameHeader.LENGTH, payload, payloadOffset, (int) length);
+        long extOffset = offset + FrameHeader.LENGTH;
+        result = check(frame, extOffset, (int) length);
+        if (result == ACCEPTED) {
+            result = copyPayload(payload, payloadOffset, (int) length);
+            if (result == ACCEPTED) {
+                result = apply(frame, extOffset, (int) length);
+            }
+        } else if (result == DEFERRED) {
+            // The frame is verified: its opcode may already tell which later messages take which receive.
+            classify(checkedSlot, header.opcode());
+        } else if (result < 0) {
+            return fail(result, checkedSlot, checkedReceive);
+        }
+        return count(result);
+    }
+
+    private int copyPayload(MemorySegment payload, long payloadOffset, int length) {
+        if (length == 0) {
+            return ACCEPTED;
+        }
+        try {
+            MemorySegment.copy(payload, payloadOffset, destination, destinationOffset, length);
+            return ACCEPTED;
+        } catch (IllegalStateException closed) {
+            // The destination's memory was freed concurrently: an access error, not a crash of the loop.
+            return fail(checkedReceive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS,
+                    checkedSlot, checkedReceive);
+        }
+    }
+
+    private int count(int result) {
         if (result == ACCEPTED) {
             framesAccepted++;
         } else if (result == DUPLICATE) {
@@ -285,71 +347,205 @@ public final class MessageAssembler {
         return result;
     }
 
-    private int place(MemorySegment frame, long extOffset, MemorySegment payload, long payloadOffset, int length) {
+    // ---------------------------------------------------------------- frames, direct placement
+
+    /**
+     * Phase 1 of direct placement: validates the header and extension at {@code offset} of
+     * {@code headers} ({@code available} bytes there; the payload is not needed) and says in
+     * {@code target} where the payload must be received. The caller then receives exactly
+     * {@code target.length()} bytes of the stream into {@code target.address()} (with {@code MSG_WAITALL}:
+     * the kernel's copy is the only one) and calls {@link #commit} or, if that receive fails,
+     * {@link #abort}.
+     *
+     * <p>Nothing that a failed payload receive could leave wrong is changed here: the segment is only
+     * <em>reserved</em>, so that another copy of it (a retransmission on another subflow) is drained instead
+     * of being written over the first while the kernel fills it; its bytes count, and its message can
+     * complete, only at {@code commit}. The header and extension are copied into {@code target}, so
+     * {@code headers} may be reused at once. With the ICRC negotiated, it is checked at {@code commit},
+     * once the payload is in.
+     *
+     * @return {@link #ACCEPTED}: {@code target} names the place in a posted receive or a registered region
+     *         (for frames without payload, 0 bytes of the drain) and is pending;
+     *         {@link #DUPLICATE}: a copy of a placed or reserved segment, or of a completed message:
+     *         {@code target} names the drain, receive the payload there and forget it;
+     *         {@link #DEFERRED}: a SEND frame whose receive is not known yet: {@code target} names the
+     *         drain; keep the payload (there or in a buffer of your own) and offer the whole frame to
+     *         {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} after later frames;
+     *         {@link FrameError#TRUNCATED}: fewer than the header and extension bytes were given (nothing
+     *         changed); any other negative {@link FrameError}: refused, the queue pair is now in ERROR
+     * @throws IllegalArgumentException if an argument is null or out of range, or the target's drain is
+     *                                  smaller than the segment size
+     * @throws IllegalStateException    if {@code target} still holds a placement not committed or aborted
+     */
+    public int beginPlacement(MemorySegment headers, long offset, long available, PlacementTarget target) {
+        if (headers == null || target == null) {
+            throw new IllegalArgumentException("headers and target must not be null");
+        }
+        if (offset < 0 || available < 0 || offset > headers.byteSize() || available > headers.byteSize() - offset) {
+            throw new IllegalArgumentException("range " + offset + "+" + available + " outside the header segment");
+        }
+        if (target.owner != null) {
+            throw new IllegalStateException("target still holds a placement: commit or abort it first: " + target);
+        }
+        if (target.drain.byteSize() < segmentSize) {
+            throw new IllegalArgumentException("drain of " + target.drain.byteSize() + " bytes is smaller than the "
+                    + segmentSize + "-byte segment size");
+        }
+        target.clear();
+        if (state == STATE_ERROR) {
+            return FrameError.QUEUE_PAIR_IN_ERROR;
+        }
+        if (available < FrameHeader.LENGTH) {
+            return FrameError.TRUNCATED;
+        }
+        header.wrap(headers, offset);
+        int result = FrameValidator.validateHeader(header, segmentSize);
+        if (result != FrameError.OK) {
+            return fail(result, -1, -1);
+        }
+        int headerBytes = FrameHeader.LENGTH + header.extLength();
+        if (available < headerBytes) {
+            return FrameError.TRUNCATED;
+        }
+        MemorySegment copy = target.headerCopy;
+        MemorySegment.copy(headers, offset, copy, 0, headerBytes);
+        header.wrap(copy, 0);
+        int length = (int) header.length();
+        result = check(copy, FrameHeader.LENGTH, length);
+        if (result == ACCEPTED) {
+            int slot = checkedSlot;
+            if (slot >= 0) {
+                int segment = header.messageOffset() / segmentSize;
+                reserved[slot * wordsPerMessage + (segment >>> 6)] |= 1L << segment;
+                target.segmentIndex = segment;
+            }
+            target.slot = slot;
+            target.owner = this;
+            if (destination != null) {
+                target.describe(destination, destinationOffset, length);
+            } else {
+                target.describe(target.drain, 0, 0);
+            }
+            return ACCEPTED;
+        }
+        if (result == DUPLICATE || result == DEFERRED) {
+            target.describe(target.drain, 0, length);
+            return result == DUPLICATE ? count(result) : result;
+        }
+        return fail(result, checkedSlot, checkedReceive);
+    }
+
+    /**
+     * Phase 2 of direct placement: the payload that {@link #beginPlacement} asked for has been received
+     * into {@code target}. Verifies the ICRC (if negotiated) over the header copy and the received bytes,
+     * judges the frame again against the state as it is now (frames committed meanwhile may contradict
+     * it), marks the segment placed and completes every message that is now complete, in MSN order,
+     * exactly as {@link #onFrame} does.
+     *
+     * @return {@link #ACCEPTED}; {@link FrameError#QUEUE_PAIR_IN_ERROR} if the queue pair failed meanwhile;
+     *         any other negative {@link FrameError}: refused, the queue pair is now in ERROR (the received
+     *         bytes stay where they are: inside the posted receive or permitted region)
+     * @throws IllegalStateException if {@code target} holds no placement of this assembler
+     */
+    public int commit(PlacementTarget target) {
+        release(target);
+        if (state == STATE_ERROR) {
+            return FrameError.QUEUE_PAIR_IN_ERROR;
+        }
+        MemorySegment copy = target.headerCopy;
+        header.wrap(copy, 0);
+        if (icrcEnabled && !icrc.verify(copy, 0, target.segment, target.offset)) {
+            return fail(FrameError.ICRC_MISMATCH, -1, -1);
+        }
+        // The reservation kept every other copy of this segment out, and the receive a SEND takes was
+        // known at beginPlacement and never changes: the check yields the same place, or an error.
+        int result = check(copy, FrameHeader.LENGTH, target.length);
+        if (result == ACCEPTED) {
+            result = apply(copy, FrameHeader.LENGTH, target.length);
+        } else if (result < 0) {
+            return fail(result, checkedSlot, checkedReceive);
+        }
+        return count(result);
+    }
+
+    /**
+     * Gives up a placement whose payload receive failed (the subflow broke, the receive was cancelled):
+     * the segment's reservation is dropped and nothing else changes, so a retransmission of the frame is
+     * placed normally. Bytes the failed receive wrote stay inside the target, which a retransmission
+     * overwrites.
+     *
+     * @throws IllegalStateException if {@code target} holds no placement of this assembler
+     */
+    public void abort(PlacementTarget target) {
+        release(target);
+        target.clear();
+    }
+
+    private void release(PlacementTarget target) {
+        if (target == null) {
+            throw new IllegalArgumentException("target is null");
+        }
+        if (target.owner != this) {
+            throw new IllegalStateException(target.owner == null ? "target holds no placement: " + target
+                    : "target holds a placement of another assembler: " + target);
+        }
+        target.owner = null;
+        if (target.slot >= 0) {
+            int segment = target.segmentIndex;
+            reserved[target.slot * wordsPerMessage + (segment >>> 6)] &= ~(1L << segment);
+        }
+    }
+
+    // ---------------------------------------------------------------- judging and placing
+
+    /**
+     * Judges a validated frame (header in {@link #header}, extension at {@code extOffset} of
+     * {@code headers}) against the queue pair's state without changing anything: window, message
+     * consistency, duplicates, the receive a SEND takes, keys, rights and bounds. On {@link #ACCEPTED}
+     * {@link #destination} and {@link #destinationOffset} say where the payload goes (null for frames
+     * without payload); {@link #checkedSlot} and {@link #checkedReceive} are set as far as they were
+     * determined, for {@link #fail}.
+     */
+    private int check(MemorySegment headers, long extOffset, int length) {
+        checkedSlot = -1;
+        checkedReceive = -1;
+        destination = null;
+        destinationOffset = 0;
         int opcode = header.opcode();
         if (opcode == Opcode.ACKNOWLEDGE) {
-            int r = sendFlow.onAcknowledge(header.msn(), header.immData());
-            return r == FrameError.OK ? ACCEPTED : fail(r, -1);
+            return ACCEPTED;
         }
         int msn = header.msn();
         int ahead = Msn.distance(expectedMsn, msn);
         if (ahead >= window) {
-            return Msn.MODULUS - ahead <= window ? DUPLICATE : fail(FrameError.MSN_OUT_OF_WINDOW, -1);
+            return Msn.MODULUS - ahead <= window ? DUPLICATE : FrameError.MSN_OUT_OF_WINDOW;
         }
         int slot = msn & slotMask;
-        int kind = Opcode.kind(opcode);
-        int family = family(kind);
-        boolean last = Opcode.isLast(opcode);
-        if (kinds[slot] == 0) {
-            kinds[slot] = (byte) family;
-        } else if (kinds[slot] != family) {
-            return fail(FrameError.INCONSISTENT_MESSAGE, slot);
+        checkedSlot = slot;
+        checkedReceive = receiveIndexes[slot]; // the receive the message holds, which an error must complete
+        int family = family(Opcode.kind(opcode));
+        if (kinds[slot] != 0 && kinds[slot] != family) {
+            return FrameError.INCONSISTENT_MESSAGE;
         }
         int messageOffset = header.messageOffset();
         int segment = messageOffset / segmentSize;
-        if (last) {
-            int total = messageOffset + length;
-            if ((segmentsExpected[slot] >= 0 && totalLengths[slot] != total) || highestSegment[slot] > segment) {
-                return fail(FrameError.INCONSISTENT_MESSAGE, slot);
+        if (Opcode.isLast(opcode)) {
+            if ((segmentsExpected[slot] >= 0 && totalLengths[slot] != messageOffset + length) || highestSegment[slot] > segment) {
+                return FrameError.INCONSISTENT_MESSAGE;
             }
         } else if (segmentsExpected[slot] >= 0 && segment >= segmentsExpected[slot] - 1) {
-            return fail(FrameError.INCONSISTENT_MESSAGE, slot);
-        }
-        if (consumers[slot] == CONSUMER_UNKNOWN && (family != Opcode.KIND_WRITE || last)) {
-            consumers[slot] = Opcode.consumesReceive(kind) ? CONSUMER_YES : CONSUMER_NO;
+            return FrameError.INCONSISTENT_MESSAGE;
         }
         int word = slot * wordsPerMessage + (segment >>> 6);
-        long bit = 1L << segment;
-        if ((bitmaps[word] & bit) != 0) {
+        if (((placed[word] | reserved[word]) & (1L << segment)) != 0) {
             return DUPLICATE;
         }
-        int r = switch (family) {
-            case Opcode.KIND_SEND -> placeSend(slot, msn, messageOffset, payload, payloadOffset, length);
-            case Opcode.KIND_WRITE -> placeTagged(slot, messageOffset, frame, extOffset, payload, payloadOffset, length, false);
-            case Opcode.KIND_READ_RESPONSE -> placeTagged(slot, messageOffset, frame, extOffset, payload, payloadOffset, length, true);
-            default -> acceptReadRequest(slot, msn, frame, extOffset);
+        return switch (family) {
+            case Opcode.KIND_SEND -> checkSend(slot, msn, messageOffset, length);
+            case Opcode.KIND_WRITE -> checkWrite(headers, extOffset, length);
+            case Opcode.KIND_READ_RESPONSE -> checkReadResponse(slot, messageOffset, headers, extOffset, length);
+            default -> checkReadRequest(headers, extOffset);
         };
-        if (r != ACCEPTED) {
-            return r;
-        }
-        bitmaps[word] |= bit;
-        segmentsPlaced[slot]++;
-        if (segment > highestSegment[slot]) {
-            highestSegment[slot] = segment;
-        }
-        if (last) {
-            segmentsExpected[slot] = segment + 1;
-            totalLengths[slot] = messageOffset + length;
-            finalOpcodes[slot] = opcode;
-            immediates[slot] = Opcode.hasImmediate(opcode) ? header.immData() : 0;
-        }
-        if (segmentsPlaced[slot] == segmentsExpected[slot]) {
-            complete[slot] = true;
-            if (slot == (expectedMsn & slotMask)) {
-                return retire();
-            }
-        }
-        return ACCEPTED;
     }
 
     /** SEND, SEND with immediate and WRITE with immediate share the message families SEND and WRITE. */
@@ -361,7 +557,7 @@ public final class MessageAssembler {
         };
     }
 
-    private int placeSend(int slot, int msn, int messageOffset, MemorySegment payload, long payloadOffset, int length) {
+    private int checkSend(int slot, int msn, int messageOffset, int length) {
         long receive = receiveIndexes[slot];
         if (receive < 0) {
             receive = receiveFor(msn);
@@ -369,17 +565,19 @@ public final class MessageAssembler {
                 return DEFERRED;
             }
             if (!receives.isPosted(receive)) {
-                return fail(FrameError.RECEIVER_NOT_READY, slot);
+                return FrameError.RECEIVER_NOT_READY;
             }
-            receiveIndexes[slot] = receive;
         }
-        MemorySegment buffer = receives.buffer(receive);
-        if ((long) messageOffset + length > buffer.byteSize()) {
-            return fail(FrameError.LOCAL_LENGTH, slot);
+        checkedReceive = receive;
+        if ((long) messageOffset + length > receives.length(receive)) {
+            return FrameError.LOCAL_LENGTH;
         }
-        if (length > 0) {
-            MemorySegment.copy(payload, payloadOffset, buffer, messageOffset, length);
+        MemoryRegion region = receives.region(receive);
+        if (!region.isValid() || !region.segment().scope().isAlive()) {
+            return FrameError.LOCAL_PROTECTION;
         }
+        destination = region.segment();
+        destinationOffset = receives.offset(receive) + messageOffset;
         return ACCEPTED;
     }
 
@@ -398,45 +596,41 @@ public final class MessageAssembler {
         return index;
     }
 
-    private int placeTagged(int slot, int messageOffset, MemorySegment frame, long extOffset, MemorySegment payload,
-                            long payloadOffset, int length, boolean readResponse) {
-        tagged.wrap(frame, extOffset);
+    private int checkWrite(MemorySegment headers, long extOffset, int length) {
+        tagged.wrap(headers, extOffset);
         int key = tagged.rkey();
         long regionOffset = tagged.regionOffset();
-        MemoryRegion region;
-        if (readResponse) {
-            // Every frame of one response names the same sink: key and message start agree.
-            long start = regionOffset - messageOffset;
-            if (segmentsPlaced[slot] > 0 && (readRkeys[slot] != key || readSinkOffsets[slot] != start)) {
-                return fail(FrameError.INCONSISTENT_MESSAGE, slot);
-            }
-            if (!withinOutstandingRead(key, regionOffset, length)) {
-                return fail(FrameError.UNEXPECTED_READ_RESPONSE, slot);
-            }
-            readRkeys[slot] = key;
-            readSinkOffsets[slot] = start;
-            if (registry.checkLocal(key, regionOffset, length, Access.LOCAL_WRITE) != AccessStatus.OK) {
-                return fail(FrameError.REMOTE_ACCESS, slot);
-            }
-            region = registry.lookupLocal(key);
-        } else {
-            if (registry.checkRemote(key, regionOffset, length, Access.REMOTE_WRITE) != AccessStatus.OK) {
-                return fail(FrameError.REMOTE_ACCESS, slot);
-            }
-            region = registry.lookupRemote(key);
+        if (registry.checkRemote(key, regionOffset, length, Access.REMOTE_WRITE) != AccessStatus.OK) {
+            return FrameError.REMOTE_ACCESS;
         }
+        return target(registry.lookupRemote(key), regionOffset, length);
+    }
+
+    private int checkReadResponse(int slot, int messageOffset, MemorySegment headers, long extOffset, int length) {
+        tagged.wrap(headers, extOffset);
+        int key = tagged.rkey();
+        long regionOffset = tagged.regionOffset();
+        // Every frame of one response names the same sink: key and message start agree.
+        if (segmentsPlaced[slot] > 0 && (readRkeys[slot] != key || readSinkOffsets[slot] != regionOffset - messageOffset)) {
+            return FrameError.INCONSISTENT_MESSAGE;
+        }
+        if (!withinOutstandingRead(key, regionOffset, length)) {
+            return FrameError.UNEXPECTED_READ_RESPONSE;
+        }
+        if (registry.checkLocal(key, regionOffset, length, Access.LOCAL_WRITE) != AccessStatus.OK) {
+            return FrameError.REMOTE_ACCESS;
+        }
+        return target(registry.lookupLocal(key), regionOffset, length);
+    }
+
+    /** Points {@link #destination} into {@code region} after the registry's check. */
+    private int target(MemoryRegion region, long regionOffset, int length) {
         // The region may have been deregistered between check and lookup; re-check the bounds we write.
         if (region == null || regionOffset > region.segment().byteSize() - length) {
-            return fail(FrameError.REMOTE_ACCESS, slot);
+            return FrameError.REMOTE_ACCESS;
         }
-        if (length > 0) {
-            try {
-                MemorySegment.copy(payload, payloadOffset, region.segment(), regionOffset, length);
-            } catch (IllegalStateException closed) {
-                // The region's memory was freed concurrently: an access error, not a crash of the loop.
-                return fail(FrameError.REMOTE_ACCESS, slot);
-            }
-        }
+        destination = region.segment();
+        destinationOffset = regionOffset;
         return ACCEPTED;
     }
 
@@ -452,24 +646,80 @@ public final class MessageAssembler {
         return false;
     }
 
-    private int acceptReadRequest(int slot, int msn, MemorySegment frame, long extOffset) {
-        readExtension.wrap(frame, extOffset);
+    private int checkReadRequest(MemorySegment headers, long extOffset) {
+        readExtension.wrap(headers, extOffset);
         long length = readExtension.readLength();
         if (length > FramingConfig.MAX_MESSAGE_SIZE) {
-            return fail(FrameError.MESSAGE_TOO_LONG, slot);
+            return FrameError.MESSAGE_TOO_LONG;
         }
         if (registry.checkRemote(readExtension.rkey(), readExtension.regionOffset(), length, Access.REMOTE_READ)
-                != AccessStatus.OK) {
-            return fail(FrameError.REMOTE_ACCESS, slot);
+                != AccessStatus.OK || readExtension.sinkOffset() < 0) {
+            return FrameError.REMOTE_ACCESS;
         }
-        if (readExtension.sinkOffset() < 0) {
-            return fail(FrameError.REMOTE_ACCESS, slot);
+        return ACCEPTED;
+    }
+
+    /** Records what a frame of {@code opcode} says about the message in {@code slot}. */
+    private void classify(int slot, int opcode) {
+        int kind = Opcode.kind(opcode);
+        int family = family(kind);
+        if (kinds[slot] == 0) {
+            kinds[slot] = (byte) family;
         }
-        readRkeys[slot] = readExtension.rkey();
-        readOffsets[slot] = readExtension.regionOffset();
-        readLengths[slot] = (int) length;
-        readSinkRkeys[slot] = readExtension.sinkRkey();
-        readSinkOffsets[slot] = readExtension.sinkOffset();
+        // A WRITE takes a receive only if it carries immediate data, which only its last frame says.
+        if (consumers[slot] == CONSUMER_UNKNOWN && (family != Opcode.KIND_WRITE || Opcode.isLast(opcode))) {
+            consumers[slot] = Opcode.consumesReceive(kind) ? CONSUMER_YES : CONSUMER_NO;
+        }
+    }
+
+    /**
+     * Marks a frame that {@link #check} accepted (and whose payload is in place) as placed, and completes
+     * what is now complete.
+     */
+    private int apply(MemorySegment headers, long extOffset, int length) {
+        int opcode = header.opcode();
+        if (opcode == Opcode.ACKNOWLEDGE) {
+            int r = sendFlow.onAcknowledge(header.msn(), header.immData());
+            return r == FrameError.OK ? ACCEPTED : fail(r, -1, -1);
+        }
+        int slot = checkedSlot;
+        classify(slot, opcode);
+        int messageOffset = header.messageOffset();
+        switch (kinds[slot]) {
+            case Opcode.KIND_SEND -> receiveIndexes[slot] = checkedReceive;
+            case Opcode.KIND_READ_RESPONSE -> {
+                tagged.wrap(headers, extOffset);
+                readRkeys[slot] = tagged.rkey();
+                readSinkOffsets[slot] = tagged.regionOffset() - messageOffset;
+            }
+            case Opcode.KIND_READ_REQUEST -> {
+                readExtension.wrap(headers, extOffset);
+                readRkeys[slot] = readExtension.rkey();
+                readOffsets[slot] = readExtension.regionOffset();
+                readLengths[slot] = (int) readExtension.readLength();
+                readSinkRkeys[slot] = readExtension.sinkRkey();
+                readSinkOffsets[slot] = readExtension.sinkOffset();
+            }
+            default -> { }
+        }
+        int segment = messageOffset / segmentSize;
+        placed[slot * wordsPerMessage + (segment >>> 6)] |= 1L << segment;
+        segmentsPlaced[slot]++;
+        if (segment > highestSegment[slot]) {
+            highestSegment[slot] = segment;
+        }
+        if (Opcode.isLast(opcode)) {
+            segmentsExpected[slot] = segment + 1;
+            totalLengths[slot] = messageOffset + length;
+            finalOpcodes[slot] = opcode;
+            immediates[slot] = Opcode.hasImmediate(opcode) ? header.immData() : 0;
+        }
+        if (segmentsPlaced[slot] == segmentsExpected[slot]) {
+            complete[slot] = true;
+            if (slot == (expectedMsn & slotMask)) {
+                return retire();
+            }
+        }
         return ACCEPTED;
     }
 
@@ -498,10 +748,10 @@ public final class MessageAssembler {
                     return FrameError.OK;
                 }
                 if (!receives.isPosted(receivesRetired)) {
-                    return fail(FrameError.RECEIVER_NOT_READY, slot);
+                    return fail(FrameError.RECEIVER_NOT_READY, slot, receiveIndexes[slot]);
                 }
                 if (completions.remaining() == 0) {
-                    return fail(FrameError.COMPLETION_QUEUE_OVERFLOW, slot);
+                    return fail(FrameError.COMPLETION_QUEUE_OVERFLOW, slot, receiveIndexes[slot]);
                 }
                 long id = receives.workRequestId(receivesRetired);
                 receives.consume();
@@ -513,17 +763,17 @@ public final class MessageAssembler {
                 if (outstandingReadHead == outstandingReadTail || outstandingReadKeys[s] != readRkeys[slot]
                         || outstandingReadOffsets[s] != readSinkOffsets[slot]
                         || outstandingReadLengths[s] != totalLengths[slot]) {
-                    return fail(FrameError.UNEXPECTED_READ_RESPONSE, slot);
+                    return fail(FrameError.UNEXPECTED_READ_RESPONSE, slot, receiveIndexes[slot]);
                 }
                 if (completions.remaining() == 0) {
-                    return fail(FrameError.COMPLETION_QUEUE_OVERFLOW, slot);
+                    return fail(FrameError.COMPLETION_QUEUE_OVERFLOW, slot, receiveIndexes[slot]);
                 }
                 outstandingReadHead++;
                 completions.offer(outstandingReadIds[s], CompletionStatus.SUCCESS, finalOpcodes[slot], totalLengths[slot], 0, msn);
             }
             case Opcode.KIND_READ_REQUEST -> {
                 if (pendingReadTail - pendingReadHead >= window) {
-                    return fail(FrameError.READ_QUEUE_OVERFLOW, slot);
+                    return fail(FrameError.READ_QUEUE_OVERFLOW, slot, receiveIndexes[slot]);
                 }
                 ReadRequest r = pendingReads[(int) pendingReadTail++ & slotMask];
                 r.msn = msn;
@@ -547,7 +797,7 @@ public final class MessageAssembler {
         int words = segmentsExpected[slot] > 0 ? (segmentsExpected[slot] + 63) >>> 6 : wordsPerMessage;
         int base = slot * wordsPerMessage;
         for (int w = 0; w < words; w++) {
-            bitmaps[base + w] = 0;
+            placed[base + w] = 0;
         }
         kinds[slot] = 0;
         consumers[slot] = CONSUMER_UNKNOWN;
@@ -569,10 +819,9 @@ public final class MessageAssembler {
      * Moves to ERROR: the failing message's receive (if it has one) completes with the error's status,
      * every other outstanding receive and expected read response is flushed, in posting order.
      */
-    private int fail(int code, int slot) {
+    private int fail(int code, int slot, long failedReceive) {
         state = STATE_ERROR;
         error = code;
-        long failedReceive = slot >= 0 ? receiveIndexes[slot] : -1;
         int failedStatus = FrameError.completionStatus(code);
         while (receives.size() > 0) {
             long index = receives.consume();

@@ -1,16 +1,20 @@
 package io.zcnet.framing;
 
-import java.lang.foreign.MemorySegment;
+import io.zcnet.buffer.MemoryRegion;
 
 /**
- * Posted receive buffers in posting order, a bounded ring indexed by the absolute count of receives
- * ever posted, so "the n-th receive-consuming message takes receive n" is an array lookup. Owned by one
- * {@link MessageAssembler}; not thread-safe.
+ * Posted receives in posting order, a bounded ring indexed by the absolute count of receives ever
+ * posted, so "the n-th receive-consuming message takes receive n" is an array lookup. Each entry is what
+ * a verbs scatter element names (ibv_post_recv(3), {@code struct ibv_sge}): a registered region, already
+ * resolved from its local key and checked for LOCAL_WRITE, and an offset and length inside it. Owned by
+ * one {@link MessageAssembler}; not thread-safe.
  */
 final class ReceiveQueue {
 
     private final int mask;
-    private final MemorySegment[] buffers;
+    private final MemoryRegion[] regions;
+    private final long[] offsets;
+    private final long[] lengths;
     private final long[] workRequestIds;
     private long consumed;
     private long posted;
@@ -20,16 +24,20 @@ final class ReceiveQueue {
             throw new IllegalArgumentException("receive queue capacity " + capacity + " must be a power of two in 1..2^24");
         }
         mask = capacity - 1;
-        buffers = new MemorySegment[capacity];
+        regions = new MemoryRegion[capacity];
+        offsets = new long[capacity];
+        lengths = new long[capacity];
         workRequestIds = new long[capacity];
     }
 
-    boolean offer(long workRequestId, MemorySegment buffer) {
+    boolean offer(long workRequestId, MemoryRegion region, long offset, long length) {
         if (posted - consumed > mask) {
             return false;
         }
         int i = (int) posted & mask;
-        buffers[i] = buffer;
+        regions[i] = region;
+        offsets[i] = offset;
+        lengths[i] = length;
         workRequestIds[i] = workRequestId;
         posted++;
         return true;
@@ -40,18 +48,22 @@ final class ReceiveQueue {
         return posted;
     }
 
-    /** Receives ever taken by completed messages (or flushed). */
-    long consumed() {
-        return consumed;
-    }
-
     /** Whether receive {@code index} (absolute) is posted and not yet consumed. */
     boolean isPosted(long index) {
         return index >= consumed && index < posted;
     }
 
-    MemorySegment buffer(long index) {
-        return buffers[(int) index & mask];
+    MemoryRegion region(long index) {
+        return regions[(int) index & mask];
+    }
+
+    /** Where the receive starts inside its region. */
+    long offset(long index) {
+        return offsets[(int) index & mask];
+    }
+
+    long length(long index) {
+        return lengths[(int) index & mask];
     }
 
     long workRequestId(long index) {
@@ -60,7 +72,7 @@ final class ReceiveQueue {
 
     /** Drops the oldest receive, returning its index. */
     long consume() {
-        buffers[(int) consumed & mask] = null;
+        regions[(int) consumed & mask] = null;
         return consumed++;
     }
 

@@ -32,6 +32,8 @@ class AssemblerFuzzTest {
     void decodeAndPlace(FuzzedDataProvider data) {
         int segmentSize = 64 << data.consumeInt(0, 3);
         FramingConfig config = new FramingConfig(segmentSize, data.consumeBoolean(), 1 << data.consumeInt(0, 3));
+        // Header first (beginPlacement, then the payload into the target, then commit) or whole frames.
+        boolean direct = data.consumeBoolean();
         try (Arena arena = Arena.ofConfined()) {
             MemoryRegistry registry = new MemoryRegistry();
             MemorySegment regionMemory = arena.allocate(2048 + 2 * GUARD);
@@ -41,10 +43,14 @@ class AssemblerFuzzTest {
             MemorySegment receiveMemory = arena.allocate(4 * (512 + GUARD) + GUARD);
             receiveMemory.fill(GUARD_BYTE);
             MessageAssembler assembler = new MessageAssembler(config, registry, 4, new CompletionQueue(16), new FlowControl(config));
+            int receiveKey = registry.register(receiveMemory, Access.LOCAL_WRITE).localKey();
             for (int i = 0; i < 4; i++) {
-                assembler.postReceive(i, receiveMemory.asSlice(GUARD + i * (512L + GUARD), 512));
+                assembler.postReceive(i, receiveKey, GUARD + i * (512L + GUARD), 512);
             }
             assembler.expectReadResponse(9, region.localKey(), 0, 1024);
+            MemorySegment drainMemory = arena.allocate(segmentSize + 2 * GUARD);
+            drainMemory.fill(GUARD_BYTE);
+            PlacementTarget target = new PlacementTarget(drainMemory.asSlice(GUARD, segmentSize));
             // Let the fuzzer name the real keys without guessing 32 random bits.
             byte[] stream = data.consumeRemainingAsBytes();
             MemorySegment s = MemorySegment.ofArray(stream);
@@ -62,7 +68,7 @@ class AssemblerFuzzTest {
                 if (length < 0 || length > stream.length - at) {
                     length = stream.length - at;
                 }
-                int r = assembler.onFrame(s, at, length);
+                int r = direct ? placeDirectly(assembler, target, s, at, length) : assembler.onFrame(s, at, length);
                 assertTrue(r > -FrameError.COUNT && r <= MessageAssembler.DEFERRED, "result " + r);
                 if (r == FrameError.TRUNCATED) {
                     break;
@@ -73,6 +79,10 @@ class AssemblerFuzzTest {
                 assertEquals(GUARD_BYTE, regionMemory.get(ValueLayout.JAVA_BYTE, i));
                 assertEquals(GUARD_BYTE, regionMemory.get(ValueLayout.JAVA_BYTE, GUARD + 2048 + i));
             }
+            for (int i = 0; i < GUARD; i++) {
+                assertEquals(GUARD_BYTE, drainMemory.get(ValueLayout.JAVA_BYTE, i));
+                assertEquals(GUARD_BYTE, drainMemory.get(ValueLayout.JAVA_BYTE, GUARD + segmentSize + i));
+            }
             for (int b = 0; b <= 4; b++) {
                 long guardStart = b * (512L + GUARD);
                 for (int i = 0; i < GUARD; i++) {
@@ -80,5 +90,31 @@ class AssemblerFuzzTest {
                 }
             }
         }
+    }
+
+    /**
+     * The header-first path on {@code length} bytes at {@code at}: phase 1 on the header and extension,
+     * then whatever payload bytes the stream holds into the target (all of them: commit; fewer: the
+     * receive failed, abort).
+     */
+    private static int placeDirectly(MessageAssembler assembler, PlacementTarget target, MemorySegment s, long at, long length) {
+        long headerBytes = Math.min(length, FrameHeader.LENGTH + (length >= FrameHeader.LENGTH
+                ? s.get(WireLayouts.U16, at + FrameHeader.EXT_LENGTH_OFFSET) & 0xFFFF : 0));
+        int r = assembler.beginPlacement(s, at, headerBytes, target);
+        if (r <= 0) {
+            return r;
+        }
+        assertTrue(target.length() >= 0 && target.offset() >= 0
+                && target.offset() <= target.segment().byteSize() - target.length(), "target inside its segment");
+        long payloadBytes = Math.min(target.length(), length - headerBytes);
+        MemorySegment.copy(s, at + headerBytes, target.segment(), target.offset(), payloadBytes);
+        if (r != MessageAssembler.ACCEPTED) {
+            return r;
+        }
+        if (payloadBytes < target.length()) {
+            assembler.abort(target);
+            return FrameError.TRUNCATED;
+        }
+        return assembler.commit(target);
     }
 }

@@ -36,9 +36,11 @@ class MessageAssemblerTest {
         return assembler.onFrame(MemorySegment.ofArray(frame), 0, frame.length);
     }
 
+    /** Registers a fresh buffer of {@code size} bytes and posts all of it. */
     private MemorySegment post(long id, int size) {
         MemorySegment buffer = arena.allocate(size);
-        assertTrue(assembler.postReceive(id, buffer));
+        MemoryRegion region = registry.register(buffer, Access.LOCAL_WRITE);
+        assertTrue(assembler.postReceive(id, region.localKey(), 0, size));
         return buffer;
     }
 
@@ -107,9 +109,9 @@ class MessageAssemblerTest {
         byte[] payload = {1, 2, 3};
         MemorySegment src = MemorySegment.ofArray(payload);
         MemorySegment out = MemorySegment.ofArray(new byte[35]);
-        MemorySegment buffer = arena.allocate(3);
+        int lkey = registry.register(arena.allocate(3), Access.LOCAL_WRITE).localKey();
         for (int m = 0; m < messages; m++) {
-            assertTrue(assembler.postReceive(m, buffer));
+            assertTrue(assembler.postReceive(m, lkey, 0, 3));
             segmenter.beginSend(m & 0xFFFF, src, 0, 3).next(out, 0);
             MemorySegment.copy(src, 0, out, 32, 3);
             assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(out, 0, 35), "message " + m);
@@ -129,8 +131,8 @@ class MessageAssemblerTest {
     @Test
     void messageLongerThanItsReceiveIsALocalLengthError() {
         MemorySegment big = arena.allocate(1024);
-        MemorySegment r0 = big.asSlice(100, 300);
-        assertTrue(assembler.postReceive(7, r0));
+        int lkey = registry.register(big, Access.LOCAL_WRITE).localKey();
+        assertTrue(assembler.postReceive(7, lkey, 100, 300), "bytes 100..399 of the region");
         post(8, 1024);
         List<byte[]> frames = send(0, TestFrames.pattern(2 * MSS, 3));
         assertEquals(MessageAssembler.ACCEPTED, offer(frames.get(0)));
@@ -144,7 +146,7 @@ class MessageAssemblerTest {
             assertEquals(0, big.get(ValueLayout.JAVA_BYTE, i), "guard after the buffer");
         }
         assertEquals(FrameError.QUEUE_PAIR_IN_ERROR, offer(frames.get(0)));
-        assertTrue(assembler.postReceive(9, big));
+        assertTrue(assembler.postReceive(9, lkey, 0, 1024));
         assertCompletion(9, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
     }
 

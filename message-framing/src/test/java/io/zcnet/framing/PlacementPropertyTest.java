@@ -3,6 +3,7 @@ package io.zcnet.framing;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.zcnet.buffer.Access;
@@ -69,10 +70,12 @@ class PlacementPropertyTest {
                     regionCursor += length;
                 }
                 if (kind != 1) {
+                    // The whole guarded buffer is registered: only the posted range may be written.
                     MemorySegment buffer = arena.allocate(length + 2L * GUARD);
                     buffer.fill(GUARD_BYTE);
                     receives.add(buffer);
-                    assertTrue(assembler.postReceive(m, buffer.asSlice(GUARD, length)));
+                    int lkey = registry.register(buffer, Access.LOCAL_WRITE).localKey();
+                    assertTrue(assembler.postReceive(m, lkey, GUARD, length));
                 }
                 frames.addAll(TestFrames.all(segmenter));
             }
@@ -126,6 +129,153 @@ class PlacementPropertyTest {
         }
     }
 
+    /**
+     * The header-first path with up to four payload receives in flight at once (as over several
+     * subflows), committed in random order, some failing (aborted) and retransmitted, duplicates drained,
+     * deferred frames kept and offered again through the copy path.
+     */
+    @Property(tries = 150)
+    void directPlacementInAnyOrderWithReceivesInFlightPlacesEveryByteAndCompletesInOrder(
+            @ForAll @IntRange(min = 64, max = 700) int segmentSize,
+            @ForAll @IntRange(min = 1, max = 12) int messageCount,
+            @ForAll("seeds") long seed,
+            @ForAll boolean icrc) {
+        Random random = new Random(seed);
+        FramingConfig config = new FramingConfig(segmentSize, icrc, 16);
+        try (Arena arena = Arena.ofConfined()) {
+            MemoryRegistry registry = new MemoryRegistry();
+            MemorySegment regionMemory = arena.allocate(messageCount * 4L * segmentSize + 2L * GUARD);
+            regionMemory.fill(GUARD_BYTE);
+            MemoryRegion region = registry.register(regionMemory, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            CompletionQueue cq = new CompletionQueue(32);
+            MessageAssembler assembler = new MessageAssembler(config, registry, 16, cq, new FlowControl(config));
+            Segmenter segmenter = new Segmenter(config);
+            MemorySegment drains = arena.allocate(4L * (segmentSize + GUARD) + GUARD);
+            drains.fill(GUARD_BYTE);
+            ArrayDeque<PlacementTarget> idle = new ArrayDeque<>();
+            for (int i = 0; i < 4; i++) {
+                idle.add(new PlacementTarget(drains.asSlice(GUARD + i * (long) (segmentSize + GUARD), segmentSize)));
+            }
+
+            List<byte[]> payloads = new ArrayList<>();
+            List<Integer> kinds = new ArrayList<>();
+            List<MemorySegment> receives = new ArrayList<>();
+            List<Long> writeOffsets = new ArrayList<>();
+            List<byte[]> frames = new ArrayList<>();
+            long regionCursor = GUARD;
+            for (int m = 0; m < messageCount; m++) {
+                int length = random.nextInt(4 * segmentSize + 1);
+                byte[] payload = TestFrames.pattern(length, random.nextInt());
+                payloads.add(payload);
+                int kind = random.nextInt(3);
+                kinds.add(kind);
+                MemorySegment src = MemorySegment.ofArray(payload);
+                switch (kind) {
+                    case 0 -> segmenter.beginSendWithImmediate(m, src, 0, length, m * 1000);
+                    case 1 -> segmenter.beginWrite(m, src, 0, length, region.remoteKey(), regionCursor);
+                    default -> segmenter.beginWriteWithImmediate(m, src, 0, length, region.remoteKey(), regionCursor, m * 1000);
+                }
+                writeOffsets.add(regionCursor);
+                if (kind != 0) {
+                    regionCursor += length;
+                }
+                if (kind != 1) {
+                    MemorySegment buffer = arena.allocate(length + 2L * GUARD);
+                    buffer.fill(GUARD_BYTE);
+                    receives.add(buffer);
+                    int lkey = registry.register(buffer, Access.LOCAL_WRITE).localKey();
+                    assertTrue(assembler.postReceive(m, lkey, GUARD, length));
+                }
+                frames.addAll(TestFrames.all(segmenter));
+            }
+            ArrayDeque<byte[]> arrivals = new ArrayDeque<>();
+            List<byte[]> shuffled = new ArrayList<>(frames);
+            for (int i = random.nextInt(frames.size() + 1); i > 0; i--) {
+                shuffled.add(frames.get(random.nextInt(frames.size())));
+            }
+            Collections.shuffle(shuffled, random);
+            arrivals.addAll(shuffled);
+
+            List<PlacementTarget> inFlight = new ArrayList<>();
+            List<byte[]> inFlightFrames = new ArrayList<>();
+            ArrayDeque<byte[]> deferred = new ArrayDeque<>();
+            int steps = 0;
+            while (!arrivals.isEmpty() || !inFlight.isEmpty()) {
+                assertTrue(++steps < 100_000, "bounded");
+                if (!arrivals.isEmpty() && !idle.isEmpty() && (inFlight.isEmpty() || random.nextBoolean())) {
+                    byte[] frame = arrivals.poll();
+                    PlacementTarget t = idle.poll();
+                    int headerBytes = frame.length - (int) new FrameHeader().wrap(MemorySegment.ofArray(frame), 0).length();
+                    int r = assembler.beginPlacement(MemorySegment.ofArray(frame), 0, headerBytes, t);
+                    assertTrue(r > 0, () -> FrameError.name(r) + " " + assembler);
+                    assertEquals(frame.length - headerBytes, t.length(), "the whole payload has a place");
+                    if (r == MessageAssembler.ACCEPTED) {
+                        inFlight.add(t);
+                        inFlightFrames.add(frame);
+                        continue;
+                    }
+                    assertSame(t.drain(), t.segment());
+                    MemorySegment.copy(frame, headerBytes, t.segment(), ValueLayout.JAVA_BYTE, t.offset(), t.length());
+                    if (r == MessageAssembler.DEFERRED) {
+                        deferred.add(frame);
+                    }
+                    idle.add(t);
+                } else {
+                    int i = random.nextInt(inFlight.size());
+                    PlacementTarget t = inFlight.remove(i);
+                    byte[] frame = inFlightFrames.remove(i);
+                    int headerBytes = frame.length - t.length();
+                    if (random.nextInt(8) == 0) {
+                        // The payload receive fails half way: the bytes that came stay, the frame comes again.
+                        MemorySegment.copy(frame, headerBytes, t.segment(), ValueLayout.JAVA_BYTE, t.offset(), t.length() / 2);
+                        assembler.abort(t);
+                        arrivals.add(frame);
+                    } else {
+                        MemorySegment.copy(frame, headerBytes, t.segment(), ValueLayout.JAVA_BYTE, t.offset(), t.length());
+                        int r = assembler.commit(t);
+                        assertEquals(MessageAssembler.ACCEPTED, r, () -> FrameError.name(r) + " " + assembler);
+                    }
+                    assertFalse(t.isPending());
+                    idle.add(t);
+                    offerAgain(assembler, deferred);
+                }
+            }
+            // Each pass may tell the kinds of messages that the next pass's frames were waiting for.
+            for (int pass = 0; pass < messageCount && !deferred.isEmpty(); pass++) {
+                offerAgain(assembler, deferred);
+            }
+            assertTrue(deferred.isEmpty(), "every deferred frame was placed once its receive was known");
+
+            Completion c = new Completion();
+            int receiveIndex = 0;
+            for (int m = 0; m < messageCount; m++) {
+                byte[] payload = payloads.get(m);
+                if (kinds.get(m) != 1) {
+                    assertTrue(cq.poll(c), "completion of message " + m);
+                    assertEquals(m, c.workRequestId(), "completions in MSN order");
+                    assertEquals(CompletionStatus.SUCCESS, c.status());
+                    assertEquals(payload.length, c.byteCount());
+                    assertEquals(m * 1000, c.immediate());
+                    MemorySegment buffer = receives.get(receiveIndex++);
+                    if (kinds.get(m) == 0) {
+                        assertArrayEquals(payload, buffer.asSlice(GUARD, payload.length).toArray(ValueLayout.JAVA_BYTE));
+                    }
+                    assertGuards(buffer, payload.length);
+                }
+                if (kinds.get(m) != 0) {
+                    assertArrayEquals(payload, regionMemory.asSlice(writeOffsets.get(m), payload.length).toArray(ValueLayout.JAVA_BYTE));
+                }
+            }
+            assertFalse(cq.poll(c), "no message completes twice");
+            assertEquals(messageCount - 1, assembler.acknowledgedMsn());
+            assertUntouched(regionMemory, 0, GUARD);
+            assertUntouched(regionMemory, regionCursor, GUARD);
+            for (int i = 0; i <= 4; i++) {
+                assertUntouched(drains, i * (long) (segmentSize + GUARD), GUARD);
+            }
+        }
+    }
+
     @Property(tries = 300)
     void garbageAndMutatedFramesNeverTouchMemoryOutsideBuffersAndRegions(
             @ForAll("seeds") long seed, @ForAll @IntRange(min = 0, max = 2) int mode) {
@@ -139,7 +289,8 @@ class PlacementPropertyTest {
             MemorySegment receiveMemory = arena.allocate(300 + 2 * GUARD);
             receiveMemory.fill(GUARD_BYTE);
             MessageAssembler assembler = new MessageAssembler(config, registry, 4, new CompletionQueue(16), new FlowControl(config));
-            assembler.postReceive(1, receiveMemory.asSlice(GUARD, 300));
+            int receiveKey = registry.register(receiveMemory, Access.LOCAL_WRITE).localKey();
+            assembler.postReceive(1, receiveKey, GUARD, 300);
             assembler.expectReadResponse(2, region.localKey(), 0, 500);
             Segmenter segmenter = new Segmenter(config);
 
@@ -183,6 +334,24 @@ class PlacementPropertyTest {
     @net.jqwik.api.Provide
     net.jqwik.api.Arbitrary<Long> seeds() {
         return net.jqwik.api.Arbitraries.longs();
+    }
+
+    /** Offers every deferred frame once more, whole, through the copy path. */
+    private static void offerAgain(MessageAssembler assembler, ArrayDeque<byte[]> deferred) {
+        for (int n = deferred.size(); n > 0; n--) {
+            byte[] again = deferred.poll();
+            int r = assembler.onFrame(MemorySegment.ofArray(again), 0, again.length);
+            assertTrue(r > 0, () -> FrameError.name(r));
+            if (r == MessageAssembler.DEFERRED) {
+                deferred.add(again);
+            }
+        }
+    }
+
+    private static void assertUntouched(MemorySegment memory, long from, int count) {
+        for (int i = 0; i < count; i++) {
+            assertEquals(GUARD_BYTE, memory.get(ValueLayout.JAVA_BYTE, from + i), "guard byte at " + (from + i));
+        }
     }
 
     private static void assertGuards(MemorySegment buffer, int length) {

@@ -1,5 +1,6 @@
 package io.zcnet.jmh.framing;
 
+import io.zcnet.buffer.Access;
 import io.zcnet.buffer.MemoryRegistry;
 import io.zcnet.framing.Completion;
 import io.zcnet.framing.CompletionQueue;
@@ -49,7 +50,7 @@ public class PlacementBenchmark {
     private MessageAssembler assembler;
     private CompletionQueue completions;
     private final Completion completion = new Completion();
-    private MemorySegment receive;
+    private int receiveKey;
     // frames[msn-slot][segment]: header + payload, contiguous, rewritten per MSN only in setup.
     private MemorySegment frames;
     private final int[] arrival = new int[SEGMENTS];
@@ -61,8 +62,9 @@ public class PlacementBenchmark {
         arena = Arena.ofConfined();
         FramingConfig config = new FramingConfig(SEGMENT, false, 64);
         completions = new CompletionQueue(64);
-        assembler = new MessageAssembler(config, new MemoryRegistry(), 64, completions, new FlowControl(config));
-        receive = arena.allocate(SEGMENT * SEGMENTS);
+        MemoryRegistry registry = new MemoryRegistry();
+        assembler = new MessageAssembler(config, registry, 64, completions, new FlowControl(config));
+        receiveKey = registry.register(arena.allocate(SEGMENT * SEGMENTS), Access.LOCAL_WRITE).localKey();
         MemorySegment source = arena.allocate(SEGMENT * SEGMENTS);
         for (long i = 0; i < source.byteSize(); i++) {
             source.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) i);
@@ -95,7 +97,7 @@ public class PlacementBenchmark {
 
     @Benchmark
     public int placeOneMiB() {
-        assembler.postReceive(msn, receive);
+        assembler.postReceive(msn, receiveKey, 0, SEGMENT * SEGMENTS);
         int stride = FrameHeader.LENGTH + SEGMENT;
         int result = 0;
         for (int i = 0; i < SEGMENTS; i++) {

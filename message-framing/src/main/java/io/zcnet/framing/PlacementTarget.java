@@ -1,0 +1,94 @@
+package io.zcnet.framing;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Where the payload of one frame must be received, filled by {@link MessageAssembler#beginPlacement}:
+ * {@code length} bytes at {@code offset} of {@code segment} (native memory; {@link #address()} is what a
+ * {@code recv(2)} with {@code MSG_WAITALL} is given). A reusable holder, so the direct-placement path
+ * allocates nothing.
+ *
+ * <p>Each holder owns a copy of the frame's header and extension (the caller's header buffer may be
+ * reused for the next header while the payload is still arriving) and a caller-provided <em>drain</em>:
+ * scratch memory of at least one segment into which payloads with no place yet (duplicates, deferred
+ * SEND frames) are received so that the byte stream stays in step.
+ *
+ * <p>Several holders may be outstanding on one assembler at once, one per payload receive in flight
+ * (typically one per subflow). Not thread-safe: a holder and its assembler belong to the queue pair's
+ * receive loop thread; the kernel writing the payload is ordered before {@link MessageAssembler#commit}
+ * by the completion that reports the receive done.
+ */
+public final class PlacementTarget {
+
+    final MemorySegment drain;
+    /** The header and extension of the frame being placed, copied at {@code beginPlacement}. */
+    final MemorySegment headerCopy = MemorySegment.ofArray(new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH]);
+
+    MemorySegment segment;
+    long offset;
+    int length;
+    /** The assembler whose reservation this holder carries until commit or abort; null when none. */
+    MessageAssembler owner;
+    int slot;
+    int segmentIndex;
+
+    /**
+     * @param drain native scratch memory of at least the negotiated segment size (checked by
+     *              {@link MessageAssembler#beginPlacement}); its contents are never read
+     * @throws IllegalArgumentException if {@code drain} is null, on the heap or read-only
+     */
+    public PlacementTarget(MemorySegment drain) {
+        if (drain == null || !drain.isNative() || drain.isReadOnly()) {
+            throw new IllegalArgumentException("drain must be writable native memory, got " + drain);
+        }
+        this.drain = drain;
+    }
+
+    /** The memory the payload goes to: a posted receive's region, a registered region, or the drain. */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** Where in {@link #segment()} the payload's first byte goes. */
+    public long offset() {
+        return offset;
+    }
+
+    /** Payload bytes to receive, exactly; 0 for frames without payload. */
+    public int length() {
+        return length;
+    }
+
+    /** {@code segment().address() + offset()}: the buffer address for {@code recv(2)}. */
+    public long address() {
+        return segment.address() + offset;
+    }
+
+    /** Whether this holder carries a placement that still needs {@link MessageAssembler#commit} or {@code abort}. */
+    public boolean isPending() {
+        return owner != null;
+    }
+
+    /** The drain memory given at construction. */
+    public MemorySegment drain() {
+        return drain;
+    }
+
+    void describe(MemorySegment segment, long offset, int length) {
+        this.segment = segment;
+        this.offset = offset;
+        this.length = length;
+    }
+
+    void clear() {
+        segment = null;
+        offset = 0;
+        length = 0;
+        owner = null;
+    }
+
+    @Override
+    public String toString() {
+        return "PlacementTarget[" + (owner != null ? "pending " : "") + length + " bytes at " + offset + " of " + segment + "]";
+    }
+}
