@@ -6,10 +6,8 @@ bench_jar="$root/jmh/target/benchmarks.jar"
 
 die() { echo "bench: $*" >&2; exit 1; }
 
-# Reuse the launcher's own finder (java_major, find_jdk) instead of keeping a second copy in sync.
-eval "$(sed -n -e '/^java_major() {/,/^}/p' -e '/^find_jdk() {/,/^}/p' "$root/zcnet")"
-declare -F find_jdk >/dev/null || die "could not read find_jdk from $root/zcnet"
-JAVA_HOME="$(find_jdk)" || die "no JDK 22 or newer found (see ./zcnet for where it looks); set JAVA_HOME"
+# The launcher's own finder, so there is one place that knows where JDKs live.
+JAVA_HOME="$("$root/zcnet" java-home)" || exit 1
 export JAVA_HOME
 export MAVEN_OPTS="${MAVEN_OPTS:---sun-misc-unsafe-memory-access=allow}"
 

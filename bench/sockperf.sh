@@ -1,110 +1,132 @@
 #!/usr/bin/env bash
-# sockperf (C, blocking sockets) as the native baseline next to the zcnet echo server, loopback only.
+# One sockperf client (C, blocking sockets) against three servers in one run, loopback only:
+#   1. sockperf's own server                     (sockperf server --tcp)
+#   2. the zcnet echo server on io_uring          (./zcnet echo-server --protocol sockperf --engine uring)
+#   3. the zcnet echo server on NIO               (./zcnet echo-server --protocol sockperf --engine nio)
+# For each: sockperf ping-pong (round trips: p50, p99, average, replies per second) and sockperf
+# throughput (one-way: the client only sends, nothing is answered), 64-byte messages, then the ratios
+# zcnet / sockperf-server.
 #   bench/sockperf.sh [seconds]      default 5 s per measurement
 #
-# What sockperf 3.7 does against a plain echo server (checked on this machine):
-#   - ping-pong: the client accepts only replies that sockperf's own server has marked as replies in
-#     sockperf's message header; raw echoes are ignored and it ends with "No messages were received
-#     from the server". So sockperf's client cannot measure ./zcnet echo-server.
-#   - throughput: the client only sends and never reads; against an echo server the echoes fill its
-#     receive buffer, the server stops, and the client blocks in send() past -t.
-# Hence each server is driven by its own tool's client: sockperf server by sockperf ping-pong (with
-# --full-rtt, so its figures are round trips like zcnet's) and sockperf throughput (one-way, no replies);
-# the zcnet echo server by './zcnet echo-client' in pingpong and pipelined mode (two-way: every message
-# is echoed). Both sockperf probes against zcnet are still run, bounded, and their outcome printed.
+# --protocol sockperf makes the zcnet server answer like sockperf's: it parses sockperf's 14-byte
+# message header and sends back (CLIENT flag cleared) only the messages that request a reply, as the
+# sockperf client requires; a raw echo server cannot be measured by sockperf's client at all.
+# Every server gets the same flags and the same untimed 1 s warm-up of both tests first (the JVM
+# compiles its hot path there; sockperf's own 400 ms warm-up stage runs inside every measurement too).
+# Two cores are shared by client and server: treat single runs as noise, compare ratios across runs.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-5}"
 [[ "$seconds" =~ ^[0-9]+$ ]] && [ "$seconds" -ge 1 ] && [ "$seconds" -le 600 ] || { echo "seconds must be 1..600" >&2; exit 2; }
-sp_port=11111
-zc_port=17777
+host=127.0.0.1
 work="$(mktemp -d)"
-pids=()
+server_pid=""
+stop_server() {
+  if [ -n "$server_pid" ]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+  fi
+}
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  stop_server
   rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 if ! command -v sockperf >/dev/null 2>&1; then
   echo "installing sockperf ..." >&2
   apt-get install -y sockperf >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y sockperf >/dev/null; }
 fi
+echo "building zcnet ..." >&2
+"$root/zcnet" build >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
+export ZCNET_NO_BUILD=1 # one build for the whole run, even if sources change meanwhile
 
-wait_port() { # waits until something listens on 127.0.0.1:$1
-  for _ in $(seq 1 300); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+wait_port() { # waits (bounded: 120 s, ./zcnet rebuilds first if sources changed) for a listener on $host:$1
+  for _ in $(seq 1 1200); do
+    kill -0 "$2" 2>/dev/null || return 1
+    (exec 3<>"/dev/tcp/$host/$1") 2>/dev/null && return 0
     sleep 0.1
   done
-  echo "nothing listens on port $1" >&2; return 1
+  return 1
 }
 
-num() { awk -v k="$1" '$0 ~ k {for (i = 1; i <= NF; i++) if ($i == "=") {print $(i + 1); exit}}' "$2"; }
+# The value after "<key> =" in a sockperf log, e.g. "---> percentile 50.000 =    5.405".
+field() { awk -v k="$1" 'index($0, k) {for (i = 1; i <= NF; i++) if ($i == "=") {print $(i + 1); exit}}' "$2"; }
 
-# --- sockperf server, sockperf client
-sockperf server --tcp -i 127.0.0.1 -p "$sp_port" >"$work/sp-server.log" 2>&1 &
-pids+=($!)
-wait_port "$sp_port"
-sockperf ping-pong --tcp -i 127.0.0.1 -p "$sp_port" -m 64 -t "$seconds" --full-rtt >"$work/sp-pp.log" 2>&1
-sockperf throughput --tcp -i 127.0.0.1 -p "$sp_port" -m 64 -t "$seconds" >"$work/sp-tp.log" 2>&1
-sp_p50="$(num 'percentile 50.000' "$work/sp-pp.log")"
-sp_p99="$(num 'percentile 99.000' "$work/sp-pp.log")"
-sp_pp_rate="$(awk '/\[Valid Duration\]/ {split($0, a, "RunTime="); split(a[2], b, " "); split($0, c, "ReceivedMessages="); printf "%.0f", c[2] / b[1]}' "$work/sp-pp.log")"
-sp_tp_rate="$(awk '/Message Rate is/ {for (i = 1; i <= NF; i++) if ($i == "is") {print $(i + 1); exit}}' "$work/sp-tp.log")"
+# Runs sockperf <test> against port $2, bounded, into log $3; the extra arguments go to sockperf.
+run_sockperf() {
+  local test="$1" port="$2" log="$3" secs="$4"
+  shift 4
+  timeout $((secs + 30)) sockperf "$test" --tcp -i "$host" -p "$port" -m 64 -t "$secs" "$@" >"$log" 2>&1 \
+    || echo "sockperf $test exited with $? (see below)" >>"$log"
+}
 
-# --- zcnet echo server per engine, zcnet client (same engine), plus the two sockperf probes
-declare -A zc_p50 zc_p99 zc_pp_rate zc_pl_rate probe_pp probe_tp
-"$root/zcnet" build >/dev/null
-for engine in uring nio; do
-  "$root/zcnet" echo-server --engine "$engine" --port "$zc_port" >"$work/zc-$engine-server.log" 2>&1 &
-  server=$!
-  pids+=("$server")
-  wait_port "$zc_port"
-  "$root/zcnet" echo-client --engine "$engine" --port "$zc_port" --mode pingpong --size 64 \
-      --seconds "$seconds" --warmup 1 >"$work/zc-$engine-pp.log" 2>&1 || true
-  "$root/zcnet" echo-client --engine "$engine" --port "$zc_port" --mode pipelined --window 64 --size 64 \
-      --seconds "$seconds" --warmup 1 >"$work/zc-$engine-pl.log" 2>&1 || true
-  # columns of the echo-client row: phase (3 words: "pingpong 64 B") engine msgs/s MB/s p50 p90 p99 ...
-  read -r _ _ _ _ rate _ p50 _ p99 _ < <(tail -n 1 "$work/zc-$engine-pp.log") || true
-  zc_pp_rate[$engine]="${rate:-?}"; zc_p50[$engine]="${p50:-?}"; zc_p99[$engine]="${p99:-?}"
-  read -r _ _ _ _ rate _ < <(tail -n 1 "$work/zc-$engine-pl.log") || true
-  zc_pl_rate[$engine]="${rate:-?}"
-  if timeout 5 sockperf ping-pong --tcp -i 127.0.0.1 -p "$zc_port" -m 64 -t 1 >"$work/probe-pp.log" 2>&1 \
-      && grep -q 'percentile 50' "$work/probe-pp.log"; then
-    probe_pp[$engine]="works"
-  else
-    probe_pp[$engine]="$(grep -o 'No messages were received[^.]*' "$work/probe-pp.log" | head -1 || true)"
-    probe_pp[$engine]="${probe_pp[$engine]:-failed}"
+declare -A p50 p99 avg pp_rate tp_rate note started
+names=(sockperf zcnet-uring zcnet-nio)
+port_of() { case "$1" in sockperf) echo 11111 ;; zcnet-uring) echo 17777 ;; zcnet-nio) echo 17778 ;; esac; }
+
+for name in "${names[@]}"; do
+  port="$(port_of "$name")"
+  case "$name" in
+    sockperf) sockperf server --tcp -i "$host" -p "$port" >"$work/$name-server.log" 2>&1 & ;;
+    zcnet-*) "$root/zcnet" echo-server --protocol sockperf --engine "${name#zcnet-}" --bind "$host" --port "$port" \
+                 >"$work/$name-server.log" 2>&1 & ;;
+  esac
+  server_pid=$!
+  p50[$name]="-"; p99[$name]="-"; avg[$name]="-"; pp_rate[$name]="-"; tp_rate[$name]="-"; note[$name]=""
+  if ! wait_port "$port" "$server_pid"; then
+    note[$name]="server did not start: $(tail -n 3 "$work/$name-server.log" | tr '\n' ' ')"
+    stop_server
+    continue
   fi
-  if timeout 6 sockperf throughput --tcp -i 127.0.0.1 -p "$zc_port" -m 64 -t 2 >"$work/probe-tp.log" 2>&1; then
-    probe_tp[$engine]="finished: $(grep -o 'Message Rate is [0-9]*' "$work/probe-tp.log" || echo '?') msg/s"
-  else
-    probe_tp[$engine]="did not finish (blocked in send: echoes are never read)"
+  echo "measuring $name ..." >&2
+  run_sockperf ping-pong "$port" "$work/warmup.log" 1 --full-rtt
+  run_sockperf throughput "$port" "$work/warmup.log" 1
+  run_sockperf ping-pong "$port" "$work/$name-pp.log" "$seconds" --full-rtt
+  run_sockperf throughput "$port" "$work/$name-tp.log" "$seconds"
+  pp="$work/$name-pp.log"
+  p50[$name]="$(field 'percentile 50.000' "$pp")"
+  p99[$name]="$(field 'percentile 99.000' "$pp")"
+  avg[$name]="$(grep -ao 'avg-rtt=[0-9.]*' "$pp" | head -n 1 | cut -d= -f2 || true)" # --full-rtt: avg-rtt=
+  pp_rate[$name]="$(awk '/\[Valid Duration\]/ {split($0, a, "RunTime="); split(a[2], b, " ");
+      split($0, c, "ReceivedMessages="); if (b[1] > 0) printf "%.0f", c[2] / b[1]}' "$pp")"
+  tp_rate[$name]="$(grep -ao 'Message Rate is [0-9]*' "$work/$name-tp.log" | awk '{print $4}' || true)"
+  if ! grep -q '# dropped messages = 0; # duplicated messages = 0; # out-of-order messages = 0' "$pp"; then
+    note[$name]="ping-pong: $(grep -a -m 1 -o 'dropped messages.*\|No messages were received[^.]*\|exited with.*' "$pp" || echo 'no statistics')"
   fi
-  kill "$server" 2>/dev/null || true
-  wait "$server" 2>/dev/null || true
+  started[$name]="$(grep -ao -m 1 'zcnet echo-server.*listening on.*' "$work/$name-server.log" || true)"
+  stop_server
+  for v in p50 p99 avg pp_rate tp_rate; do # an empty field means sockperf printed nothing usable
+    declare -n ref="$v"
+    [ -n "${ref[$name]}" ] || ref[$name]="?"
+    unset -n ref
+  done
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else printf "-" }'; }
 echo
-echo "Loopback TCP, 64-byte messages, ${seconds} s each. Round trips in microseconds."
-printf '%-22s %-34s %9s %9s %12s %14s\n' server client "p50 RTT" "p99 RTT" "pp msg/s" "stream msg/s"
-printf '%-22s %-34s %9s %9s %12s %14s\n' "sockperf server" "sockperf pp / throughput (1-way)" \
-  "$sp_p50" "$sp_p99" "$sp_pp_rate" "$sp_tp_rate"
-for engine in uring nio; do
-  printf '%-22s %-34s %9s %9s %12s %14s\n' "zcnet echo ($engine)" "zcnet echo-client ($engine), 2-way" \
-    "${zc_p50[$engine]}" "${zc_p99[$engine]}" "${zc_pp_rate[$engine]}" "${zc_pl_rate[$engine]}"
+echo "sockperf $(sockperf --version 2>&1 | awk 'NR == 1 {print $3}') client, loopback TCP, 64-byte messages, ${seconds} s per test."
+echo "ping-pong: round trips (--full-rtt) in microseconds, replies/s; throughput: messages/s sent one-way."
+printf '%-13s %9s %9s %9s %12s %15s\n' server "p50 RTT" "p99 RTT" "avg RTT" "pp msg/s" "throughput msg/s"
+for name in "${names[@]}"; do
+  printf '%-13s %9s %9s %9s %12s %15s\n' "$name" "${p50[$name]}" "${p99[$name]}" "${avg[$name]}" \
+    "${pp_rate[$name]}" "${tp_rate[$name]}"
 done
 echo
-echo "Ratios zcnet / sockperf-server (latency: lower is better; rates: higher is better):"
-for engine in uring nio; do
-  echo "  $engine: p50 $(ratio "${zc_p50[$engine]}" "$sp_p50"), p99 $(ratio "${zc_p99[$engine]}" "$sp_p99")," \
-       "ping-pong rate $(ratio "${zc_pp_rate[$engine]}" "$sp_pp_rate")," \
-       "stream rate $(ratio "${zc_pl_rate[$engine]}" "$sp_tp_rate") (zcnet echoes every message, 64 in flight; sockperf's is one-way)"
+echo "Ratios zcnet / sockperf-server (latency: below 1 is better; rates: above 1 is better):"
+for name in zcnet-uring zcnet-nio; do
+  printf '  %-12s p50 %s  p99 %s  avg %s  ping-pong rate %s  throughput %s\n' "$name" \
+    "$(ratio "${p50[$name]}" "${p50[sockperf]}")" "$(ratio "${p99[$name]}" "${p99[sockperf]}")" \
+    "$(ratio "${avg[$name]}" "${avg[sockperf]}")" "$(ratio "${pp_rate[$name]}" "${pp_rate[sockperf]}")" \
+    "$(ratio "${tp_rate[$name]}" "${tp_rate[sockperf]}")"
+done
+for name in "${names[@]}"; do
+  [ -z "${note[$name]}" ] || echo "  problem with $name: ${note[$name]}"
 done
 echo
-echo "sockperf's own client against the zcnet echo server:"
-for engine in uring nio; do
-  echo "  $engine: ping-pong: ${probe_pp[$engine]}; throughput: ${probe_tp[$engine]}"
+echo "zcnet servers as they reported themselves:"
+for name in zcnet-uring zcnet-nio; do
+  echo "  $name: ${started[$name]:-did not start}"
 done

@@ -31,6 +31,7 @@ wait_port() {
 }
 
 "$root/zcnet" build >/dev/null
+export ZCNET_NO_BUILD=1 # one build for the whole run, even if sources change meanwhile
 printf '%-6s %-7s %12s %14s %16s %16s %16s\n' engine counter messages "server sys" "server sys/msg" "loop-thread/msg" "client sys/msg"
 for engine in uring nio; do
   "$root/zcnet" echo-server --engine "$engine" --port "$port" >"$work/server.log" 2>&1 &

@@ -15,6 +15,7 @@ import io.zcnet.ring.LoopCounters;
 import io.zcnet.ring.Op;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 
@@ -25,6 +26,12 @@ import java.util.Arrays;
  * <p>Sends on one connection go out one at a time in arrival order (a send that goes async in the
  * kernel must not be overtaken by the next one), queued through a per-connection linked list threaded
  * through the buffer ids, so the data path allocates nothing.
+ *
+ * <p>{@link Protocol#SOCKPERF} answers like sockperf's own server instead, so sockperf's client can
+ * measure it: each received buffer goes through the connection's {@link SockperfParser}, which flips
+ * the flag byte of every message to answer and names the ranges of the buffer to send back in place;
+ * messages not to be answered are consumed, and a bad length closes that connection. Replies keep the
+ * request order, one send in flight per connection, as in raw mode.
  *
  * <p>Thread-safety: {@link #start}, {@link #address()}, the counters and {@link #close()} may be called
  * from any thread; everything else runs on the server's loop thread.
@@ -39,17 +46,35 @@ public final class EchoServer implements AutoCloseable {
     private final Service service;
     private final InetSocketAddress address;
 
+    /** What the server sends back. */
+    public enum Protocol {
+        /** Every byte, as received. */
+        RAW,
+        /** sockperf's TCP framing: only messages that request a reply, as sockperf's server does. */
+        SOCKPERF
+    }
+
     private EchoServer(EventLoopThread thread, Service service, InetSocketAddress address) {
         this.thread = thread;
         this.service = service;
         this.address = address;
     }
 
-    /** Starts a loop thread, listens on {@code bind} (port 0 picks one) and serves until closed. */
+    /** {@link #start(EventLoopConfig, InetSocketAddress, Protocol)} with {@link Protocol#RAW}. */
     public static EchoServer start(EventLoopConfig config, InetSocketAddress bind) throws IOException {
+        return start(config, bind, Protocol.RAW);
+    }
+
+    /** Starts a loop thread, listens on {@code bind} (port 0 picks one) and serves until closed. */
+    public static EchoServer start(EventLoopConfig config, InetSocketAddress bind, Protocol protocol)
+            throws IOException {
+        if (config == null || bind == null || protocol == null) {
+            throw new IllegalArgumentException("config, bind and protocol are required, got " + config + ", "
+                    + bind + ", " + protocol);
+        }
         EventLoopThread thread = EventLoopThread.start("zcnet-echo-server", config);
         try {
-            Service service = thread.call(() -> new Service(thread.loop()));
+            Service service = thread.call(() -> new Service(thread.loop(), protocol));
             InetSocketAddress bound = thread.call(() -> service.listen(bind));
             return new EchoServer(thread, service, bound);
         } catch (Exception e) {
@@ -81,6 +106,11 @@ public final class EchoServer implements AutoCloseable {
         return thread.call(() -> service.bytesEchoed);
     }
 
+    /** Connections closed because they broke the protocol (sockperf mode: a bad message length). */
+    public long protocolErrors() throws Exception {
+        return thread.call(() -> service.protocolErrors);
+    }
+
     /** Cancels what is in flight, releases the buffers, and stops the loop thread (bounded). */
     @Override
     public void close() {
@@ -98,6 +128,8 @@ public final class EchoServer implements AutoCloseable {
 
     /** The loop-side state: touched only on the loop thread. */
     private static final class Service implements CompletionHandler {
+        private static final System.Logger LOG = System.getLogger("io.zcnet.examples");
+
         private final EventLoop loop;
         private final BufferPool pool;
         private final BufferRing ring;
@@ -105,6 +137,10 @@ public final class EchoServer implements AutoCloseable {
         private int listenSocket = NONE;
         private long accepted;
         private long bytesEchoed;
+        private long protocolErrors;
+        // Sockperf mode only (null in raw mode): one parser per slot, carry segments from the arena.
+        private final Arena arena;
+        private SockperfParser[] parsers;
 
         // Per connection, indexed by slot (the recv tag); sockets map to slots.
         private int[] socketOf = new int[64];
@@ -122,11 +158,13 @@ public final class EchoServer implements AutoCloseable {
         private final int[] starved = new int[64 * 1024];
         private int starvedCount;
 
-        Service(EventLoop loop) throws IOException {
+        Service(EventLoop loop, Protocol protocol) throws IOException {
             this.loop = loop;
             this.pool = BufferPool.create(PoolConfig.of(new SizeClass(BUFFER_SIZE, RING_BUFFERS)));
             this.ring = loop.createBufferRing(GROUP_ID, pool, RING_BUFFERS, BUFFER_SIZE);
             this.handler = loop.registerHandler(this);
+            this.arena = protocol == Protocol.SOCKPERF ? Arena.ofConfined() : null;
+            this.parsers = protocol == Protocol.SOCKPERF ? new SockperfParser[socketOf.length] : null;
         }
 
         InetSocketAddress listen(InetSocketAddress bind) throws IOException {
@@ -140,7 +178,13 @@ public final class EchoServer implements AutoCloseable {
             switch (op) {
                 case Op.ACCEPT -> onAccept(result, flags);
                 case Op.RECV_MULTISHOT -> onReceive(tag, result, flags);
-                case Op.SEND -> onSent(tag >>> 16, tag & 0xFFFF, result);
+                case Op.SEND -> {
+                    if (parsers == null) {
+                        onSent(tag >>> 16, tag & 0xFFFF, result);
+                    } else {
+                        onReplySent(tag >>> 16, result);
+                    }
+                }
                 case Op.CLOSE -> {
                     if (tag >= 0) {
                         freeSlot(tag);
@@ -169,6 +213,10 @@ public final class EchoServer implements AutoCloseable {
         private void onReceive(int slot, int result, int flags) {
             if (result > 0) {
                 int bid = CqeFlags.bufferId(flags);
+                if (closing[slot]) { // already queued before a send failed: nobody will send it
+                    ring.recycle(bid);
+                    return;
+                }
                 lengthOf[bid] = result;
                 enqueueSend(slot, bid);
                 if (!CqeFlags.hasMore(flags)) {
@@ -194,7 +242,11 @@ public final class EchoServer implements AutoCloseable {
             }
             queueTail[slot] = bid;
             if (!sending[slot]) {
-                sendHead(slot);
+                if (parsers == null) {
+                    sendHead(slot);
+                } else {
+                    sendNextReply(slot);
+                }
             }
         }
 
@@ -219,6 +271,53 @@ public final class EchoServer implements AutoCloseable {
                 closeConnection(slot);
             }
             rearmStarved();
+        }
+
+        /**
+         * Sockperf mode: parses the queued buffers on, in order, until a reply range is found (sent, one
+         * in flight) or the queue is empty; consumed buffers go back to the ring.
+         */
+        private void sendNextReply(int slot) {
+            SockperfParser parser = parsers[slot];
+            while (queueHead[slot] != NONE) {
+                int bid = queueHead[slot];
+                int status = parser.advance(ring.buffer(bid), lengthOf[bid]);
+                if (status == SockperfParser.REPLY) {
+                    sending[slot] = true;
+                    loop.send(handler, (slot << 16) | bid, socketOf[slot], parser.replySegment(),
+                            parser.replyOffset(), parser.replyLength(), true);
+                    return;
+                }
+                queueHead[slot] = nextInQueue[bid];
+                ring.recycle(bid);
+                if (status == SockperfParser.BAD_LENGTH) {
+                    protocolErrorSlowPath(slot, parser);
+                    return;
+                }
+            }
+            if (closing[slot]) {
+                closeConnection(slot);
+            }
+            rearmStarved(); // buffers may have come back without a send completing
+        }
+
+        private void protocolErrorSlowPath(int slot, SockperfParser parser) {
+            protocolErrors++;
+            LOG.log(System.Logger.Level.WARNING, "zcnet echo-server: closing socket " + socketOf[slot]
+                    + ": sockperf message " + (parser.messages() + 1) + " has length " + parser.badLength()
+                    + ", outside [" + SockperfHeader.SIZE + ", " + SockperfParser.MAX_LENGTH + "]");
+            closeConnection(slot);
+        }
+
+        private void onReplySent(int slot, int result) {
+            sending[slot] = false;
+            if (result < 0) {
+                closeConnection(slot);
+                rearmStarved();
+            } else {
+                bytesEchoed += result;
+                sendNextReply(slot); // re-arms starved receives itself
+            }
         }
 
         private void rearmStarved() {
@@ -263,7 +362,16 @@ public final class EchoServer implements AutoCloseable {
                     queueHead = Arrays.copyOf(queueHead, n);
                     queueTail = Arrays.copyOf(queueTail, n);
                     sending = Arrays.copyOf(sending, n);
+                    if (parsers != null) {
+                        parsers = Arrays.copyOf(parsers, n);
+                    }
                 }
+            }
+            if (parsers != null) {
+                if (parsers[slot] == null) {
+                    parsers[slot] = new SockperfParser(arena);
+                }
+                parsers[slot].reset();
             }
             socketOf[slot] = socket;
             recvArmed[slot] = false;
@@ -297,6 +405,9 @@ public final class EchoServer implements AutoCloseable {
             }
             ring.close();
             pool.close();
+            if (arena != null) {
+                arena.close(); // after the loop drained: no send still reads a carry segment
+            }
         }
     }
 }

@@ -5,13 +5,18 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.net.InetSocketAddress;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
-/** {@code zcnet echo-server}: echoes raw bytes on every connection until SIGINT/SIGTERM. */
+/**
+ * {@code zcnet echo-server}: echoes raw bytes, or answers as sockperf's server does, on every connection
+ * until SIGINT/SIGTERM.
+ */
 @Command(name = "echo-server", mixinStandardHelpOptions = true,
         description = {"Echo every byte back on every connection until stopped (Ctrl-C or SIGTERM).",
-                "Any TCP client can drive it, e.g. sockperf, nc or 'zcnet echo-client'."})
+                "Any TCP client can drive it in raw mode, e.g. nc or 'zcnet echo-client';",
+                "sockperf's client ('sockperf ping-pong|throughput --tcp') needs --protocol sockperf."})
 final class EchoServerCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "7777", description = "TCP port. Default: ${DEFAULT-VALUE}.")
     int port;
@@ -19,6 +24,11 @@ final class EchoServerCommand implements Callable<Integer> {
     @Option(names = "--bind", defaultValue = "127.0.0.1", paramLabel = "ADDR",
             description = "Address to listen on. Default: ${DEFAULT-VALUE}.")
     String bind;
+
+    @Option(names = "--protocol", defaultValue = "raw", paramLabel = "raw|sockperf",
+            description = {"raw: send every byte back. sockperf: parse sockperf's TCP messages and answer",
+                    "those that request a reply, as 'sockperf server' does. Default: ${DEFAULT-VALUE}."})
+    EchoServer.Protocol protocol;
 
     @Mixin
     EngineOption engine;
@@ -28,14 +38,14 @@ final class EchoServerCommand implements Callable<Integer> {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("--port must be in [0, 65535], got " + port);
         }
-        EchoServer server = EchoServer.start(engine.config(), new InetSocketAddress(bind, port));
+        EchoServer server = EchoServer.start(engine.config(), new InetSocketAddress(bind, port), protocol);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
             server.close();
             stopped.countDown();
         }));
-        System.out.println("zcnet echo-server listening on " + server.address() + " ("
-                + server.features().summary() + ")");
+        System.out.println("zcnet echo-server (" + protocol.name().toLowerCase(Locale.ROOT)
+                + ") listening on " + server.address() + " (" + server.features().summary() + ")");
         System.out.flush();
         stopped.await();
         return 0;

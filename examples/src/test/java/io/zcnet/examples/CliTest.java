@@ -40,6 +40,7 @@ class CliTest {
     void subcommandHelpDescribesOptions() {
         assertTrue(run(0, "echo-client", "--help").contains("--mode"));
         assertTrue(run(0, "echo-server", "--help").contains("--engine"));
+        assertTrue(run(0, "echo-server", "--help").contains("--protocol"));
         assertTrue(run(0, "demo", "--help").contains("--seconds"));
     }
 
@@ -48,6 +49,7 @@ class CliTest {
         assertTrue(run(2, "echo-client", "--mode", "sideways").contains("sideways"));
         assertTrue(run(1, "echo-client", "--port", "0").contains("--port"));
         assertTrue(run(1, "echo-server", "--engine", "quantum").contains("use auto, uring or nio"));
+        assertTrue(run(2, "echo-server", "--protocol", "http").contains("http"));
         assertTrue(run(2, "no-such-command").contains("no-such-command"));
     }
 }
