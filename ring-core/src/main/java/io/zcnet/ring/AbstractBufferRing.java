@@ -15,7 +15,11 @@ import java.lang.foreign.MemorySegment;
  * not hold is an {@link IllegalStateException}, since two completions would then share a buffer.
  * {@link #available()} is derived from that, without asking the kernel.
  *
- * <p>Owner-thread only, like the {@link EventLoop} that creates it; engines subclass it, users only see
+ * <p>Owner-thread only, like the {@link EventLoop} that creates it: {@link #takeBack} (so every
+ * {@code recycle}) and {@link #checkClosable} throw {@link IllegalStateException} on another thread, since
+ * the ring is the kernel's to read (io_uring's {@code SINGLE_ISSUER} refuses to unregister it from another
+ * task). A ring counts the multishot receives armed on it, from preparation to their final completion,
+ * so that it is never closed while one may still take a buffer. Engines subclass it, users only see
  * {@link BufferRing}.
  */
 public abstract class AbstractBufferRing implements BufferRing {
@@ -27,6 +31,8 @@ public abstract class AbstractBufferRing implements BufferRing {
     /** Bit {@code id} set: the application holds buffer {@code id}. */
     private final long[] held;
     private int heldCount;
+    /** Multishot receives prepared on this ring whose final completion (no MORE) is not dispatched yet. */
+    private int armedReceives;
     private boolean closed;
 
     /**
@@ -107,6 +113,37 @@ public abstract class AbstractBufferRing implements BufferRing {
         return loop == owner;
     }
 
+    /** A multishot receive was prepared on this ring: it may take buffers until its final completion. */
+    protected final void receiveArmed() {
+        armedReceives++;
+    }
+
+    /** A multishot receive on this ring posted its final completion. */
+    protected final void receiveDisarmed() {
+        armedReceives--;
+    }
+
+    /** Throws unless the caller is the owner thread of the loop that created this ring. */
+    protected final void checkOwner() {
+        if (!loop.inLoop()) {
+            throw new IllegalStateException("buffer group " + groupId + " belongs to its event loop's thread; called from "
+                    + Thread.currentThread().getName() + " (use the loop's execute())");
+        }
+    }
+
+    /**
+     * The checks every {@code close()} starts with, once it knows the ring is open.
+     *
+     * @throws IllegalStateException off the owner thread, or while a multishot receive is armed on the ring
+     */
+    protected final void checkClosable() {
+        checkOwner();
+        if (armedReceives > 0) {
+            throw new IllegalStateException("buffer group " + groupId + " is still used by " + armedReceives
+                    + " armed multishot receive(s): cancel them and wait for their final completion first");
+        }
+    }
+
     /** A completion hands buffer {@code bufferId} to the application. */
     protected final void handOut(int bufferId) {
         long bit = 1L << bufferId;
@@ -121,9 +158,11 @@ public abstract class AbstractBufferRing implements BufferRing {
      * The application gives buffer {@code bufferId} back: the check every {@link #recycle} starts with.
      *
      * @throws IllegalArgumentException if the id is outside the ring
-     * @throws IllegalStateException    if the ring is closed or the application does not hold the buffer
+     * @throws IllegalStateException    off the owner thread, if the ring is closed, or if the application
+     *                                  does not hold the buffer
      */
     protected final void takeBack(int bufferId) {
+        checkOwner();
         if (closed) {
             throw new IllegalStateException("buffer group " + groupId + " is closed");
         }
@@ -153,6 +192,14 @@ public abstract class AbstractBufferRing implements BufferRing {
         return true;
     }
 
+    /**
+     * Marks the ring closed without returning its buffers: the kernel may still write into them (or
+     * read the ring), so they are leaked on purpose rather than lent to someone else.
+     */
+    protected final void abandon() {
+        closed = true;
+    }
+
     private void releaseBuffers() {
         for (int i = 0; i < leased.length; i++) {
             Buffer buffer = leased[i];
@@ -175,6 +222,6 @@ public abstract class AbstractBufferRing implements BufferRing {
     /** Group, size and how many buffers the application holds, for subclasses' {@code toString()}. */
     protected final String describe() {
         return "group=" + groupId + " buffers=" + leased.length + "x" + bufferSize + "B held=" + heldCount
-                + (closed ? " closed" : "");
+                + " armed=" + armedReceives + (closed ? " closed" : "");
     }
 }

@@ -25,13 +25,33 @@ public interface BufferRing extends AutoCloseable {
     /** The whole buffer with id {@code bufferId}; a completion's data is its first {@code result} bytes. */
     MemorySegment buffer(int bufferId);
 
-    /** Gives buffer {@code bufferId} back to the engine. */
+    /**
+     * Gives buffer {@code bufferId} back to the engine.
+     *
+     * @throws IllegalStateException off the loop's thread, if the ring is closed, or if the application
+     *                               does not hold the buffer (recycled twice)
+     */
     void recycle(int bufferId);
 
     /** Buffers currently available to the engine. */
     int available();
 
-    /** Unregisters the ring and returns its buffers to the pool; no receive may still use it. */
+    /**
+     * Unregisters the ring and returns its buffers to the pool, those the application still holds too.
+     * Calling it again does nothing.
+     *
+     * <p>The rule, on both engines: a ring may be closed only when no multishot receive is armed on it,
+     * that is once every {@link EventLoop#recvMultishot} on it has had its final completion (one without
+     * {@link CqeFlags#MORE}); cancel the receives (or close their sockets) and wait for that first. So no
+     * completion can hand out a buffer of a closed ring; should the kernel post one anyway, the loop
+     * delivers it as {@code -ECANCELED} without {@link CqeFlags#BUFFER}. {@link EventLoop#close()} closes
+     * the rings still open after it cancelled everything.
+     *
+     * @throws IllegalStateException off the loop's thread; while a multishot receive is armed on the ring;
+     *                               or (io_uring) when the kernel refuses to unregister it, in which case
+     *                               the ring and its buffers are leaked on purpose, as the kernel may still
+     *                               use them
+     */
     @Override
     void close();
 }

@@ -45,6 +45,8 @@ public abstract class EventLoop implements AutoCloseable {
     public static final int SHUT_RDWR = 2;
 
     private final HandlerTable handlers = new HandlerTable();
+    /** The engine's own handler id ({@link #registerInternalHandler}), or -1: users may not free it. */
+    private int internalHandler = -1;
     // JCTools' atomic flavour: the same MPSC array queue without sun.misc.Unsafe, which JDK 24+ warns about.
     private final MpscAtomicArrayQueue<Runnable> tasks;
     private Thread owner;
@@ -69,9 +71,26 @@ public abstract class EventLoop implements AutoCloseable {
         return handlers.add(handler);
     }
 
-    /** Frees a handler id; completions still arriving for it are dropped and counted. */
+    /**
+     * Frees a handler id; completions still arriving for it are dropped and counted.
+     *
+     * @throws IllegalArgumentException if no handler has that id, or it is the engine's own
+     */
     public final void unregisterHandler(int handlerId) {
+        if (handlerId == internalHandler) {
+            throw new IllegalArgumentException("handler id " + handlerId + " was not returned by registerHandler"
+                    + " (it is the engine's own)");
+        }
         handlers.remove(handlerId);
+    }
+
+    /** Registers the engine's own handler, once: {@link #unregisterHandler} refuses its id. */
+    protected final int registerInternalHandler(CompletionHandler handler) {
+        if (internalHandler >= 0) {
+            throw new IllegalStateException("the internal handler is registered already");
+        }
+        internalHandler = handlers.add(handler);
+        return internalHandler;
     }
 
     /** Routes one completion to its handler: the engines call this for every reaped completion. */

@@ -1193,4 +1193,115 @@ abstract class EngineContractTest {
         assertEquals(0, loop.pending(), "pending after close");
         assertTrue(loop.counters().completions() >= 1, "counters stay readable after close: " + loop.counters());
     }
+
+    // ------------------------------------------------------------------ close and buffer ring discipline
+
+    /** Re-arms a receive on every completion, errors included: the worst case for a loop that closes. */
+    private static final class Rearmer implements CompletionHandler {
+        final EventLoop loop;
+        final MemorySegment buffer;
+        final AtomicLong completions = new AtomicLong();
+        final AtomicLong bytes = new AtomicLong();
+        int handler;
+        int socket;
+
+        Rearmer(EventLoop loop, MemorySegment buffer) {
+            this.loop = loop;
+            this.buffer = buffer;
+        }
+
+        @Override
+        public void onCompletion(int op, int tag, int result, int flags) {
+            completions.incrementAndGet();
+            if (result > 0) {
+                bytes.addAndGet(result);
+            }
+            loop.recv(handler, tag, socket, buffer, 0, (int) buffer.byteSize(), false);
+        }
+    }
+
+    @Test
+    void closeIsPromptWhileAHandlerKeepsReArmingAndThePeerKeepsSending() throws Exception {
+        Connection c = accepted();
+        Rearmer rearmer = new Rearmer(loop, arena.allocate(4096));
+        rearmer.socket = c.socket();
+        rearmer.handler = h.register(rearmer);
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread sender = Thread.ofPlatform().daemon(true).name("peer-sender").start(() -> {
+            byte[] chunk = new byte[8192];
+            try {
+                for (int i = 0; i < 1_000_000 && !stop.get(); i++) {
+                    c.peer().getOutputStream().write(chunk);
+                }
+            } catch (IOException expected) {
+                // the loop closed the socket under the sender
+            }
+        });
+        h.run(() -> loop.recv(rearmer.handler, 1, c.socket(), rearmer.buffer, 0, 4096, false));
+        LoopHarness.await(() -> rearmer.bytes.get() > 1 << 20, "1 MiB received through the re-arming handler");
+
+        long start = System.nanoTime();
+        h.stopLoop();
+        long elapsed = System.nanoTime() - start;
+        stop.set(true);
+
+        assertTrue(elapsed < 1_000 * MILLIS, "close with a handler re-arming during the drain took "
+                + elapsed / MILLIS + " ms");
+        assertFalse(h.thread().isAlive(), "loop thread ended");
+        assertNull(h.thread().failure(), "loop thread failure");
+        assertEquals(0, loop.pending(), "operations still pending after close");
+        c.peer().close();
+        sender.join(5_000);
+        assertFalse(sender.isAlive(), "sender stuck after its socket closed");
+    }
+
+    @Test
+    void bufferRingRefusesEveryThreadButItsLoops() throws Exception {
+        BufferRing ring = h.bufferRing(8, 4, LoopHarness.TINY);
+        IllegalStateException close = assertThrows(IllegalStateException.class, ring::close, "close off the loop");
+        assertTrue(close.getMessage().contains("thread"), close.getMessage());
+        IllegalStateException recycle = assertThrows(IllegalStateException.class, () -> ring.recycle(0),
+                "recycle off the loop");
+        assertTrue(recycle.getMessage().contains("thread"), recycle.getMessage());
+        assertEquals(4, h.call(ring::available), "the refused close left the ring open");
+        h.run(ring::close);
+        assertEquals(0, h.call(ring::available), "closed on its loop");
+        // The group id is free again only if the kernel (or NIO's table) really let go of it.
+        BufferRing again = h.bufferRing(8, 4, LoopHarness.TINY);
+        assertEquals(4, h.call(again::available));
+    }
+
+    @Test
+    void closingABufferRingWithAnArmedMultishotReceiveIsRefused() throws Exception {
+        Connection c = accepted();
+        BufferRing ring = h.bufferRing(9, 4, LoopHarness.TINY);
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        long[] receive = new long[1];
+        Throwable refused = h.thrownOnLoop(() -> {
+            receive[0] = loop.recvMultishot(id, 4, c.socket(), ring);
+            ring.close(); // armed since it was prepared, submitted or not
+        });
+        assertInstanceOf(IllegalStateException.class, refused, "close with an armed multishot receive");
+        assertTrue(refused.getMessage().contains("armed"), refused.getMessage());
+
+        c.peer().getOutputStream().write(new byte[] {1, 2, 3});
+        Completion data = r.next();
+        assertEquals(3, data.result(), "the receive still works after the refused close: " + data);
+        assertTrue(data.more() && CqeFlags.hasBuffer(data.flags()), data.toString());
+        Throwable stillRefused = h.thrownOnLoop(ring::close);
+        assertInstanceOf(IllegalStateException.class, stillRefused, "close while the receive is still armed");
+
+        h.run(() -> loop.cancel(id, 5, receive[0]));
+        List<Completion> rest = r.next(2);
+        Completion end = only(rest, Op.RECV_MULTISHOT);
+        assertEquals(-Errno.ECANCELED, end.result(), "cancelled: " + rest);
+        assertFalse(end.more() || CqeFlags.hasBuffer(end.flags()), end.toString());
+        h.run(() -> {
+            ring.recycle(CqeFlags.bufferId(data.flags()));
+            ring.close();
+        });
+        assertEquals(0, h.call(ring::available), "closed once no receive was armed on it");
+        assertEquals(0, h.call(loop::pending));
+    }
 }

@@ -29,7 +29,6 @@ public final class NioBufferRing extends AbstractBufferRing {
     private final int[] fifo;
     private int head;
     private int tail;
-    private int armedReceives;
 
     /**
      * Leases {@code count} buffers of at least {@code bufferSize} bytes from {@code pool}.
@@ -72,34 +71,31 @@ public final class NioBufferRing extends AbstractBufferRing {
     }
 
     void armed() {
-        armedReceives++;
+        receiveArmed();
     }
 
     void disarmed() {
-        armedReceives--;
+        receiveDisarmed();
     }
 
     /**
      * Returns every buffer to the pool (those still held by the application too: it must be done with
      * them) and forgets the group. Calling it again does nothing.
      *
-     * @throws IllegalStateException if a multishot receive is still armed on this ring
+     * @throws IllegalStateException off the owner thread, or while a multishot receive is armed on this ring
      */
     @Override
     public void close() {
         if (isClosed()) {
             return;
         }
-        if (armedReceives > 0) {
-            throw new IllegalStateException("buffer group " + groupId() + " is still used by " + armedReceives
-                    + " armed multishot receive(s); cancel them first");
-        }
+        checkClosable();
         markClosed();
         loop.forgetRing(this);
     }
 
     @Override
     public String toString() {
-        return "NioBufferRing[" + describe() + " armed=" + armedReceives + "]";
+        return "NioBufferRing[" + describe() + "]";
     }
 }

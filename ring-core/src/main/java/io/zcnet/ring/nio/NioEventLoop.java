@@ -368,6 +368,9 @@ public final class NioEventLoop extends EventLoop {
         op.socket = socket;
         op.ring = nioRing;
         op.multishot = true;
+        // Armed from now to its final completion, as on io_uring: the ring refuses to close meanwhile.
+        nioRing.armed();
+        op.armed = true;
         return op.userData;
     }
 
@@ -539,6 +542,8 @@ public final class NioEventLoop extends EventLoop {
                 cancelEverything();
                 dispatchCompletions();
             }
+        } finally {
+            // Also when a handler threw: nothing may stay armed on a buffer ring that is closed below.
             if (pool.live() > 0) {
                 LOG.log(System.Logger.Level.WARNING, "zcnet: NIO loop closed with " + pool.live()
                         + " operations that handlers kept preparing during close; dropped");
@@ -546,7 +551,6 @@ public final class NioEventLoop extends EventLoop {
                 recordedTail = null;
                 pool.dropAll();
             }
-        } finally {
             closed = true;
             counters.retire();
             releaseResources();

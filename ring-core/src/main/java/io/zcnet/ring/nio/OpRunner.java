@@ -154,13 +154,6 @@ final class OpRunner {
             finish(op, -Errno.EBUSY);
             return;
         }
-        if (op.ring.isClosed()) {
-            counters.noBuffers();
-            finish(op, -Errno.ENOBUFS); // the group is gone: buffer selection finds nothing
-            return;
-        }
-        op.ring.armed();
-        op.armed = true;
         s.multishot = op;
         if (!s.connecting && s.head(NioSocket.RECVS) == null) {
             serveMultishot(s);

@@ -23,7 +23,10 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * the kernel takes buffers from for {@code IOSQE_BUFFER_SELECT} receives, filled with buffers leased
  * from a {@link BufferPool}. Buffer id {@code i} is the {@code i}-th leased buffer, for the ring's life.
  *
- * <p>Owner-thread only, like its loop. {@link #recycle} writes the entry at a private tail and
+ * <p>Owner-thread only, like its loop, and checked: {@link #recycle} and {@link #close} throw
+ * {@link IllegalStateException} on any other thread (the kernel's {@code SINGLE_ISSUER} would refuse the
+ * unregistration, and freeing the memory regardless would hand it out while the kernel still writes it).
+ * {@link #recycle} writes the entry at a private tail and
  * publishes the new tail at once with a release store (one plain store on x86), so the kernel sees a
  * recycled buffer from the next receive on; the buffer's bytes and the entry are visible to the kernel
  * before the tail. The loop marks each buffer a completion hands out ({@code IORING_CQE_F_BUFFER}), so
@@ -51,24 +54,35 @@ public final class UringBufferRing extends AbstractBufferRing {
         this.ringFd = ringFd;
         this.mask = count - 1;
         this.arena = Arena.ofShared();
+        int r;
         try {
             this.entries = arena.allocate(Math.max(PAGE, count * BufRingLayout.BUF_SIZE), PAGE);
             MemorySegment reg = arena.allocate(BufRingLayout.REG);
             reg.set(JAVA_LONG, BufRingLayout.REG_RING_ADDR, entries.address());
             reg.set(JAVA_INT, BufRingLayout.REG_RING_ENTRIES, count);
             reg.set(JAVA_SHORT, BufRingLayout.REG_BGID, (short) groupId);
-            int r = sys.ioUringRegister(ringFd, IoUring.REGISTER_PBUF_RING, reg, 1);
-            if (r < 0) {
-                throw new ErrnoException("io_uring_register(PBUF_RING)", r, r == -Errno.EEXIST
-                        ? "group " + groupId + " is already registered on this ring" : "group " + groupId);
-            }
+            r = sys.ioUringRegister(ringFd, IoUring.REGISTER_PBUF_RING, reg, 1);
+        } catch (RuntimeException e) {
+            markClosed();
+            arena.close();
+            throw e;
+        }
+        if (r < 0) { // not registered: the kernel never saw this memory
+            markClosed();
+            arena.close();
+            throw new ErrnoException("io_uring_register(PBUF_RING)", r, r == -Errno.EEXIST
+                    ? "group " + groupId + " is already registered on this ring" : "group " + groupId);
+        }
+        try {
             for (int i = 0; i < count; i++) {
                 put(i);
             }
             publish();
-        } catch (IOException | RuntimeException e) {
-            markClosed();
-            arena.close();
+        } catch (RuntimeException e) {
+            IllegalStateException leaked = release();
+            if (leaked != null) {
+                e.addSuppressed(leaked);
+            }
             throw e;
         }
     }
@@ -101,21 +115,63 @@ public final class UringBufferRing extends AbstractBufferRing {
         publish();
     }
 
-    /** Unregisters the group from the ring and returns every buffer to the pool; idempotent. */
+    /** One more multishot receive takes buffers from this ring, until its final completion. */
+    void armed() {
+        receiveArmed();
+    }
+
+    /** A multishot receive on this ring posted its final completion. */
+    void disarmed() {
+        receiveDisarmed();
+    }
+
+    /**
+     * Unregisters the group from the ring, then returns every buffer to the pool and frees the ring
+     * memory; idempotent. Owner thread only: with {@code SINGLE_ISSUER} the kernel refuses
+     * ({@code -EEXIST}) to unregister from another thread.
+     *
+     * @throws IllegalStateException off the owner thread or while a multishot receive is armed on the ring
+     *                               (nothing changed), or when the kernel refused to unregister it (the
+     *                               ring is then closed and its memory and buffers leaked on purpose)
+     */
     @Override
     public void close() {
         if (isClosed()) {
             return;
         }
-        try {
-            MemorySegment reg = arena.allocate(BufRingLayout.REG);
-            reg.set(JAVA_SHORT, BufRingLayout.REG_BGID, (short) groupId());
-            sys.ioUringRegister(ringFd, IoUring.UNREGISTER_PBUF_RING, reg, 1);
-        } finally {
-            markClosed();
-            arena.close();
-            loop.bufferRingClosed(this);
+        checkClosable();
+        IllegalStateException leaked = release();
+        if (leaked != null) {
+            throw leaked;
         }
+    }
+
+    /**
+     * Unregisters the group; frees the memory only if the kernel confirmed (result 0), since otherwise it
+     * may still read the ring and write into the buffers.
+     *
+     * @return null, or the reason the ring and its buffers were leaked
+     */
+    private IllegalStateException release() {
+        MemorySegment reg = arena.allocate(BufRingLayout.REG);
+        reg.set(JAVA_SHORT, BufRingLayout.REG_BGID, (short) groupId());
+        int r = sys.ioUringRegister(ringFd, IoUring.UNREGISTER_PBUF_RING, reg, 1);
+        loop.bufferRingClosed(this);
+        if (r != 0) {
+            abandon();
+            return new IllegalStateException("io_uring_register(UNREGISTER_PBUF_RING) of group " + groupId()
+                    + " failed: " + Errno.name(r) + "; its ring memory and " + bufferCount()
+                    + " buffers are leaked on purpose, the kernel may still use them");
+        }
+        markClosed();
+        arena.close();
+        return null;
+    }
+
+    /** The loop is closing without knowing the kernel is done with this ring: leak it, touch nothing. */
+    void leak() {
+        abandon();
+        loop.bufferRingClosed(this);
     }
 
     @Override

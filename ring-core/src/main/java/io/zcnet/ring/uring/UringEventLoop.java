@@ -29,6 +29,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -69,7 +70,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <h2>Buffers and sockets the loop keeps track of</h2>
  * A completion with {@link CqeFlags#BUFFER} marks that buffer as the application's in its ring, found
- * by the receive's {@code user_data}, so {@link UringBufferRing} rejects a double recycle. The fds of
+ * by the receive's {@code user_data} (looked up before a final completion disarms the receive, since the
+ * kernel may end a multishot with a data-carrying CQE without MORE when the CQ fills), so
+ * {@link UringBufferRing} rejects a double recycle and refuses to close while a receive is armed on it. The fds of
  * {@link #listen}, {@link #socket} and accepted connections are kept in a bitset until the user closes
  * them through {@link #close(int, int, int)}; {@link #close()} closes those left, as the NIO engine does.
  * Nothing on the data path allocates: no lambdas, boxing or per-operation objects.
@@ -78,6 +81,11 @@ public final class UringEventLoop extends EventLoop {
     /** How long {@link #close()} waits for cancelled operations and zero-copy notifications. */
     static final long CLOSE_DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(5);
     private static final long CLOSE_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /**
+     * Rounds of {@code -ECANCELED} completions {@link #close()} dispatches for operations that handlers
+     * prepare while it drains, before it drops the rest (the NIO engine's bound too).
+     */
+    private static final int CLOSE_ROUNDS = 16;
     /** SQEs the ring keeps free beyond an operation's own, so a link timeout can follow any op. */
     private static final int LINK_RESERVE = 1;
     /** The smallest SQ that leaves room for close's two SQEs plus a link timeout and the wake-up read. */
@@ -122,6 +130,9 @@ public final class UringEventLoop extends EventLoop {
     private final List<MemoryRegion> fixedRegions = new ArrayList<>();
     private final OpenFds openFds = new OpenFds();
     private final ReceiveRings receiveRings = new ReceiveRings();
+    /** While closing: user_data of operations prepared by handlers, to complete with -ECANCELED unsubmitted. */
+    private long[] refusedAtClose = new long[16];
+    private int refusedCount;
     /** Degradations the loop itself made (the ring keeps its own). */
     private final List<String> notes;
 
@@ -161,7 +172,7 @@ public final class UringEventLoop extends EventLoop {
         this.eventValue = arena.allocate(JAVA_LONG);
         this.slots = arena.allocate(SLOT_SIZE * ring.sqEntries(), 8);
         this.control = arena.allocate(CONTROL_SIZE, 8);
-        this.internalHandler = registerHandler(new InternalHandler());
+        this.internalHandler = registerInternalHandler(new InternalHandler());
         this.wakeupUserData = UserData.pack(internalHandler, Op.WAKEUP, 0);
         this.cancelUserData = UserData.pack(internalHandler, Op.CANCEL, 0);
         refreshFeatures();
@@ -268,16 +279,37 @@ public final class UringEventLoop extends EventLoop {
         }
     }
 
-    /** Validates a user operation's handler and makes its user_data, counting it pending. */
+    /**
+     * Validates a user operation's handler and makes its user_data. Counts nothing: {@link #submitted}
+     * does, once the operation's SQEs are in the SQ, because {@link #take} may still throw (SQ stuck
+     * full) and an operation that never reached the ring must not stay pending.
+     */
     private long begin(int handler, int op, int tag) {
         ensureOwner();
         checkHandler(handler);
         if (handler == internalHandler) {
             throw new IllegalArgumentException("handler id " + handler + " was not returned by registerHandler");
         }
-        userPending++;
-        pendingByOp[op]++;
         return UserData.pack(handler, op, tag);
+    }
+
+    /** The operation's SQEs are prepared: it is pending until its final completion. */
+    private long submitted(long userData) {
+        userPending++;
+        pendingByOp[UserData.op(userData)]++;
+        return userData;
+    }
+
+    /**
+     * An operation prepared while {@link #close()} drains: never submitted (the cancel-all has gone by,
+     * nothing would cancel it), it completes with {@code -ECANCELED} from the drain, as on NIO.
+     */
+    private long refusedByClose(long userData) {
+        if (refusedCount == refusedAtClose.length) {
+            refusedAtClose = Arrays.copyOf(refusedAtClose, refusedCount * 2);
+        }
+        refusedAtClose[refusedCount++] = userData;
+        return submitted(userData);
     }
 
     /** The address the kernel reads or writes: {@code buffer} must be native, the range checked already. */
@@ -297,19 +329,25 @@ public final class UringEventLoop extends EventLoop {
     @Override
     public long nop(int handler, int tag) {
         long ud = begin(handler, Op.NOP, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
         take(1).prepare(IoUring.OP_NOP, -1, 0, 0, 0).userData(ud);
-        return ud;
+        return submitted(ud);
     }
 
     @Override
     public long accept(int handler, int tag, int listenSocket, boolean multishot) {
         checkSocket(listenSocket);
         long ud = begin(handler, Op.ACCEPT, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
         take(1).prepare(IoUring.OP_ACCEPT, listenSocket, 0, 0, 0)
                 .opFlags(Linux.SOCK_CLOEXEC)
                 .ioprio(multishot ? IoUring.ACCEPT_MULTISHOT : 0)
                 .userData(ud);
-        return ud;
+        return submitted(ud);
     }
 
     @Override
@@ -317,11 +355,14 @@ public final class UringEventLoop extends EventLoop {
         checkSocket(socket);
         checkAddress(remote, "remote");
         long ud = begin(handler, Op.CONNECT, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
         Sqe sqe = take(1);
         long slot = slot(ring.lastSqeIndex());
         int length = SockAddr.write(slots, slot, remote);
         sqe.prepare(IoUring.OP_CONNECT, socket, slots.address() + slot, 0, length).userData(ud);
-        return ud;
+        return submitted(ud);
     }
 
     @Override
@@ -331,10 +372,13 @@ public final class UringEventLoop extends EventLoop {
         checkBuffer(buffer, offset, length);
         long addr = address(buffer, offset);
         long ud = begin(handler, Op.SEND, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
         take(1).prepare(IoUring.OP_SEND, socket, addr, length, 0)
                 .opFlags(Linux.MSG_NOSIGNAL | (waitAll ? Linux.MSG_WAITALL : 0))
                 .userData(ud);
-        return ud;
+        return submitted(ud);
     }
 
     @Override
@@ -345,6 +389,9 @@ public final class UringEventLoop extends EventLoop {
         long addr = address(buffer, offset);
         checkFixedBuffer(fixedBufferIndex, fixedRegions, buffer, offset, length);
         long ud = begin(handler, Op.SEND_ZC, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
         Sqe sqe = take(1).prepare(IoUring.OP_SEND_ZC, socket, addr, length, 0)
                 .opFlags(Linux.MSG_NOSIGNAL)
                 .userData(ud);
@@ -353,7 +400,7 @@ public final class UringEventLoop extends EventLoop {
         } else {
             sqe.ioprio(IoUring.SEND_ZC_REPORT_USAGE);
         }
-        return ud;
+        return submitted(ud);
     }
 
     @Override
@@ -363,10 +410,13 @@ public final class UringEventLoop extends EventLoop {
         checkReceiveBuffer(buffer, offset, length);
         long addr = address(buffer, offset);
         long ud = begin(handler, Op.RECV, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
         take(1).prepare(IoUring.OP_RECV, socket, addr, length, 0)
                 .opFlags(waitAll ? Linux.MSG_WAITALL : 0)
                 .userData(ud);
-        return ud;
+        return submitted(ud);
     }
 
     /**
@@ -387,14 +437,18 @@ public final class UringEventLoop extends EventLoop {
                     + " is armed on buffer group " + armed.groupId() + "; use another tag for group " + own.groupId());
         }
         long ud = begin(handler, Op.RECV_MULTISHOT, tag);
-        receiveRings.arm(ud, own);
+        if (closing) {
+            return refusedByClose(ud);
+        }
         // Multishot recv: no address, length 0 (no per-shot cap), buffers picked from the group.
         take(1).prepare(IoUring.OP_RECV, socket, 0, 0, 0)
                 .ioprio(IoUring.RECV_MULTISHOT)
                 .flags(IoUring.IOSQE_BUFFER_SELECT)
                 .bufIndex(own.groupId())
                 .userData(ud);
-        return ud;
+        receiveRings.arm(ud, own);
+        own.armed();
+        return submitted(ud);
     }
 
     @Override
@@ -402,16 +456,20 @@ public final class UringEventLoop extends EventLoop {
         checkSocket(socket);
         checkShutdownHow(how);
         long ud = begin(handler, Op.SHUTDOWN, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
         take(1).prepare(IoUring.OP_SHUTDOWN, socket, 0, how, 0).userData(ud);
-        return ud;
+        return submitted(ud);
     }
 
     @Override
     public long close(int handler, int tag, int socket) {
         checkSocket(socket);
         long ud = begin(handler, Op.CLOSE, tag);
-        // Forgotten now, not at the completion: once the kernel frees the fd an accept may reuse it.
-        openFds.remove(socket);
+        if (closing) {
+            return refusedByClose(ud); // the fd stays tracked: close() closes it with the others
+        }
         // Cancel everything on the fd, then close it. The hard link runs the close even when the cancel
         // finds nothing (-ENOENT); the cancel's completion stays internal.
         take(2).prepare(IoUring.OP_ASYNC_CANCEL, socket, 0, 0, 0)
@@ -420,25 +478,34 @@ public final class UringEventLoop extends EventLoop {
                 .userData(cancelUserData);
         internalPending++;
         ring.nextSqe().prepare(IoUring.OP_CLOSE, socket, 0, 0, 0).userData(ud);
-        return ud;
+        // Forgotten now (take() can no longer throw), not at the completion: once the kernel frees the fd
+        // an accept may reuse it.
+        openFds.remove(socket);
+        return submitted(ud);
     }
 
     @Override
     public long timeout(int handler, int tag, long nanos) {
         checkNanos(nanos);
         long ud = begin(handler, Op.TIMEOUT, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
         Sqe sqe = take(1);
         long slot = slot(ring.lastSqeIndex());
         Timespec.set(slots, slot, nanos);
         // off = 0: a pure timer, not "after N completions".
         sqe.prepare(IoUring.OP_TIMEOUT, -1, slots.address() + slot, 1, 0).userData(ud);
-        return ud;
+        return submitted(ud);
     }
 
     @Override
     public long linkTimeout(int handler, int tag, long nanos) {
         checkNanos(nanos);
         ensureOwner();
+        if (closing) {
+            return refusedByClose(begin(handler, Op.LINK_TIMEOUT, tag)); // what it bounds was refused too
+        }
         Sqe previous = ring.lastUnsubmittedSqe();
         if (previous == null || UserData.handler(previous.userData()) == internalHandler) {
             throw new IllegalStateException("linkTimeout must directly follow the operation it bounds, "
@@ -447,21 +514,24 @@ public final class UringEventLoop extends EventLoop {
         if (previous.opcode() == IoUring.OP_LINK_TIMEOUT) {
             throw new IllegalStateException("linkTimeout cannot follow another linkTimeout");
         }
-        previous.addFlags(IoUring.IOSQE_IO_LINK);
         long ud = begin(handler, Op.LINK_TIMEOUT, tag);
+        previous.addFlags(IoUring.IOSQE_IO_LINK);
         // No flush here: the linked SQE must reach the kernel in the same batch. take() kept a spare.
         Sqe sqe = ring.nextSqe();
         long slot = slot(ring.lastSqeIndex());
         Timespec.set(slots, slot, nanos);
         sqe.prepare(IoUring.OP_LINK_TIMEOUT, -1, slots.address() + slot, 1, 0).userData(ud);
-        return ud;
+        return submitted(ud);
     }
 
     @Override
     public long cancel(int handler, int tag, long target) {
         long ud = begin(handler, Op.CANCEL, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
         take(1).prepare(IoUring.OP_ASYNC_CANCEL, -1, target, 0, 0).userData(ud);
-        return ud;
+        return submitted(ud);
     }
 
     // ---------------------------------------------------------------- driving the loop
@@ -524,15 +594,25 @@ public final class UringEventLoop extends EventLoop {
                     continue;
                 }
                 int op = UserData.op(userData);
+                // Looked up before a final completion disarms it: the last CQE of a multishot may carry data.
+                UringBufferRing buffers = op == Op.RECV_MULTISHOT ? receiveRings.get(userData) : null;
                 if ((flags & CqeFlags.MORE) == 0) {
                     userPending--;
                     pendingByOp[op]--;
-                    if (op == Op.RECV_MULTISHOT) {
+                    if (buffers != null) {
                         receiveRings.disarm(userData);
+                        buffers.disarmed();
                     }
                 }
                 if ((flags & CqeFlags.BUFFER) != 0) {
-                    receiveRings.get(userData).delivered(CqeFlags.bufferId(flags));
+                    if (buffers != null && !buffers.isClosed()) {
+                        buffers.delivered(CqeFlags.bufferId(flags));
+                    } else {
+                        // Unreachable while closing a ring with an armed receive is refused; should the
+                        // kernel still hand out a buffer of a closed ring, the memory is not the app's.
+                        result = -Errno.ECANCELED;
+                        flags &= ~CqeFlags.BUFFER & ((1 << CqeFlags.BUFFER_SHIFT) - 1);
+                    }
                 } else if (op == Op.ACCEPT && result >= 0) {
                     openFds.add(result); // tracked even if its handler is gone, so close() frees it
                 }
@@ -762,12 +842,15 @@ public final class UringEventLoop extends EventLoop {
      * Cancels everything in flight ({@code ASYNC_CANCEL ANY|ALL}), reaps (dispatching the cancelled
      * completions) until nothing is pending and every zero-copy notification is in, or until
      * {@link #CLOSE_DEADLINE_NANOS} passes (then it reports on stderr what is stuck), closes the
-     * sockets the user left open, the loop's buffer rings, the eventfd and the ring. Owner thread only; idempotent. Called from a
+     * sockets the user left open, the loop's buffer rings, the eventfd and the ring. An operation a
+     * handler prepares meanwhile is not submitted: it completes {@code -ECANCELED} (bounded rounds, as
+     * on NIO). When the deadline passed, the buffer rings and the loop's native memory are leaked on
+     * purpose, since the kernel may still write into them. Owner thread only; idempotent. Called from a
      * completion handler, it takes effect when the current batch of completions has been dispatched.
      */
     @Override
     public void close() {
-        if (closed) {
+        if (closed || closing) { // closing: called again by a handler while the drain dispatches
             return;
         }
         if (reaping) {
@@ -776,21 +859,38 @@ public final class UringEventLoop extends EventLoop {
         }
         boolean neverUsed = claimOwner();
         closing = true;
+        // Unless every operation provably left the kernel, the memory it may still write is leaked: the
+        // kernel tears a ring down asynchronously after its fd is closed.
+        boolean drained = neverUsed;
         try {
             if (!neverUsed) {
-                drainForClose();
+                drained = drainForClose();
             }
         } finally {
             closed = true;
             counters.retire();
             openFds.closeAll(sys);
             for (UringBufferRing open : new ArrayList<>(bufferRings)) {
-                open.close();
+                closeBufferRing(open, drained);
             }
             ring.close();
             shutOutWakers();
             sys.close(eventFd);
-            arena.close();
+            if (drained) {
+                arena.close(); // else leaked: the wake-up read may still write eventValue
+            }
+        }
+    }
+
+    private static void closeBufferRing(UringBufferRing open, boolean drained) {
+        if (!drained) {
+            open.leak();
+            return;
+        }
+        try {
+            open.close();
+        } catch (IllegalStateException e) { // the rest of close() must still run; the ring leaked itself
+            System.err.println("zcnet: " + e.getMessage());
         }
     }
 
@@ -806,20 +906,74 @@ public final class UringEventLoop extends EventLoop {
         }
     }
 
-    private void drainForClose() {
+    /**
+     * One cancel-all, then reaps until nothing is in the kernel. Operations handlers prepare meanwhile
+     * are never submitted ({@link #refusedByClose}): they complete {@code -ECANCELED} here, in rounds, so
+     * a handler that re-arms on every completion cannot hold close() up; after {@link #CLOSE_ROUNDS}
+     * rounds the rest are dropped.
+     *
+     * @return true if everything left the kernel, false if the deadline passed first
+     */
+    private boolean drainForClose() {
         take(1).prepare(IoUring.OP_ASYNC_CANCEL, -1, 0, 0, 0)
                 .opFlags(IoUring.ASYNC_CANCEL_ANY | IoUring.ASYNC_CANCEL_ALL)
                 .userData(cancelUserData);
         internalPending++;
         long deadline = System.nanoTime() + CLOSE_DEADLINE_NANOS;
-        while (userPending > 0 || internalPending > 0 || wakeupArmed) {
+        int rounds = 0;
+        while (true) {
+            if (refusedCount > 0) {
+                if (rounds++ < CLOSE_ROUNDS) {
+                    completeRefused();
+                    continue;
+                }
+                System.err.println("zcnet: io_uring event loop dropped " + refusedCount
+                        + " operations that handlers kept preparing during close");
+                userPending -= refusedCount;
+                for (int i = 0; i < refusedCount; i++) {
+                    pendingByOp[UserData.op(refusedAtClose[i])]--;
+                }
+                refusedCount = 0;
+            }
+            if (userPending == 0 && internalPending == 0 && !wakeupArmed) {
+                return true;
+            }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 System.err.println("zcnet: io_uring event loop closed with operations still in the kernel: " + this);
-                return;
+                return false;
             }
             enter(true, Math.min(left, CLOSE_POLL_NANOS));
             reap();
+        }
+    }
+
+    /**
+     * Dispatches {@code -ECANCELED} for the operations refused so far, as the kernel completes a request
+     * cancelled before it ran (a SEND_ZC also gets its notification); those refused meanwhile wait for
+     * the next round.
+     */
+    private void completeRefused() {
+        int count = refusedCount;
+        int done = 0;
+        try {
+            while (done < count) {
+                long userData = refusedAtClose[done++];
+                userPending--;
+                pendingByOp[UserData.op(userData)]--;
+                if (UserData.op(userData) == Op.SEND_ZC) {
+                    dispatch(userData, -Errno.ECANCELED, CqeFlags.MORE);
+                    dispatch(userData, 0, CqeFlags.NOTIF);
+                } else {
+                    dispatch(userData, -Errno.ECANCELED, 0);
+                }
+            }
+        } finally {
+            refusedCount -= done;
+            System.arraycopy(refusedAtClose, done, refusedAtClose, 0, refusedCount);
+            if (done > 0) {
+                counters.completed(done);
+            }
         }
     }
 
@@ -832,7 +986,8 @@ public final class UringEventLoop extends EventLoop {
             }
         }
         return "UringEventLoop[" + ring + " pending=" + userPending + (pendingOps.isEmpty() ? "" : " (" + pendingOps.toString().trim() + ")")
-                + " internal=" + internalPending + " openSockets=" + openFds.count()
+                + " internal=" + internalPending + (refusedCount > 0 ? " refused=" + refusedCount : "")
+                + " openSockets=" + openFds.count()
                 + (wakeupArmed ? " wakeup-armed" : "") + (closed ? " closed" : "")
                 + " " + counters + "]";
     }
