@@ -39,8 +39,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@link #close()} may be called from any thread once the buffers are no longer in use (no I/O in
  *       flight on them): it frees all slabs at once.</li>
  * </ul>
- * A buffer released twice, or released to a pool that does not own it, is refused with an exception before
- * any list is touched, so a bug in the caller cannot hand the same memory to two users.
+ * A buffer released while it is free (released twice before anyone leased it again), or released to a pool
+ * that does not own it, is refused with an exception before any list is touched. Buffer objects are reused,
+ * so {@link #release(Buffer)} cannot tell a stale reference from the current holder's: a release through a
+ * reference kept past its own release, after the buffer was leased again, succeeds and takes the buffer
+ * from its new holder. {@link #release(Buffer, int)} with the {@linkplain Buffer#generation() generation}
+ * read at lease time refuses that case too.
  */
 public final class BufferPool implements AutoCloseable {
 
@@ -202,19 +206,46 @@ public final class BufferPool implements AutoCloseable {
 
     /**
      * Returns a leased buffer to the pool. Any thread; O(1) on the owner, lock-free elsewhere; no allocation.
+     * Detects a buffer that is free, not a stale reference to one leased again (see the class comment and
+     * {@link #release(Buffer, int)}).
      *
      * @throws IllegalArgumentException if the buffer belongs to another pool
      * @throws IllegalStateException    if it is not leased (released twice), or the pool is closed
      */
     public void release(Buffer buffer) {
+        checkRelease(buffer);
+        if (!buffer.markFree()) {
+            throw new IllegalStateException("buffer " + buffer.id() + " released twice (it is not leased)");
+        }
+        pushFree(buffer);
+    }
+
+    /**
+     * Returns a buffer if {@code generation} (its {@link Buffer#generation()} read when it was leased) is its
+     * current lease: a release through a stale reference, after the buffer was released and leased again, is
+     * refused and the new holder keeps it. Any thread; no allocation.
+     *
+     * @throws IllegalArgumentException if the buffer belongs to another pool
+     * @throws IllegalStateException    if it is not leased under {@code generation}, or the pool is closed
+     */
+    public void release(Buffer buffer, int generation) {
+        checkRelease(buffer);
+        if (!buffer.markFree(generation)) {
+            throw new IllegalStateException("buffer " + buffer.id() + " release of lease " + generation
+                    + " refused: it is " + (buffer.isLeased() ? "leased under " + buffer.generation() : "free"));
+        }
+        pushFree(buffer);
+    }
+
+    private void checkRelease(Buffer buffer) {
         Objects.requireNonNull(buffer, "buffer");
         if (buffer.pool() != this) {
             throw new IllegalArgumentException("buffer " + buffer.id() + " belongs to another pool");
         }
         checkOpen();
-        if (!buffer.markFree()) {
-            throw new IllegalStateException("buffer " + buffer.id() + " released twice (it is not leased)");
-        }
+    }
+
+    private void pushFree(Buffer buffer) {
         int id = buffer.id();
         int c = buffer.sizeClass();
         if (Thread.currentThread() == owner) {
@@ -311,12 +342,21 @@ public final class BufferPool implements AutoCloseable {
      * Deregisters the slabs and frees their memory; every buffer's segment becomes inaccessible. Call it once
      * no I/O uses the buffers. Later leases, releases and {@link #slabRegion} throw
      * {@link IllegalStateException}; a second close does nothing.
+     *
+     * @throws IllegalStateException if a slab is {@linkplain MemoryRegion#pin() pinned} by a placement in
+     *                               flight (nothing is closed then; close again once it is committed or aborted)
      */
     @Override
     public void close() {
         synchronized (this) {
             if (closed) {
                 return;
+            }
+            for (MemoryRegion region : slabRegions) {
+                if (region.pinCount() > 0) {
+                    throw new IllegalStateException("buffer pool not closed: slab region has " + region.pinCount()
+                            + " placement(s) in flight (pinned): " + region);
+                }
             }
             closed = true;
         }

@@ -1,6 +1,8 @@
 package io.zcnet.buffer;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * A registered range of native memory with access rights and its two keys, like an ibv_mr of
@@ -13,11 +15,30 @@ import java.lang.foreign.MemorySegment;
  * every thread at once: volatile) and {@link #fixedBufferIndex()} (set by the ring that registers the
  * region with {@code IORING_REGISTER_BUFFERS2}, volatile so any thread reads the current index). Safe to
  * share between threads.
+ *
+ * <p><b>Pins.</b> While the kernel writes into the region on a placement's behalf (a {@code recv} straight
+ * into it), the placement holds a {@linkplain #pin() pin}; {@link MemoryRegistry#deregister} refuses a
+ * pinned region, so its memory cannot be handed back while a write into it is in flight. The pin count and
+ * the deregistered mark share one atomic word: a pin either lands before deregistration (which then
+ * refuses) or fails.
  */
 public final class MemoryRegion {
 
     /** {@link #fixedBufferIndex()} of a region no ring has registered. */
     public static final int NO_FIXED_BUFFER = -1;
+
+    /** {@link #pins} once deregistered: negative, so no pin can be taken any more. */
+    private static final int PINS_CLOSED = Integer.MIN_VALUE;
+    // Pinned by the receive loop, checked by deregister on any thread: CAS on one word orders the two.
+    private static final VarHandle PINS;
+
+    static {
+        try {
+            PINS = MethodHandles.lookup().findVarHandle(MemoryRegion.class, "pins", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final MemoryRegistry registry;
     private final int slot;
@@ -27,6 +48,8 @@ public final class MemoryRegion {
     private final int remoteKey;
     private volatile boolean valid = true;
     private volatile int fixedBufferIndex = NO_FIXED_BUFFER;
+    @SuppressWarnings("unused") // accessed through PINS
+    private volatile int pins;
 
     MemoryRegion(MemoryRegistry registry, int slot, MemorySegment segment, int access, int localKey, int remoteKey) {
         this.registry = registry;
@@ -90,6 +113,51 @@ public final class MemoryRegion {
         fixedBufferIndex = index;
     }
 
+    /**
+     * Takes a pin: the caller is about to have memory of this region written outside the Java heap's view
+     * (the kernel receiving into it) and must {@link #unpin()} once that write is over. Any thread;
+     * lock-free, allocation-free.
+     *
+     * @return false if the region is deregistered (nothing pinned): do not write into it
+     */
+    public boolean pin() {
+        int p;
+        do {
+            p = (int) PINS.getVolatile(this);
+            if (p < 0 || p == Integer.MAX_VALUE) {
+                return false;
+            }
+        } while (!PINS.compareAndSet(this, p, p + 1)); // volatile CAS: deregister sees the pin or we see it closed
+        return true;
+    }
+
+    /**
+     * Gives back a pin taken by {@link #pin()}. Any thread.
+     *
+     * @throws IllegalStateException if the region holds no pin
+     */
+    public void unpin() {
+        int p;
+        do {
+            p = (int) PINS.getVolatile(this);
+            if (p <= 0) {
+                throw new IllegalStateException("unpin without a pin: " + this);
+            }
+        } while (!PINS.compareAndSet(this, p, p - 1)); // volatile CAS: pairs with deregister's CAS
+    }
+
+    /** Pins held now (0 once deregistered). Any thread; a snapshot. */
+    public int pinCount() {
+        int p = (int) PINS.getVolatile(this);
+        return Math.max(p, 0);
+    }
+
+    /** Marks the region deregistered unless pinned; returns the pins that prevented it, or 0 on success. */
+    int closePins() {
+        int p = (int) PINS.compareAndExchange(this, 0, PINS_CLOSED); // volatile: a later pin() fails
+        return p == 0 ? 0 : Math.max(p, 0);
+    }
+
     int slot() {
         return slot;
     }
@@ -102,6 +170,7 @@ public final class MemoryRegion {
     public String toString() {
         return "MemoryRegion[size=" + segment.byteSize() + ", access=" + Access.describe(access)
                 + ", lkey=0x" + Integer.toHexString(localKey) + ", valid=" + valid
+                + ", pins=" + pinCount()
                 + ", fixedBufferIndex=" + fixedBufferIndex + "]";
     }
 }

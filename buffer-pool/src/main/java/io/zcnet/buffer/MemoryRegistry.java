@@ -48,6 +48,9 @@ public final class MemoryRegistry {
     private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(MemoryRegion[].class);
     private static final VarHandle KEYS = MethodHandles.arrayElementVarHandle(int[].class);
 
+    /** A thread that never runs: a segment it may access is accessible from every thread. */
+    private static final Thread NO_THREAD = Thread.ofPlatform().unstarted(() -> { });
+
     private final SecureRandom random = new SecureRandom();
     private final int slotMask;
     private final MemoryRegion[] slots;
@@ -98,7 +101,10 @@ public final class MemoryRegistry {
     /**
      * Registers native memory with the given rights and issues its keys.
      *
-     * @param segment native (off-heap) memory whose arena is alive, not empty, writable if write access is asked
+     * @param segment native (off-heap) memory whose arena is alive, not empty, writable if write access is
+     *                asked, and accessible from every thread ({@code Arena.ofShared()}, {@code ofAuto()} or
+     *                {@code global()}: the receive loop that places into it is usually not the registering
+     *                thread)
      * @param access  {@link Access} flags; must satisfy {@link Access#isValid(int)}
      * @throws IllegalArgumentException if an argument is unfit
      * @throws IllegalStateException    if every slot is in use
@@ -111,6 +117,11 @@ public final class MemoryRegistry {
         }
         if (!segment.scope().isAlive()) {
             throw new IllegalArgumentException("segment's arena is already closed: " + segment);
+        }
+        if (!segment.isAccessibleBy(NO_THREAD)) {
+            throw new IllegalArgumentException("segment is confined to one thread, but placements into a region run"
+                    + " on the receive loop's thread: allocate it from Arena.ofShared(), Arena.ofAuto() or"
+                    + " Arena.global(); got " + segment);
         }
         if (segment.byteSize() == 0) {
             throw new IllegalArgumentException("cannot register an empty segment");
@@ -140,10 +151,11 @@ public final class MemoryRegistry {
 
     /**
      * Revokes the region's keys: they never resolve again, {@link MemoryRegion#isValid()} turns false, and its
-     * slot becomes free. The memory itself is not freed.
+     * slot becomes free. The memory itself is not freed. A region {@linkplain MemoryRegion#pin() pinned} by a
+     * placement in flight is refused: the kernel may still be writing into it.
      *
      * @throws IllegalArgumentException if the region was issued by another registry
-     * @throws IllegalStateException    if it was already deregistered
+     * @throws IllegalStateException    if it was already deregistered, or is pinned
      */
     public void deregister(MemoryRegion region) {
         Objects.requireNonNull(region, "region");
@@ -153,6 +165,11 @@ public final class MemoryRegistry {
         synchronized (this) {
             if (!region.isValid()) {
                 throw new IllegalStateException("region already deregistered: " + region);
+            }
+            int pinned = region.closePins();
+            if (pinned != 0) {
+                throw new IllegalStateException("region has " + pinned + " placement(s) in flight (pinned); commit"
+                        + " or abort them before deregistering: " + region);
             }
             int slot = region.slot();
             region.invalidate(); // volatile: racing checks see the region as gone before the slot is reused

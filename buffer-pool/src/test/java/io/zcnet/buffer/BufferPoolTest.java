@@ -368,4 +368,53 @@ class BufferPoolTest {
         assertThrows(NullPointerException.class, () -> BufferPool.create(null));
         assertThrows(NullPointerException.class, () -> BufferPool.create(SMALL, null));
     }
+
+    // ---------------------------------------------------------------- stale releases and pins
+
+    @Test
+    void staleReleaseAfterReleaseIsDetectedByGeneration() {
+        BufferPool pool = pool(PoolConfig.of(new SizeClass(4096, 1)));
+        Buffer a = pool.lease(4096);
+        int first = a.generation();
+        a.release(first);
+        Buffer b = pool.lease(4096);
+        assertSame(a, b, "one buffer in the class: the same object comes back");
+        int second = b.generation();
+        assertTrue(second != first, "every lease has a new generation");
+        // The first holder's stale release is refused and the new holder keeps the buffer.
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> a.release(first));
+        assertTrue(e.getMessage().contains("leased under " + second), e.getMessage());
+        assertTrue(b.isLeased());
+        assertNull(pool.lease(4096), "the buffer was not handed back to the pool");
+        b.release(second);
+        assertThrows(IllegalStateException.class, () -> b.release(second), "released twice");
+        assertThrows(IllegalStateException.class, b::release, "released twice");
+    }
+
+    @Test
+    void plainReleaseDetectsAFreeBufferButNotAStaleReference() {
+        // What the javadoc promises, and what it says it cannot promise.
+        BufferPool pool = pool(PoolConfig.of(new SizeClass(4096, 1)));
+        Buffer a = pool.lease(4096);
+        a.release();
+        assertThrows(IllegalStateException.class, a::release);
+        Buffer b = pool.lease(4096);
+        a.release(); // stale, through the old reference: not detectable without the generation
+        assertFalse(b.isLeased());
+    }
+
+    @Test
+    void closeRefusesWhileASlabIsPinned() {
+        BufferPool pool = pool(SMALL);
+        MemoryRegion slab = pool.slabRegion(1);
+        assertTrue(slab.pin());
+        IllegalStateException e = assertThrows(IllegalStateException.class, pool::close);
+        assertTrue(e.getMessage().contains("1 placement(s)"), e.getMessage());
+        assertFalse(pool.isClosed());
+        assertNotNull(pool.lease(64), "a refused close leaves the pool usable");
+        slab.unpin();
+        pool.close();
+        assertTrue(pool.isClosed());
+        assertFalse(slab.isValid());
+    }
 }

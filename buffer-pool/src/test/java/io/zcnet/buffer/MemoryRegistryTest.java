@@ -355,4 +355,66 @@ class MemoryRegistryTest {
         assertNull(failure.get());
         assertEquals(0, registry.size());
     }
+
+    // ---------------------------------------------------------------- thread confinement and pins
+
+    @Test
+    void registerRefusesMemoryConfinedToOneThread() {
+        MemoryRegistry registry = new MemoryRegistry();
+        try (Arena confined = Arena.ofConfined()) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> registry.register(confined.allocate(4096), Access.LOCAL_WRITE));
+            assertTrue(e.getMessage().contains("Arena.ofShared()"), e.getMessage());
+        }
+        assertEquals(0, registry.size());
+        // Memory every thread may touch is fine.
+        registry.register(Arena.ofAuto().allocate(64), Access.LOCAL_WRITE);
+        registry.register(memory, Access.LOCAL_WRITE);
+        assertEquals(2, registry.size());
+    }
+
+    @Test
+    void pinnedRegionCannotBeDeregisteredUntilUnpinned() {
+        MemoryRegistry registry = new MemoryRegistry();
+        MemoryRegion region = registry.register(memory, Access.LOCAL_WRITE);
+        assertTrue(region.pin());
+        assertTrue(region.pin());
+        assertEquals(2, region.pinCount());
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> registry.deregister(region));
+        assertTrue(e.getMessage().contains("2 placement(s)"), e.getMessage());
+        assertTrue(region.isValid(), "a refused deregister leaves the region registered");
+        assertSame(region, registry.lookupLocal(region.localKey()));
+        region.unpin();
+        assertThrows(IllegalStateException.class, () -> registry.deregister(region));
+        region.unpin();
+        assertEquals(0, region.pinCount());
+        assertThrows(IllegalStateException.class, region::unpin, "unpin without a pin");
+        registry.deregister(region);
+        assertFalse(region.isValid());
+        assertFalse(region.pin(), "a deregistered region cannot be pinned");
+        assertEquals(0, region.pinCount());
+    }
+
+    @Test
+    void pinRacingDeregisterEitherPinsFirstOrFails() throws Exception {
+        for (int round = 0; round < 200; round++) {
+            MemoryRegistry registry = new MemoryRegistry();
+            MemoryRegion region = registry.register(memory, Access.LOCAL_WRITE);
+            AtomicReference<Throwable> refused = new AtomicReference<>();
+            Thread deregistering = new Thread(() -> {
+                try {
+                    registry.deregister(region);
+                } catch (IllegalStateException e) {
+                    refused.set(e);
+                }
+            });
+            deregistering.start();
+            boolean pinned = region.pin();
+            deregistering.join(TimeUnit.SECONDS.toMillis(10));
+            assertFalse(deregistering.isAlive());
+            // Exactly one of the two wins: a pin held means the region is still registered.
+            assertEquals(pinned, refused.get() != null, "pinned=" + pinned + " refused=" + refused.get());
+            assertEquals(pinned, region.isValid());
+        }
+    }
 }

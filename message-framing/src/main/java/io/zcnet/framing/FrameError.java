@@ -24,7 +24,7 @@ public final class FrameError {
     /** {@code offset + length} (or a read request's length) exceeds the 2^24-1 byte message limit. */
     public static final int MESSAGE_TOO_LONG = -7;
     /** Offset not segment-aligned, segment number not {@code offset / segment size mod 256}, a FIRST or ONLY
-     *  frame not at offset 0, a FIRST or MIDDLE frame shorter than a segment, or an empty LAST frame. */
+     *  frame not at offset 0, a MIDDLE or LAST frame at offset 0, a FIRST or MIDDLE frame shorter than a segment, or an empty LAST frame. */
     public static final int BAD_SEGMENT = -8;
     /** {@code more_segments} disagrees with the opcode, or {@code rtr}/{@code rtr_ack} outside ACKNOWLEDGE. */
     public static final int BAD_FLAGS = -9;
@@ -44,13 +44,13 @@ public final class FrameError {
     public static final int RECEIVER_NOT_READY = -16;
     /** An ACKNOWLEDGE acknowledges messages that were never sent. */
     public static final int BAD_ACKNOWLEDGE = -17;
-    /** The completion queue is full: the consumer did not poll. */
+    /** No longer raised: a full completion queue holds messages back instead (kept so codes stay stable). */
     public static final int COMPLETION_QUEUE_OVERFLOW = -18;
     /** The queue pair is already in ERROR; the frame was not looked at. */
     public static final int QUEUE_PAIR_IN_ERROR = -19;
     /** A READ RESPONSE matches no outstanding read request. */
     public static final int UNEXPECTED_READ_RESPONSE = -20;
-    /** Responder-side read requests arrive faster than they are taken. */
+    /** No longer raised: a full READ request queue holds requests back instead (kept so codes stay stable). */
     public static final int READ_QUEUE_OVERFLOW = -21;
     /** The region of the posted receive a SEND would land in was deregistered, or its memory freed. */
     public static final int LOCAL_PROTECTION = -22;

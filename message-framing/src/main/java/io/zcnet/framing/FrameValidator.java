@@ -86,8 +86,10 @@ public final class FrameValidator {
                 || (mboSeg & FrameHeader.SEGMENT_MASK) != (segmentIndex & FrameHeader.SEGMENT_MASK)) {
             return FrameError.BAD_SEGMENT;
         }
+        // Offset 0 belongs to the FIRST (or ONLY) frame alone: a MIDDLE or LAST frame there would let a
+        // message complete without its FIRST, whose opcode is what says how the message begins.
         boolean first = Opcode.isFirst(opcode);
-        if (first && messageOffset != 0) {
+        if (first != (messageOffset == 0)) {
             return FrameError.BAD_SEGMENT;
         }
         if (!last && length != segmentSize) {

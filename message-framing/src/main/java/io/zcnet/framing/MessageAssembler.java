@@ -22,12 +22,22 @@ import java.lang.foreign.MemorySegment;
  *   <li><b>In-order completion.</b> Completions are emitted strictly in MSN order (which is posting
  *   order of the receives), each with status, opcode, byte count and immediate data. Receive-consuming
  *   messages (SEND, SEND and WRITE with immediate) take posted receives in MSN order.</li>
+ *   <li><b>Back-pressure, not failure.</b> A message that is complete while the completion queue or the
+ *   queue of READ requests to answer is full stays complete but unretired: the acknowledged MSN stops, so
+ *   the peer's MSN window stops it. Taking a READ request ({@link #pollReadRequest}) resumes by itself; after
+ *   polling the completion queue call {@link #resumeCompletions()} ({@link #isHeldBack()} says whether it is
+ *   needed). Receives and reads are posted only while the completion queue can hold a completion for every
+ *   one outstanding, so the flush after an error always fits.</li>
  *   <li><b>Window.</b> At most {@link FramingConfig#messageWindow()} messages are tracked; an MSN up to a
  *   window behind the oldest incomplete message is a duplicate of a completed one and is ignored, one
  *   further ahead than the window is a protocol error. MSNs wrap at 2^16.</li>
  *   <li><b>Errors.</b> The first violation moves the queue pair to ERROR: the message that failed gets its
  *   error status if it owns a receive, every other outstanding receive and read is flushed, in posting
- *   order, and later frames are refused with {@link FrameError#QUEUE_PAIR_IN_ERROR}.</li>
+ *   order, and later frames are refused with {@link FrameError#QUEUE_PAIR_IN_ERROR}. A flush completion
+ *   hands a buffer back to the application, so while any direct placement is still in flight
+ *   ({@link #pendingPlacements()} &gt; 0: the kernel may still be writing) the flush waits; the
+ *   {@link #commit} or {@link #abort} of the last one (both then answer
+ *   {@link FrameError#QUEUE_PAIR_IN_ERROR}) emits it, still in posting order.</li>
  * </ul>
  *
  * <p>Two ways in. {@link #onFrame} takes a whole frame, payload included, and copies the payload to its
@@ -36,7 +46,11 @@ import java.lang.foreign.MemorySegment;
  * {@link PlacementTarget}, the exact bytes of the posted receive or registered region the payload belongs
  * in; the caller has the kernel receive the payload there ({@code recv} with {@code MSG_WAITALL}) and then
  * calls {@link #commit} (or {@link #abort} if that receive failed). Both ways share one judgement and one
- * bookkeeping, so they may be mixed, even for the segments of one message.
+ * bookkeeping, so they may be mixed, even for the segments of one message. A placement in flight
+ * <em>reserves</em> its segment: a message with a reservation never completes, and a LAST frame below a
+ * reserved segment contradicts it ({@link FrameError#INCONSISTENT_MESSAGE}), so no payload can land in a
+ * buffer that was already completed; and it {@linkplain MemoryRegion#pin() pins} its region, so the region
+ * cannot be deregistered under the kernel's write.
  *
  * <p>Receives are posted as verbs posts them, by local key, offset and length; the key is checked against
  * the {@link MemoryRegistry} (LOCAL_WRITE) when posted and the region's validity again when data lands.
@@ -62,6 +76,9 @@ public final class MessageAssembler {
     public static final int DUPLICATE = 2;
     /** Result: a SEND frame whose receive is not known yet; offer it again later (through {@link #onFrame}). */
     public static final int DEFERRED = 3;
+
+    // completeMessage: the completion or read-request queue is full; the message waits, complete.
+    private static final int HELD_BACK = 1;
 
     private static final int STATE_READY = 0;
     private static final int STATE_ERROR = 1;
@@ -91,7 +108,10 @@ public final class MessageAssembler {
     private final boolean[] complete;
     private final int[] segmentsPlaced;
     private final int[] segmentsExpected;
+    /** Highest segment placed or reserved: a LAST frame below it contradicts the message. */
     private final int[] highestSegment;
+    /** Direct placements in flight into the slot's message; it cannot complete while any is. */
+    private final int[] reservations;
     private final int[] totalLengths;
     private final int[] immediates;
     private final int[] finalOpcodes;
@@ -124,8 +144,19 @@ public final class MessageAssembler {
     private long checkedReceive;
     private MemorySegment destination;
     private long destinationOffset;
+    private MemoryRegion destinationRegion;
+
+    // Targets handed out by beginPlacement and not yet committed or aborted.
+    private int pendingPlacements;
+    // What fail() recorded for the flush, which waits while placements are pending.
+    private boolean flushOwed;
+    private long failedReceive = -1;
+    private int failedStatus;
+    private int failedOpcode = -1;
+    private int failedMsn = -1;
 
     private int expectedMsn;
+    private boolean heldBack;
     private long receivesRetired;
     private int state = STATE_READY;
     private int error = FrameError.OK;
@@ -136,9 +167,10 @@ public final class MessageAssembler {
      * @param config          negotiated segment size, ICRC and window
      * @param registry        regions that tagged frames and read requests may name
      * @param receiveCapacity posted receives at most outstanding, a power of two
-     * @param completions     where completions go; size it to at least {@code receiveCapacity} plus the
-     *                        window and poll it, or the queue pair fails with
-     *                        {@link FrameError#COMPLETION_QUEUE_OVERFLOW}
+     * @param completions     where completions go, owned by this assembler: a receive or read is accepted
+     *                        only while the queue has room for a completion of every one outstanding, so
+     *                        neither a success nor a flush is ever lost; size it to {@code receiveCapacity}
+     *                        plus the reads you keep outstanding
      * @param sendFlow        the opposite direction's flow control, which ACKNOWLEDGE frames update
      */
     public MessageAssembler(FramingConfig config, MemoryRegistry registry, int receiveCapacity,
@@ -161,6 +193,7 @@ public final class MessageAssembler {
         segmentsPlaced = new int[window];
         segmentsExpected = new int[window];
         highestSegment = new int[window];
+        reservations = new int[window];
         totalLengths = new int[window];
         immediates = new int[window];
         finalOpcodes = new int[window];
@@ -189,11 +222,13 @@ public final class MessageAssembler {
     /**
      * Posts a receive of {@code length} bytes at {@code offset} of the region whose local key is
      * {@code lkey} (an {@code ibv_sge} of ibv_post_recv(3)); SEND messages fill receives in posting order.
-     * The region must grant {@link Access#LOCAL_WRITE}. In ERROR the receive is completed at once with
-     * {@link CompletionStatus#FLUSH_ERROR}, as verbs do. Deregistering the region while the receive is
+     * The region must grant {@link Access#LOCAL_WRITE}. In ERROR the receive is completed with
+     * {@link CompletionStatus#FLUSH_ERROR}, as verbs do: at once, or with the flush still waiting for
+     * placements in flight, in posting order. Deregistering the region while the receive is
      * outstanding makes the message that lands in it fail with {@link CompletionStatus#LOCAL_PROTECTION_ERROR}.
      *
-     * @return false if the receive queue (or, in ERROR, the completion queue) is full: nothing posted
+     * @return false if the receive queue is full, or the completion queue has no room to spare for one more
+     *         receive's completion (poll it): nothing posted
      * @throws IllegalArgumentException if the key does not name a live local region with LOCAL_WRITE, or
      *                                  the range is negative or outside it
      */
@@ -205,29 +240,54 @@ public final class MessageAssembler {
                     + " range " + offset + "+" + length + " refused: "
                     + AccessStatus.name(status == AccessStatus.OK ? AccessStatus.DEREGISTERED : status));
         }
-        if (state == STATE_ERROR) {
+        if (!completionReserved()) {
+            return false;
+        }
+        if (state == STATE_ERROR && !flushOwed) {
             return completions.offer(workRequestId, CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
         }
         return receives.offer(workRequestId, region, offset, length);
     }
 
     /**
-     * Registers a READ this side requested, so the responses naming local key {@code sinkKey} from
-     * {@code sinkOffset} for {@code length} bytes are accepted; responses complete in the order reads were
-     * expected, carrying {@code workRequestId}. Call it once per READ_REQUEST frame sent.
-     *
-     * @return false if a window of reads is already outstanding
+     * Whether the completion queue can take one more receive or read on top of those outstanding: each
+     * outstanding one has a free entry kept for it, so its completion (success or flush) is never dropped.
      */
-    public boolean expectReadResponse(long workRequestId, int sinkKey, long sinkOffset, int length) {
+    private boolean completionReserved() {
+        return completions.remaining() > receives.size() + (outstandingReadTail - outstandingReadHead);
+    }
+
+    /**
+     * Registers a READ this side requested, so the responses naming {@code sinkRkey} from {@code sinkOffset}
+     * for {@code length} bytes are accepted; responses complete in the order reads were expected, carrying
+     * {@code workRequestId}. Call it once per READ_REQUEST frame sent.
+     *
+     * <p>{@code sinkRkey} is the sink region's <em>remote</em> key, the {@code sink_rkey} the READ_REQUEST
+     * carries (DESIGN.md): a local key never goes on the wire. A response is placed only if it falls inside
+     * a read registered here, so that match is the authorisation and the sink needs
+     * {@link Access#LOCAL_WRITE} only, not {@link Access#REMOTE_WRITE} (as an ibv_post_send(3) RDMA READ's
+     * scatter list needs local write access only).
+     *
+     * @return false if a window of reads is already outstanding, or the completion queue has no room to
+     *         spare for one more completion (poll it)
+     * @throws IllegalArgumentException if {@code sinkRkey} names no live region with LOCAL_WRITE, or the range
+     *                                  is negative, longer than a message or outside the region
+     */
+    public boolean expectReadResponse(long workRequestId, int sinkRkey, long sinkOffset, int length) {
         if (sinkOffset < 0 || length < 0 || length > FramingConfig.MAX_MESSAGE_SIZE) {
             throw new IllegalArgumentException("sink range " + sinkOffset + "+" + length + " invalid");
         }
-        if (outstandingReadTail - outstandingReadHead >= window) {
+        MemoryRegion sink = registry.lookupRemote(sinkRkey);
+        if (sink == null || !Access.grants(sink.access(), Access.LOCAL_WRITE) || sinkOffset > sink.size() - length) {
+            throw new IllegalArgumentException("read " + workRequestId + ": sink rkey 0x" + Integer.toHexString(sinkRkey)
+                    + " range " + sinkOffset + "+" + length + " does not name a live LOCAL_WRITE region range: " + sink);
+        }
+        if (outstandingReadTail - outstandingReadHead >= window || !completionReserved()) {
             return false;
         }
         int i = (int) outstandingReadTail & slotMask;
         outstandingReadIds[i] = workRequestId;
-        outstandingReadKeys[i] = sinkKey;
+        outstandingReadKeys[i] = sinkRkey;
         outstandingReadOffsets[i] = sinkOffset;
         outstandingReadLengths[i] = length;
         outstandingReadTail++;
@@ -235,7 +295,8 @@ public final class MessageAssembler {
     }
 
     /**
-     * Takes the oldest validated READ request this side must answer (in MSN order).
+     * Takes the oldest validated READ request this side must answer (in MSN order). Taking one makes room
+     * for a request held back because the queue was full, which is then retired (and acknowledged).
      *
      * @return false when none is waiting
      */
@@ -253,7 +314,29 @@ public final class MessageAssembler {
         into.length = r.length;
         into.sinkRkey = r.sinkRkey;
         into.sinkOffset = r.sinkOffset;
+        if (heldBack && state == STATE_READY) {
+            retire();
+        }
         return true;
+    }
+
+    /**
+     * Retires the messages held back because the completion queue (or the READ request queue) was full;
+     * call it after polling the completion queue. Does nothing when nothing is held back.
+     *
+     * @return {@link #ACCEPTED}, or the negative {@link FrameError} that completing a message raised (the
+     *         queue pair is then in ERROR)
+     */
+    public int resumeCompletions() {
+        if (!heldBack || state == STATE_ERROR) {
+            return state == STATE_ERROR ? FrameError.QUEUE_PAIR_IN_ERROR : ACCEPTED;
+        }
+        return retire();
+    }
+
+    /** Whether a complete message waits for room in the completion or READ request queue. */
+    public boolean isHeldBack() {
+        return heldBack;
     }
 
     // ---------------------------------------------------------------- frames, payload supplied
@@ -331,8 +414,9 @@ public final class MessageAssembler {
         try {
             MemorySegment.copy(payload, payloadOffset, destination, destinationOffset, length);
             return ACCEPTED;
-        } catch (IllegalStateException closed) {
-            // The destination's memory was freed concurrently: an access error, not a crash of the loop.
+        } catch (IllegalStateException | WrongThreadException gone) {
+            // The destination's memory was freed concurrently (registration refuses confined memory, so a
+            // wrong thread cannot happen; caught all the same): an access error, not a crash of the loop.
             return fail(checkedReceive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS,
                     checkedSlot, checkedReceive);
         }
@@ -414,13 +498,25 @@ public final class MessageAssembler {
         result = check(copy, FrameHeader.LENGTH, length);
         if (result == ACCEPTED) {
             int slot = checkedSlot;
+            if (destinationRegion != null && !destinationRegion.pin()) {
+                // Deregistered since the check: nothing may be received into it.
+                return fail(checkedReceive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS,
+                        slot, checkedReceive);
+            }
+            target.region = destinationRegion;
             if (slot >= 0) {
                 int segment = header.messageOffset() / segmentSize;
                 reserved[slot * wordsPerMessage + (segment >>> 6)] |= 1L << segment;
+                reservations[slot]++;
+                if (segment > highestSegment[slot]) {
+                    highestSegment[slot] = segment;
+                }
                 target.segmentIndex = segment;
             }
             target.slot = slot;
+            target.receive = checkedReceive;
             target.owner = this;
+            pendingPlacements++;
             if (destination != null) {
                 target.describe(destination, destinationOffset, length);
             } else {
@@ -454,8 +550,11 @@ public final class MessageAssembler {
         }
         MemorySegment copy = target.headerCopy;
         header.wrap(copy, 0);
-        if (icrcEnabled && !icrc.verify(copy, 0, target.segment, target.offset)) {
-            return fail(FrameError.ICRC_MISMATCH, -1, -1);
+        if (icrcEnabled) {
+            int verified = verifyPlaced(copy, target);
+            if (verified != ACCEPTED) {
+                return verified;
+            }
         }
         // The reservation kept every other copy of this segment out, and the receive a SEND takes was
         // known at beginPlacement and never changes: the check yields the same place, or an error.
@@ -469,19 +568,40 @@ public final class MessageAssembler {
     }
 
     /**
+     * Verifies the ICRC of a committed frame over the bytes in its destination, whose memory may have been
+     * freed meanwhile: that is an access error (the receive's LOCAL_PROTECTION, a region's REMOTE_ACCESS),
+     * never an exception escaping into the receive loop.
+     */
+    private int verifyPlaced(MemorySegment copy, PlacementTarget target) {
+        int gone = target.receive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS;
+        if (target.length > 0 && !target.segment.scope().isAlive()) {
+            return fail(gone, target.slot, target.receive);
+        }
+        try {
+            return icrc.verify(copy, 0, target.segment, target.offset) ? ACCEPTED : fail(FrameError.ICRC_MISMATCH, -1, -1);
+        } catch (IllegalStateException | WrongThreadException closedMeanwhile) {
+            return fail(gone, target.slot, target.receive);
+        }
+    }
+
+    /**
      * Gives up a placement whose payload receive failed (the subflow broke, the receive was cancelled):
      * the segment's reservation is dropped and nothing else changes, so a retransmission of the frame is
      * placed normally. Bytes the failed receive wrote stay inside the target, which a retransmission
-     * overwrites.
+     * overwrites. In ERROR, aborting the last placement in flight emits the flush that waited for it.
      *
      * @throws IllegalStateException if {@code target} holds no placement of this assembler
      */
     public void abort(PlacementTarget target) {
-        release(target);
+        int slot = release(target);
         target.clear();
+        if (slot >= 0 && state == STATE_READY) {
+            completeIfDone(slot);
+        }
     }
 
-    private void release(PlacementTarget target) {
+    /** Ends a placement's reservation and pin; in ERROR, flushes once none is left. Returns its slot. */
+    private int release(PlacementTarget target) {
         if (target == null) {
             throw new IllegalArgumentException("target is null");
         }
@@ -490,10 +610,26 @@ public final class MessageAssembler {
                     : "target holds a placement of another assembler: " + target);
         }
         target.owner = null;
-        if (target.slot >= 0) {
-            int segment = target.segmentIndex;
-            reserved[target.slot * wordsPerMessage + (segment >>> 6)] &= ~(1L << segment);
+        pendingPlacements--;
+        if (target.region != null) {
+            target.region.unpin();
+            target.region = null;
         }
+        int slot = target.slot;
+        if (slot >= 0) {
+            int segment = target.segmentIndex;
+            reserved[slot * wordsPerMessage + (segment >>> 6)] &= ~(1L << segment);
+            reservations[slot]--;
+        }
+        if (state == STATE_ERROR) {
+            flushIfIdle();
+        }
+        return slot;
+    }
+
+    /** Placements handed out by {@link #beginPlacement} and not yet committed or aborted. */
+    public int pendingPlacements() {
+        return pendingPlacements;
     }
 
     // ---------------------------------------------------------------- judging and placing
@@ -511,6 +647,7 @@ public final class MessageAssembler {
         checkedReceive = -1;
         destination = null;
         destinationOffset = 0;
+        destinationRegion = null;
         int opcode = header.opcode();
         if (opcode == Opcode.ACKNOWLEDGE) {
             return ACCEPTED;
@@ -578,6 +715,7 @@ public final class MessageAssembler {
         }
         destination = region.segment();
         destinationOffset = receives.offset(receive) + messageOffset;
+        destinationRegion = region;
         return ACCEPTED;
     }
 
@@ -614,23 +752,27 @@ public final class MessageAssembler {
         if (segmentsPlaced[slot] > 0 && (readRkeys[slot] != key || readSinkOffsets[slot] != regionOffset - messageOffset)) {
             return FrameError.INCONSISTENT_MESSAGE;
         }
+        // The sink is named by its remote key; matching a read this side registered is the authorisation,
+        // so the region needs LOCAL_WRITE (not REMOTE_WRITE), checked here as it is now.
         if (!withinOutstandingRead(key, regionOffset, length)) {
             return FrameError.UNEXPECTED_READ_RESPONSE;
         }
-        if (registry.checkLocal(key, regionOffset, length, Access.LOCAL_WRITE) != AccessStatus.OK) {
+        MemoryRegion sink = registry.lookupRemote(key);
+        if (sink == null || !Access.grants(sink.access(), Access.LOCAL_WRITE) || !sink.segment().scope().isAlive()) {
             return FrameError.REMOTE_ACCESS;
         }
-        return target(registry.lookupLocal(key), regionOffset, length);
+        return target(sink, regionOffset, length);
     }
 
     /** Points {@link #destination} into {@code region} after the registry's check. */
     private int target(MemoryRegion region, long regionOffset, int length) {
         // The region may have been deregistered between check and lookup; re-check the bounds we write.
-        if (region == null || regionOffset > region.segment().byteSize() - length) {
+        if (region == null || regionOffset < 0 || regionOffset > region.segment().byteSize() - length) {
             return FrameError.REMOTE_ACCESS;
         }
         destination = region.segment();
         destinationOffset = regionOffset;
+        destinationRegion = region;
         return ACCEPTED;
     }
 
@@ -714,7 +856,15 @@ public final class MessageAssembler {
             finalOpcodes[slot] = opcode;
             immediates[slot] = Opcode.hasImmediate(opcode) ? header.immData() : 0;
         }
-        if (segmentsPlaced[slot] == segmentsExpected[slot]) {
+        return completeIfDone(slot);
+    }
+
+    /**
+     * Marks the slot's message complete once every segment is placed and no placement into it is in flight
+     * (the kernel may still be writing into its buffer), and completes it if it is the oldest.
+     */
+    private int completeIfDone(int slot) {
+        if (!complete[slot] && reservations[slot] == 0 && segmentsPlaced[slot] == segmentsExpected[slot]) {
             complete[slot] = true;
             if (slot == (expectedMsn & slotMask)) {
                 return retire();
@@ -727,9 +877,15 @@ public final class MessageAssembler {
 
     /** Completes every complete message from the oldest on, in MSN order. */
     private int retire() {
+        heldBack = false;
         int slot = expectedMsn & slotMask;
         while (complete[slot]) {
             int r = completeMessage(slot);
+            if (r == HELD_BACK) {
+                // Not acknowledged, so the peer's MSN window stops it until the application makes room.
+                heldBack = true;
+                return ACCEPTED;
+            }
             if (r != FrameError.OK) {
                 return r;
             }
@@ -751,7 +907,7 @@ public final class MessageAssembler {
                     return fail(FrameError.RECEIVER_NOT_READY, slot, receiveIndexes[slot]);
                 }
                 if (completions.remaining() == 0) {
-                    return fail(FrameError.COMPLETION_QUEUE_OVERFLOW, slot, receiveIndexes[slot]);
+                    return HELD_BACK; // only if the queue is shared: the reservation kept a slot otherwise
                 }
                 long id = receives.workRequestId(receivesRetired);
                 receives.consume();
@@ -766,14 +922,14 @@ public final class MessageAssembler {
                     return fail(FrameError.UNEXPECTED_READ_RESPONSE, slot, receiveIndexes[slot]);
                 }
                 if (completions.remaining() == 0) {
-                    return fail(FrameError.COMPLETION_QUEUE_OVERFLOW, slot, receiveIndexes[slot]);
+                    return HELD_BACK;
                 }
                 outstandingReadHead++;
                 completions.offer(outstandingReadIds[s], CompletionStatus.SUCCESS, finalOpcodes[slot], totalLengths[slot], 0, msn);
             }
             case Opcode.KIND_READ_REQUEST -> {
                 if (pendingReadTail - pendingReadHead >= window) {
-                    return fail(FrameError.READ_QUEUE_OVERFLOW, slot, receiveIndexes[slot]);
+                    return HELD_BACK;
                 }
                 ReadRequest r = pendingReads[(int) pendingReadTail++ & slotMask];
                 r.msn = msn;
@@ -794,11 +950,15 @@ public final class MessageAssembler {
     }
 
     private void resetSlot(int slot) {
-        int words = segmentsExpected[slot] > 0 ? (segmentsExpected[slot] + 63) >>> 6 : wordsPerMessage;
+        // Bits set lie at or below the highest segment placed or reserved (and below segmentsExpected).
+        int segments = Math.max(segmentsExpected[slot], highestSegment[slot] + 1);
+        int words = segments > 0 ? Math.min((segments + 63) >>> 6, wordsPerMessage) : wordsPerMessage;
         int base = slot * wordsPerMessage;
         for (int w = 0; w < words; w++) {
             placed[base + w] = 0;
+            reserved[base + w] = 0;
         }
+        reservations[slot] = 0;
         kinds[slot] = 0;
         consumers[slot] = CONSUMER_UNKNOWN;
         complete[slot] = false;
@@ -817,24 +977,37 @@ public final class MessageAssembler {
 
     /**
      * Moves to ERROR: the failing message's receive (if it has one) completes with the error's status,
-     * every other outstanding receive and expected read response is flushed, in posting order.
+     * every other outstanding receive and expected read response is flushed, in posting order, as soon as
+     * no direct placement is in flight.
      */
-    private int fail(int code, int slot, long failedReceive) {
+    private int fail(int code, int slot, long receive) {
         state = STATE_ERROR;
         error = code;
-        int failedStatus = FrameError.completionStatus(code);
+        failedReceive = receive;
+        failedStatus = FrameError.completionStatus(code);
+        failedOpcode = slot >= 0 ? finalOpcodes[slot] : -1;
+        failedMsn = slot >= 0 ? slotMsn(slot) : -1;
+        flushOwed = true;
+        flushIfIdle();
+        return code;
+    }
+
+    /** Flushes what fail() owes unless a placement may still be writing into a receive or sink. */
+    private void flushIfIdle() {
+        if (!flushOwed || pendingPlacements > 0) {
+            return;
+        }
+        flushOwed = false;
         while (receives.size() > 0) {
             long index = receives.consume();
             boolean failed = index == failedReceive;
-            int opcode = failed ? finalOpcodes[slot] : -1;
             completions.offer(receives.workRequestId(index), failed ? failedStatus : CompletionStatus.FLUSH_ERROR,
-                    opcode, 0, 0, failed ? slotMsn(slot) : -1);
+                    failed ? failedOpcode : -1, 0, 0, failed ? failedMsn : -1);
         }
         while (outstandingReadHead < outstandingReadTail) {
             int s = (int) outstandingReadHead++ & slotMask;
             completions.offer(outstandingReadIds[s], CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
         }
-        return code;
     }
 
     // ---------------------------------------------------------------- state
@@ -876,6 +1049,7 @@ public final class MessageAssembler {
     public String toString() {
         return "MessageAssembler[" + (state == STATE_ERROR ? "ERROR " + FrameError.name(error) : "READY")
                 + " expectedMsn=" + expectedMsn + " receives=" + receives.size() + "/" + receives.capacity()
+                + " placementsInFlight=" + pendingPlacements
                 + " accepted=" + framesAccepted + " duplicates=" + duplicates + "]";
     }
 }

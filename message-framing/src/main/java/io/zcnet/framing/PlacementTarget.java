@@ -1,5 +1,6 @@
 package io.zcnet.framing;
 
+import io.zcnet.buffer.MemoryRegion;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -31,6 +32,10 @@ public final class PlacementTarget {
     MessageAssembler owner;
     int slot;
     int segmentIndex;
+    /** The posted receive the payload lands in (absolute index), or -1 for a region. */
+    long receive = -1;
+    /** The region pinned while the payload is received into it; null when none. */
+    MemoryRegion region;
 
     /**
      * @param drain native scratch memory of at least the negotiated segment size (checked by

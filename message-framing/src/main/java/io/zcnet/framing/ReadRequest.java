@@ -1,8 +1,18 @@
 package io.zcnet.framing;
 
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.AccessStatus;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.buffer.MemoryRegistry;
+
 /**
  * A reusable holder for one validated RDMA READ request that the responder must answer with a READ
  * RESPONSE message (see {@link MessageAssembler#pollReadRequest}). Not thread-safe.
+ *
+ * <p>The source range was checked (REMOTE_READ, bounds) when the request arrived, but the region may be
+ * deregistered, or its memory freed, before the responder serves it: the responder must check again when
+ * it builds the response, with {@link #sourceRegion(MemoryRegistry)}, and answer nothing from a region that
+ * no longer resolves.
  */
 public final class ReadRequest {
     int msn;
@@ -16,7 +26,7 @@ public final class ReadRequest {
         return msn;
     }
 
-    /** Key of the responder's region to read, already checked for REMOTE_READ and bounds. */
+    /** Key of the responder's region to read; checked on arrival, to be re-checked at serving time. */
     public int rkey() {
         return rkey;
     }
@@ -29,13 +39,37 @@ public final class ReadRequest {
         return length;
     }
 
-    /** The requester's sink key, to echo in the response's tagged extension. */
+    /** The requester's sink region's remote key ({@code sink_rkey}), to echo in the response's tagged extension. */
     public int sinkRkey() {
         return sinkRkey;
     }
 
     public long sinkOffset() {
         return sinkOffset;
+    }
+
+    /**
+     * Checks the source range again, as it is now (REMOTE_READ, liveness, bounds), and resolves it: call it
+     * when building the response, because the region may have been deregistered since the request arrived.
+     * Allocation-free.
+     *
+     * @return the region to send {@link #length()} bytes from at {@link #regionOffset()}, or null if the key
+     *         no longer resolves or the range is no longer permitted (answer with an access error instead)
+     * @throws IllegalArgumentException if {@code registry} is null
+     */
+    public MemoryRegion sourceRegion(MemoryRegistry registry) {
+        if (registry == null) {
+            throw new IllegalArgumentException("registry is null");
+        }
+        if (registry.checkRemote(rkey, regionOffset, length, Access.REMOTE_READ) != AccessStatus.OK) {
+            return null;
+        }
+        MemoryRegion region = registry.lookupRemote(rkey);
+        // Deregistration may race with the check: re-read validity and bounds on what was resolved.
+        if (region == null || !region.segment().scope().isAlive() || regionOffset > region.size() - length) {
+            return null;
+        }
+        return region;
     }
 
     @Override

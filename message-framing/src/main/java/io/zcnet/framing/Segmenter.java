@@ -6,8 +6,11 @@ import java.lang.foreign.MemorySegment;
  * Send side: turns one work request (SEND, SEND with immediate, RDMA WRITE, WRITE with immediate, READ
  * request, READ response) into frames of at most the segment size, without copying payload.
  *
- * <p>A work request is split into messages of at most {@link FramingConfig#messageChunk()} bytes (one
- * MSN each; a SEND must fit one message), and each message into segments: every frame but a message's
+ * <p>A SEND, SEND with immediate or READ RESPONSE is always exactly one message (one MSN, up to
+ * {@link FramingConfig#MAX_MESSAGE_SIZE} bytes): the receiver completes a message as one unit, so splitting
+ * one would complete a receive with part of the data. Only an RDMA WRITE (with or without immediate) and a
+ * READ request are split into messages of at most {@link FramingConfig#messageChunk()} bytes (one MSN
+ * each), since their pieces name their own destinations. Each message is cut into segments: every frame but a message's
  * last carries exactly {@code segmentSize} bytes at a segment-aligned offset, the FIRST/MIDDLE/LAST/ONLY
  * opcode and {@code more_segments} say where it sits, immediate data rides on the last frame of the last
  * message only, and a tagged frame's extension names <em>its own</em> destination
@@ -25,7 +28,7 @@ public final class Segmenter {
 
     private final int segmentSize;
     private final int chunk;
-    private final int framesPerChunk;
+    private final long framesPerChunk;
     private final boolean icrcEnabled;
     private final Icrc icrc = new Icrc();
     private final FrameHeader header = new FrameHeader();
@@ -45,6 +48,10 @@ public final class Segmenter {
     private int immediate;
     private long frameCount;
     private int messageCount;
+    // Message size and frames per message of the current work request: chunk-sized for WRITE and READ
+    // requests, the whole operation (one message) for SEND and READ RESPONSE.
+    private long messageBytes;
+    private long framesPerMessage;
     private long cursor;
 
     // The frame last written.
@@ -93,7 +100,9 @@ public final class Segmenter {
     /**
      * Starts an RDMA READ of {@code length} bytes of the peer's region {@code rkey} from
      * {@code regionOffset} into the local sink {@code sinkRkey}/{@code sinkOffset}: one READ_REQUEST frame
-     * (and MSN) per message-sized piece, each answered by one READ RESPONSE message.
+     * (and MSN) per message-sized piece, each answered by one READ RESPONSE message. {@code sinkRkey} is the
+     * sink region's remote key (never its local key: it goes on the wire), the one given to
+     * {@link MessageAssembler#expectReadResponse} for each piece.
      */
     public Segmenter beginReadRequest(int firstMsn, int rkey, long regionOffset, long length, int sinkRkey, long sinkOffset) {
         checkRegionOffset(regionOffset, length, "regionOffset");
@@ -109,6 +118,8 @@ public final class Segmenter {
         this.sinkRkey = sinkRkey;
         this.sinkOffset = sinkOffset;
         this.immediate = 0;
+        this.messageBytes = chunk;
+        this.framesPerMessage = 1;
         this.messageCount = messages(length);
         this.frameCount = messageCount;
         this.cursor = 0;
@@ -143,10 +154,19 @@ public final class Segmenter {
         this.rkey = key;
         this.regionOffset = destination;
         this.immediate = immediate;
-        this.messageCount = messages(length);
+        if (kind == Opcode.KIND_WRITE || kind == Opcode.KIND_WRITE_WITH_IMMEDIATE) {
+            this.messageBytes = chunk;
+            this.framesPerMessage = framesPerChunk;
+            this.messageCount = messages(length);
+        } else {
+            // The callers checked length <= MAX_MESSAGE_SIZE: one message, as many segments as it takes.
+            this.messageBytes = FramingConfig.MAX_MESSAGE_SIZE;
+            this.framesPerMessage = FramingConfig.maxSegmentsPerMessage(segmentSize);
+            this.messageCount = 1;
+        }
         long fullMessages = messageCount - 1;
-        long rest = length - fullMessages * chunk;
-        this.frameCount = fullMessages * framesPerChunk + Math.max(1, (rest + segmentSize - 1) / segmentSize);
+        long rest = length - fullMessages * messageBytes;
+        this.frameCount = fullMessages * framesPerMessage + Math.max(1, (rest + segmentSize - 1) / segmentSize);
         this.cursor = 0;
         return this;
     }
@@ -203,10 +223,10 @@ public final class Segmenter {
     }
 
     private int writeSegment(long index, MemorySegment out, long outOffset) {
-        int message = (int) (index / framesPerChunk);
-        int segment = (int) (index - (long) message * framesPerChunk);
-        long messageStart = (long) message * chunk;
-        int messageLength = (int) Math.min(chunk, length - messageStart);
+        int message = (int) (index / framesPerMessage);
+        int segment = (int) (index - message * framesPerMessage);
+        long messageStart = message * messageBytes;
+        int messageLength = (int) Math.min(messageBytes, length - messageStart);
         int offsetInMessage = segment * segmentSize;
         int bytes = Math.min(segmentSize, messageLength - offsetInMessage);
         boolean lastMessage = message == messageCount - 1;

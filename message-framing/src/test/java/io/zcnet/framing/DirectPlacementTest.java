@@ -259,12 +259,162 @@ class DirectPlacementTest {
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
         List<byte[]> three = send(0, new byte[3 * MSS]);
-        List<byte[]> two = send(0, new byte[2 * MSS]);
+        List<byte[]> four = send(0, new byte[4 * MSS]);
         assertEquals(MessageAssembler.ACCEPTED, begin(three.get(2), target));
-        assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(MemorySegment.ofArray(two.get(1)), 0, 32 + MSS));
+        // A LAST above the reserved segment does not contradict it yet: only its commit can tell.
+        assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(MemorySegment.ofArray(four.get(3)), 0, 32 + MSS));
         receivePayload(three.get(2), target);
         assertEquals(FrameError.INCONSISTENT_MESSAGE, assembler.commit(target), "a second LAST with another total");
         assertCompletion(1, CompletionStatus.PROTOCOL_ERROR, Opcode.SEND_LAST, 0, 0);
+    }
+
+    @Test
+    void aLastFrameBelowAReservedSegmentIsInconsistentAndNothingCompletes() {
+        // Review finding: a reserved MIDDLE beyond the real end let the message complete and the payload
+        // land afterwards in a receive already handed back.
+        MemoryRegion region = receiveRegion(4096);
+        assertTrue(assembler.postReceive(7, region.localKey(), 0, 4096));
+        byte[] middle2 = send(0, new byte[4 * MSS]).get(2);
+        List<byte[]> real = send(0, TestFrames.pattern(2 * MSS - 10, 3));
+        assertEquals(MessageAssembler.ACCEPTED, begin(middle2, target));
+        assertEquals(1, assembler.pendingPlacements());
+        assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(MemorySegment.ofArray(real.get(0)), 0, real.get(0).length));
+        assertEquals(FrameError.INCONSISTENT_MESSAGE,
+                assembler.onFrame(MemorySegment.ofArray(real.get(1)), 0, real.get(1).length));
+        assertFalse(cq.poll(c), "no completion, not even the flush, while the kernel may still write into receive 7");
+        receivePayload(middle2, target);
+        assertEquals(FrameError.QUEUE_PAIR_IN_ERROR, assembler.commit(target));
+        assertEquals(0, assembler.pendingPlacements());
+        assertCompletion(7, CompletionStatus.PROTOCOL_ERROR, -1, 0, 0);
+        assertFalse(cq.poll(c));
+    }
+
+    @Test
+    void aStaleReservationNeverOutlivesItsMessageSlot() {
+        // Review finding: with a window of 1, a reservation of message 0 survived into message 1's slot and
+        // made a real frame of message 1 a "duplicate"; the queue pair then hung.
+        FramingConfig one = new FramingConfig(MSS, false, 1);
+        CompletionQueue q = new CompletionQueue(16);
+        MessageAssembler a = new MessageAssembler(one, registry, 4, q, new FlowControl(one));
+        Segmenter s = new Segmenter(one);
+        MemoryRegion region = receiveRegion(8192);
+        assertTrue(a.postReceive(1, region.localKey(), 0, 4096));
+        assertTrue(a.postReceive(2, region.localKey(), 4096, 4096));
+        byte[] middle2 = TestFrames.all(s.beginSend(0, MemorySegment.ofArray(new byte[4 * MSS]), 0, 4 * MSS)).get(2);
+        byte[] only = TestFrames.all(s.beginSend(0, MemorySegment.ofArray(new byte[MSS]), 0, MSS)).get(0);
+        MemorySegment m = MemorySegment.ofArray(middle2);
+        assertEquals(MessageAssembler.ACCEPTED, a.beginPlacement(m, 0, FrameHeader.LENGTH, target));
+        assertEquals(FrameError.INCONSISTENT_MESSAGE, a.onFrame(MemorySegment.ofArray(only), 0, only.length),
+                "an ONLY frame below a reserved segment 2");
+        a.abort(target);
+        assertTrue(q.poll(c));
+        assertEquals(1, c.workRequestId());
+        assertTrue(q.poll(c));
+        assertEquals(2, c.workRequestId());
+        // And without the contradiction, a message whose reservation was aborted and then placed completes once.
+        MessageAssembler b = new MessageAssembler(one, registry, 4, q, new FlowControl(one));
+        assertTrue(b.postReceive(3, region.localKey(), 0, 4096));
+        assertTrue(b.postReceive(4, region.localKey(), 4096, 4096));
+        List<byte[]> first = TestFrames.all(s.beginSend(0, MemorySegment.ofArray(new byte[2 * MSS]), 0, 2 * MSS));
+        assertEquals(MessageAssembler.ACCEPTED, b.beginPlacement(MemorySegment.ofArray(first.get(1)), 0, FrameHeader.LENGTH, target));
+        b.abort(target);
+        assertEquals(MessageAssembler.ACCEPTED, b.onFrame(MemorySegment.ofArray(first.get(0)), 0, first.get(0).length));
+        assertEquals(MessageAssembler.ACCEPTED, b.onFrame(MemorySegment.ofArray(first.get(1)), 0, first.get(1).length));
+        List<byte[]> next = TestFrames.all(s.beginSend(1, MemorySegment.ofArray(new byte[3 * MSS]), 0, 3 * MSS));
+        for (byte[] f : next) {
+            assertEquals(MessageAssembler.ACCEPTED, b.onFrame(MemorySegment.ofArray(f), 0, f.length));
+        }
+        assertTrue(q.poll(c));
+        assertEquals(3, c.workRequestId());
+        assertEquals(2 * MSS, c.byteCount());
+        assertTrue(q.poll(c));
+        assertEquals(4, c.workRequestId());
+        assertEquals(3 * MSS, c.byteCount());
+        assertFalse(q.poll(c));
+    }
+
+    @Test
+    void theFlushWaitsForPlacementsInFlight() {
+        // Review finding: a failure on another subflow flushed a receive the kernel was still writing into.
+        MemoryRegion region = receiveRegion(4096);
+        assertTrue(assembler.postReceive(7, region.localKey(), 0, 2048));
+        assertTrue(assembler.postReceive(8, region.localKey(), 2048, 2048));
+        byte[] first = send(0, new byte[2 * MSS]).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, begin(first, target));
+        byte[] bad = first.clone();
+        bad[0] = 0; // bad version, e.g. on another subflow
+        assertEquals(FrameError.BAD_VERSION, assembler.onFrame(MemorySegment.ofArray(bad), 0, bad.length));
+        assertTrue(assembler.isInError());
+        assertEquals(1, assembler.pendingPlacements());
+        assertFalse(cq.poll(c), "receive 7 is still being written: no flush yet");
+        assertTrue(assembler.postReceive(9, region.localKey(), 0, 64), "posted in ERROR: flushed after 7 and 8");
+        assertFalse(cq.poll(c));
+        assertEquals(FrameError.QUEUE_PAIR_IN_ERROR, assembler.commit(target));
+        assertEquals(0, assembler.pendingPlacements());
+        assertCompletion(7, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
+        assertCompletion(8, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
+        assertCompletion(9, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
+        assertTrue(assembler.postReceive(10, region.localKey(), 0, 64));
+        assertCompletion(10, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
+        // abort releases a waiting flush the same way.
+        MessageAssembler other = new MessageAssembler(config, registry, 16, cq, flow);
+        assertTrue(other.postReceive(11, region.localKey(), 0, 2048));
+        PlacementTarget t = new PlacementTarget(arena.allocate(MSS));
+        assertEquals(MessageAssembler.ACCEPTED, other.beginPlacement(MemorySegment.ofArray(first), 0, FrameHeader.LENGTH, t));
+        assertEquals(FrameError.BAD_VERSION, other.onFrame(MemorySegment.ofArray(bad), 0, bad.length));
+        assertFalse(cq.poll(c));
+        other.abort(t);
+        assertCompletion(11, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
+    }
+
+    @Test
+    void commitIntoMemoryFreedMeanwhileIsAnAccessErrorNotAnException() {
+        // Review finding: the ICRC was computed over a closed arena and IllegalStateException escaped.
+        Arena user = Arena.ofShared();
+        MemoryRegion region = registry.register(user.allocate(4096), Access.LOCAL_WRITE);
+        assertTrue(assembler.postReceive(7, region.localKey(), 0, 4096));
+        byte[] frame = send(0, TestFrames.pattern(100, 1)).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, begin(frame, target));
+        user.close();
+        assertEquals(FrameError.LOCAL_PROTECTION, assembler.commit(target));
+        assertCompletion(7, CompletionStatus.LOCAL_PROTECTION_ERROR, -1, 0, 0);
+        // The same for a WRITE into a region whose memory was freed: the peer's access error.
+        MessageAssembler a = new MessageAssembler(config, registry, 16, cq, flow);
+        Arena user2 = Arena.ofShared();
+        MemoryRegion writable = registry.register(user2.allocate(4096), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        byte[] write = TestFrames.all(segmenter.beginWrite(0, MemorySegment.ofArray(new byte[100]), 0, 100,
+                writable.remoteKey(), 0)).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, a.beginPlacement(MemorySegment.ofArray(write), 0, write.length - 100, target));
+        user2.close();
+        assertEquals(FrameError.REMOTE_ACCESS, a.commit(target));
+    }
+
+    @Test
+    void aPlacementPinsItsRegionUntilCommitOrAbort() {
+        MemoryRegion region = receiveRegion(4096);
+        assertTrue(assembler.postReceive(7, region.localKey(), 0, 4096));
+        List<byte[]> frames = send(0, TestFrames.pattern(2 * MSS, 4));
+        assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));
+        assertEquals(1, region.pinCount());
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> registry.deregister(region));
+        assertTrue(e.getMessage().contains("1 placement(s)"), e.getMessage());
+        assembler.abort(target);
+        assertEquals(0, region.pinCount());
+        assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));
+        receivePayload(frames.get(0), target);
+        assertEquals(MessageAssembler.ACCEPTED, assembler.commit(target));
+        assertEquals(0, region.pinCount());
+        MemorySegment write = arena.allocate(1024);
+        MemoryRegion writable = registry.register(write, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        byte[] w = TestFrames.all(segmenter.beginWrite(1, MemorySegment.ofArray(new byte[100]), 0, 100,
+                writable.remoteKey(), 0)).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, begin(w, target));
+        assertEquals(1, writable.pinCount());
+        assertThrows(IllegalStateException.class, () -> registry.deregister(writable));
+        receivePayload(w, target);
+        assertEquals(MessageAssembler.ACCEPTED, assembler.commit(target));
+        assertEquals(0, writable.pinCount());
+        registry.deregister(writable);
     }
 
     @Test

@@ -140,4 +140,18 @@ class FrameValidatorTest {
         reference.update(masked);
         assertEquals((int) reference.getValue(), new Icrc().compute(segment, 0));
     }
+
+    @Test
+    void middleAndLastFramesAtOffsetZeroAreBadSegments() {
+        // Review finding: a message could complete without its FIRST frame.
+        assertEquals(FrameError.BAD_SEGMENT, check(h -> h.messageOffsetAndSegment(0, 0)), "MIDDLE at 0");
+        assertEquals(FrameError.BAD_SEGMENT, check(h -> h.opcode(Opcode.SEND_LAST).moreSegments(false)
+                .messageOffsetAndSegment(0, 0).length(10)), "LAST at 0");
+        assertEquals(FrameError.BAD_SEGMENT, check(h -> h.opcode(Opcode.RDMA_READ_RESPONSE_LAST).moreSegments(false)
+                .extLength(TaggedExtension.LENGTH).messageOffsetAndSegment(0, 0).length(10)), "READ RESPONSE LAST at 0");
+        assertEquals(FrameError.OK, check(h -> h.opcode(Opcode.SEND_LAST).moreSegments(false).length(10)), "LAST at 3");
+        assertEquals(FrameError.OK, check(h -> h.opcode(Opcode.SEND_FIRST).messageOffsetAndSegment(0, 0)), "FIRST at 0");
+        assertEquals(FrameError.OK, check(h -> h.opcode(Opcode.SEND_ONLY).moreSegments(false)
+                .messageOffsetAndSegment(0, 0).length(0)), "empty ONLY at 0");
+    }
 }

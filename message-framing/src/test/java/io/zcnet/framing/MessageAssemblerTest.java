@@ -240,16 +240,16 @@ class MessageAssemblerTest {
     void readResponsesArePlacedIntoTheExpectedSinkOnly() {
         MemorySegment memory = arena.allocate(2048);
         MemoryRegion sink = registry.register(memory, Access.LOCAL_WRITE);
-        assertTrue(assembler.expectReadResponse(55, sink.localKey(), 100, 700));
+        assertTrue(assembler.expectReadResponse(55, sink.remoteKey(), 100, 700));
         byte[] data = TestFrames.pattern(700, 5);
-        List<byte[]> frames = TestFrames.all(segmenter.beginReadResponse(0, MemorySegment.ofArray(data), 0, 700, sink.localKey(), 100));
+        List<byte[]> frames = TestFrames.all(segmenter.beginReadResponse(0, MemorySegment.ofArray(data), 0, 700, sink.remoteKey(), 100));
         assertEquals(3, frames.size());
         assertEquals(MessageAssembler.ACCEPTED, offer(frames.get(1)));
         assertEquals(MessageAssembler.ACCEPTED, offer(frames.get(2)));
         assertEquals(MessageAssembler.ACCEPTED, offer(frames.get(0)));
         assertCompletion(55, CompletionStatus.SUCCESS, Opcode.RDMA_READ_RESPONSE_LAST, 700, 0);
         assertArrayEquals(data, bytes(memory.asSlice(100), 700));
-        byte[] unexpected = TestFrames.all(segmenter.beginReadResponse(1, MemorySegment.ofArray(data), 0, 10, sink.localKey(), 100)).get(0);
+        byte[] unexpected = TestFrames.all(segmenter.beginReadResponse(1, MemorySegment.ofArray(data), 0, 10, sink.remoteKey(), 100)).get(0);
         assertEquals(FrameError.UNEXPECTED_READ_RESPONSE, offer(unexpected));
     }
 
@@ -314,5 +314,154 @@ class MessageAssemblerTest {
         assertEquals(0, fc.unacknowledged());
         assertEquals(FrameError.OK, fc.onAcknowledge(3, 0), "a late, older acknowledgement");
         assertEquals(8, fc.nextMsn());
+    }
+
+    @Test
+    void aSendOf16MiBMinusOneIsOneMessageAndOneCompletion() {
+        // Review finding: the segmenter split it into two messages and the receiver completed half a SEND.
+        FramingConfig big = new FramingConfig(65536, true, 4);
+        CompletionQueue q = new CompletionQueue(4);
+        MessageAssembler a = new MessageAssembler(big, registry, 4, q, new FlowControl(big));
+        int length = FramingConfig.MAX_MESSAGE_SIZE;
+        MemorySegment buffer = arena.allocate(1 << 24);
+        assertTrue(a.postReceive(1, registry.register(buffer, Access.LOCAL_WRITE).localKey(), 0, 1 << 24));
+        MemorySegment source = arena.allocate(length);
+        for (long i = 0; i < length; i += 4096) {
+            source.set(ValueLayout.JAVA_BYTE, i, (byte) (i >>> 12));
+        }
+        source.set(ValueLayout.JAVA_BYTE, length - 1, (byte) 0x5A);
+        Segmenter s = new Segmenter(big).beginSend(0, source, 0, length);
+        MemorySegment frame = arena.allocate(FrameHeader.LENGTH + 65536);
+        for (long i = 0; i < s.frameCount(); i++) {
+            int headerBytes = s.writeFrame(i, frame, 0);
+            MemorySegment.copy(source, s.payloadOffset(), frame, headerBytes, s.payloadLength());
+            assertEquals(MessageAssembler.ACCEPTED, a.onFrame(frame, 0, headerBytes + s.payloadLength()), "frame " + i);
+            if (i < s.frameCount() - 1) {
+                assertTrue(q.isEmpty(), "no completion before the last frame");
+            }
+        }
+        assertTrue(q.poll(c));
+        assertEquals(1, c.workRequestId());
+        assertEquals(CompletionStatus.SUCCESS, c.status(), c.toString());
+        assertEquals(length, c.byteCount());
+        assertEquals(-1, buffer.asSlice(0, length).mismatch(source));
+        assertFalse(q.poll(c));
+        assertFalse(a.isInError());
+    }
+
+    @Test
+    void readResponsesNameTheSinkByItsRemoteKeyAndNeedLocalWriteOnly() {
+        // Review finding: the requester put its local key on the wire as sink_rkey.
+        MemorySegment memory = arena.allocate(1024);
+        MemoryRegion sink = registry.register(memory, Access.LOCAL_WRITE);
+        assertTrue(assembler.expectReadResponse(1, sink.remoteKey(), 0, 100));
+        byte[] data = TestFrames.pattern(100, 9);
+        byte[] byLocalKey = TestFrames.all(segmenter.beginReadResponse(0, MemorySegment.ofArray(data), 0, 100,
+                sink.localKey(), 0)).get(0);
+        assertEquals(FrameError.UNEXPECTED_READ_RESPONSE, offer(byLocalKey), "a local key never names a sink");
+        MessageAssembler b = new MessageAssembler(config, registry, 16, cq, flow);
+        assertTrue(b.expectReadResponse(2, sink.remoteKey(), 0, 100));
+        byte[] byRemoteKey = TestFrames.all(segmenter.beginReadResponse(0, MemorySegment.ofArray(data), 0, 100,
+                sink.remoteKey(), 0)).get(0);
+        while (cq.poll(c)) {
+            assertEquals(1, c.workRequestId(), "only the failed assembler's read is flushed");
+        }
+        assertEquals(MessageAssembler.ACCEPTED, b.onFrame(MemorySegment.ofArray(byRemoteKey), 0, byRemoteKey.length));
+        assertCompletion(2, CompletionStatus.SUCCESS, Opcode.RDMA_READ_RESPONSE_ONLY, 100, 0);
+        assertArrayEquals(data, bytes(memory, 100));
+        // Posting the read checks the sink as the wire will name it.
+        assertThrowsIae(() -> b.expectReadResponse(3, sink.localKey(), 0, 100));
+        assertThrowsIae(() -> b.expectReadResponse(3, sink.remoteKey(), 1000, 100));
+        MemoryRegion readOnly = registry.register(arena.allocate(64), Access.REMOTE_READ);
+        assertThrowsIae(() -> b.expectReadResponse(3, readOnly.remoteKey(), 0, 10));
+    }
+
+    private static void assertThrowsIae(Runnable r) {
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, r::run);
+    }
+
+    @Test
+    void aReadRequestsSourceIsCheckedAgainWhenServed() {
+        MemoryRegion source = registry.register(arena.allocate(1024), Access.REMOTE_READ);
+        byte[] frame = TestFrames.all(segmenter.beginReadRequest(0, source.remoteKey(), 24, 1000, 0x77, 5)).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, offer(frame));
+        ReadRequest r = new ReadRequest();
+        assertTrue(assembler.pollReadRequest(r));
+        assertEquals(source, r.sourceRegion(registry));
+        registry.deregister(source);
+        assertEquals(null, r.sourceRegion(registry), "deregistered after the request arrived");
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> r.sourceRegion(null));
+    }
+
+    @Test
+    void readRequestsBeyondTheQueueAreHeldBackNotFatal() {
+        // Review finding: a compliant peer overflowed the READ request queue and killed the queue pair.
+        MemoryRegion source = registry.register(arena.allocate(1024), Access.REMOTE_READ);
+        int w = config.messageWindow();
+        for (int msn = 0; msn < 2 * w; msn++) {
+            byte[] f = TestFrames.all(segmenter.beginReadRequest(msn, source.remoteKey(), msn, 10, 0x77, 0)).get(0);
+            assertEquals(MessageAssembler.ACCEPTED, offer(f), "request " + msn);
+        }
+        assertFalse(assembler.isInError());
+        assertTrue(assembler.isHeldBack());
+        assertEquals(w - 1, assembler.acknowledgedMsn(), "held-back requests are not acknowledged");
+        ReadRequest r = new ReadRequest();
+        for (int msn = 0; msn < 2 * w; msn++) {
+            assertTrue(assembler.pollReadRequest(r), "request " + msn);
+            assertEquals(msn, r.msn());
+            assertEquals(Math.min(w + msn, 2 * w - 1), assembler.acknowledgedMsn(), "taking one retires one more");
+        }
+        assertFalse(assembler.pollReadRequest(r));
+        assertFalse(assembler.isHeldBack());
+    }
+
+    @Test
+    void receivesArePostedOnlyWhileEveryCompletionFitsSoAFlushIsNeverLost() {
+        // Review finding: posting more receives than the CQ holds made the flush drop completions.
+        CompletionQueue q = new CompletionQueue(2);
+        MessageAssembler a = new MessageAssembler(config, registry, 16, q, new FlowControl(config));
+        MemoryRegion region = registry.register(arena.allocate(4096), Access.LOCAL_WRITE);
+        assertTrue(a.postReceive(1, region.localKey(), 0, 1024));
+        assertTrue(a.postReceive(2, region.localKey(), 1024, 1024));
+        assertFalse(a.postReceive(3, region.localKey(), 2048, 1024), "no completion entry left for a third");
+        MemoryRegion sink = registry.register(arena.allocate(64), Access.LOCAL_WRITE);
+        assertFalse(a.expectReadResponse(9, sink.remoteKey(), 0, 10), "nor for a read");
+        byte[] bad = send(0, new byte[10]).get(0);
+        bad[0] = 0;
+        assertEquals(FrameError.BAD_VERSION, a.onFrame(MemorySegment.ofArray(bad), 0, bad.length));
+        assertTrue(q.poll(c));
+        assertEquals(1, c.workRequestId());
+        assertTrue(q.poll(c));
+        assertEquals(2, c.workRequestId());
+        assertFalse(q.poll(c));
+    }
+
+    @Test
+    void aFullSharedCompletionQueueHoldsCompletionsBackUntilResumed() {
+        CompletionQueue q = new CompletionQueue(2);
+        MessageAssembler a = new MessageAssembler(config, registry, 16, q, new FlowControl(config));
+        MessageAssembler other = new MessageAssembler(config, registry, 16, q, new FlowControl(config));
+        MemoryRegion region = registry.register(arena.allocate(4096), Access.LOCAL_WRITE);
+        assertTrue(a.postReceive(1, region.localKey(), 0, 1024));
+        assertTrue(a.postReceive(2, region.localKey(), 1024, 1024));
+        assertTrue(other.postReceive(3, region.localKey(), 2048, 1024));
+        byte[] m0 = send(0, new byte[10]).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, other.onFrame(MemorySegment.ofArray(m0), 0, m0.length));
+        assertEquals(MessageAssembler.ACCEPTED, a.onFrame(MemorySegment.ofArray(m0), 0, m0.length));
+        byte[] m1 = send(1, new byte[20]).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, a.onFrame(MemorySegment.ofArray(m1), 0, m1.length));
+        assertFalse(a.isInError(), "a full queue is back-pressure, not an error");
+        assertTrue(a.isHeldBack());
+        assertEquals(0, a.acknowledgedMsn(), "MSN 1 is complete but not acknowledged");
+        assertTrue(q.poll(c));
+        assertEquals(3, c.workRequestId());
+        assertTrue(q.poll(c));
+        assertEquals(1, c.workRequestId());
+        assertEquals(MessageAssembler.ACCEPTED, a.resumeCompletions());
+        assertFalse(a.isHeldBack());
+        assertEquals(1, a.acknowledgedMsn());
+        assertTrue(q.poll(c));
+        assertEquals(2, c.workRequestId());
+        assertEquals(20, c.byteCount());
     }
 }

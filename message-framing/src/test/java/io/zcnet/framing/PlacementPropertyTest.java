@@ -39,7 +39,7 @@ class PlacementPropertyTest {
             @ForAll boolean icrc) {
         Random random = new Random(seed);
         FramingConfig config = new FramingConfig(segmentSize, icrc, 16);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofShared()) {
             MemoryRegistry registry = new MemoryRegistry();
             MemorySegment regionMemory = arena.allocate(messageCount * 4L * segmentSize + 1);
             MemoryRegion region = registry.register(regionMemory, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
@@ -142,7 +142,7 @@ class PlacementPropertyTest {
             @ForAll boolean icrc) {
         Random random = new Random(seed);
         FramingConfig config = new FramingConfig(segmentSize, icrc, 16);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofShared()) {
             MemoryRegistry registry = new MemoryRegistry();
             MemorySegment regionMemory = arena.allocate(messageCount * 4L * segmentSize + 2L * GUARD);
             regionMemory.fill(GUARD_BYTE);
@@ -281,7 +281,7 @@ class PlacementPropertyTest {
             @ForAll("seeds") long seed, @ForAll @IntRange(min = 0, max = 2) int mode) {
         Random random = new Random(seed);
         FramingConfig config = new FramingConfig(128, random.nextBoolean(), 4);
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofShared()) {
             MemoryRegistry registry = new MemoryRegistry();
             MemorySegment regionMemory = arena.allocate(1024 + 2 * GUARD);
             regionMemory.fill(GUARD_BYTE);
@@ -291,7 +291,7 @@ class PlacementPropertyTest {
             MessageAssembler assembler = new MessageAssembler(config, registry, 4, new CompletionQueue(16), new FlowControl(config));
             int receiveKey = registry.register(receiveMemory, Access.LOCAL_WRITE).localKey();
             assembler.postReceive(1, receiveKey, GUARD, 300);
-            assembler.expectReadResponse(2, region.localKey(), 0, 500);
+            assembler.expectReadResponse(2, region.remoteKey(), 0, 500);
             Segmenter segmenter = new Segmenter(config);
 
             for (int i = 0; i < 20; i++) {
@@ -309,7 +309,7 @@ class PlacementPropertyTest {
                     switch (random.nextInt(4)) {
                         case 0 -> segmenter.beginSend(msn, src, 0, payload.length);
                         case 1 -> segmenter.beginWrite(msn, src, 0, payload.length, region.remoteKey(), random.nextInt(1200));
-                        case 2 -> segmenter.beginReadResponse(msn, src, 0, payload.length, region.localKey(), random.nextInt(600));
+                        case 2 -> segmenter.beginReadResponse(msn, src, 0, payload.length, region.remoteKey(), random.nextInt(600));
                         default -> segmenter.beginReadRequest(msn, region.remoteKey(), random.nextInt(1200), payload.length, 9, 0);
                     }
                     List<byte[]> frames = TestFrames.all(segmenter);

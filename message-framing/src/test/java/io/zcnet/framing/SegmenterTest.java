@@ -93,7 +93,7 @@ class SegmenterTest {
 
     @Test
     void writesBeyondOneMessageBecomeSeveralMessages() {
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofShared()) {
             int mss = 1 << 16;
             Segmenter big = new Segmenter(new FramingConfig(mss, false, 64));
             long length = 40L << 20;
@@ -154,5 +154,55 @@ class SegmenterTest {
         segmenter.beginSend(0, src, 0, 10);
         assertThrows(IllegalArgumentException.class, () -> segmenter.writeFrame(1, MemorySegment.ofArray(new byte[32]), 0));
         assertThrows(IllegalArgumentException.class, () -> segmenter.writeFrame(0, MemorySegment.ofArray(new byte[31]), 0));
+    }
+
+    @Test
+    void sendsAndReadResponsesUpTo16MiBAreOneMessageAtEverySegmentSize() {
+        // Review finding: a SEND longer than messageChunk() became two messages (two MSNs), and the receiver
+        // completed the first part as a whole SEND.
+        int length = FramingConfig.MAX_MESSAGE_SIZE;
+        MemorySegment source = MemorySegment.ofArray(new byte[length]);
+        MemorySegment scratch = MemorySegment.ofArray(new byte[FrameHeader.LENGTH + TaggedExtension.LENGTH]);
+        for (int mss : new int[] {64, 1000, 65536, FramingConfig.MAX_MESSAGE_SIZE}) {
+            FramingConfig c = new FramingConfig(mss, false, 4);
+            Segmenter s = new Segmenter(c);
+            long frames = (length + mss - 1) / mss;
+            s.beginSend(3, source, 0, length);
+            assertEquals(1, s.messageCount(), "SEND, mss " + mss);
+            assertEquals(frames, s.frameCount(), "SEND, mss " + mss);
+            assertOneMessage(s, scratch, mss, length, 3, Opcode.SEND_FIRST, Opcode.SEND_LAST);
+            s.beginSendWithImmediate(4, source, 0, length, 99);
+            assertEquals(1, s.messageCount(), "SEND with immediate, mss " + mss);
+            assertOneMessage(s, scratch, mss, length, 4, Opcode.SEND_FIRST, Opcode.SEND_LAST_WITH_IMMEDIATE);
+            s.beginReadResponse(5, source, 0, length, 0x1234, 0);
+            assertEquals(1, s.messageCount(), "READ response, mss " + mss);
+            assertOneMessage(s, scratch, mss, length, 5, Opcode.RDMA_READ_RESPONSE_FIRST, Opcode.RDMA_READ_RESPONSE_LAST);
+            // A WRITE of the same size is still cut into message-sized pieces when the segment size does
+            // not divide 2^24 - 1.
+            s.beginWrite(6, source, 0, length, 0x1234, 0);
+            assertEquals((length + c.messageChunk() - 1) / c.messageChunk(), s.messageCount(), "WRITE, mss " + mss);
+        }
+    }
+
+    /** Every frame: the one MSN, consecutive segment-aligned offsets, FIRST first, LAST last, the validator's OK. */
+    private void assertOneMessage(Segmenter s, MemorySegment scratch, int mss, int length, int msn, int firstOpcode,
+                                  int lastOpcode) {
+        long frames = s.frameCount();
+        long bytes = 0;
+        for (long i = 0; i < frames; i++) {
+            s.writeFrame(i, scratch, 0);
+            h.wrap(scratch, 0);
+            assertEquals(msn, h.msn());
+            assertEquals(bytes, h.messageOffset(), "frame " + i);
+            assertEquals(FrameError.OK, FrameValidator.validateHeader(h, mss), "frame " + i + " " + h);
+            if (i == 0 && frames > 1) {
+                assertEquals(firstOpcode, h.opcode());
+            }
+            if (i == frames - 1 && frames > 1) {
+                assertEquals(lastOpcode, h.opcode());
+            }
+            bytes += s.payloadLength();
+        }
+        assertEquals(length, bytes);
     }
 }

@@ -71,7 +71,7 @@ public class DirectPlacementBenchmark {
 
     @Setup
     public void setUp() {
-        arena = Arena.ofConfined();
+        arena = Arena.ofShared(); // registered memory must be reachable from every thread
         FramingConfig config = new FramingConfig(SEGMENT, false, 64);
         completions = new CompletionQueue(64);
         MemoryRegistry registry = new MemoryRegistry();
