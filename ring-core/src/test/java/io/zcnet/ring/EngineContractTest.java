@@ -1304,4 +1304,109 @@ abstract class EngineContractTest {
         assertEquals(0, h.call(ring::available), "closed once no receive was armed on it");
         assertEquals(0, h.call(loop::pending));
     }
+
+    // ------------------------------------------------------------------ multishot receive: when to retry
+
+    /** Writes {@code length} bytes from the peer and gives loopback time to queue them at the loop's socket. */
+    private static byte[] queueAtLoop(Connection c, int length, long seed) throws Exception {
+        byte[] data = Peers.randomBytes(length, seed);
+        c.peer().getOutputStream().write(data);
+        Thread.sleep(30);
+        return data;
+    }
+
+    @Test
+    void multishotReceiveThatFillsTheLastBufferStaysArmedWhileNothingMoreIsQueued() throws Exception {
+        Connection c = accepted();
+        BufferRing ring = h.bufferRing(10, 2, LoopHarness.TINY);
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        byte[] data = queueAtLoop(c, 2 * LoopHarness.TINY, SEED + 10);
+        h.run(() -> loop.recvMultishot(id, 1, c.socket(), ring));
+
+        // io_recv_finish retries only while the socket is known non-empty: after the second buffer it is
+        // empty, so the receive stays armed instead of looking for a third buffer (-ENOBUFS).
+        List<Completion> got = r.next(2);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        for (Completion d : got) {
+            assertEquals(LoopHarness.TINY, d.result(), "a full buffer: " + got);
+            assertTrue(d.more() && CqeFlags.hasBuffer(d.flags()), "data with BUFFER|MORE: " + got);
+            bytes.write(bufferBytes(ring, CqeFlags.bufferId(d.flags()), d.result()));
+        }
+        assertArrayEquals(data, bytes.toByteArray(), "bytes of both buffers");
+        assertEquals(CqeFlags.SOCK_NONEMPTY, got.get(0).flags() & CqeFlags.SOCK_NONEMPTY,
+                "the first buffer left data queued: " + got);
+        assertEquals(0, got.get(1).flags() & CqeFlags.SOCK_NONEMPTY, "the second one emptied the socket: " + got);
+        r.assertQuietFor(100);
+
+        h.run(() -> {
+            for (Completion d : got) {
+                ring.recycle(CqeFlags.bufferId(d.flags()));
+            }
+        });
+        byte[] more = queueAtLoop(c, 10, SEED + 11);
+        Completion next = r.next();
+        assertEquals(10, next.result(), "the receive is still armed: " + next);
+        assertTrue(next.more() && CqeFlags.hasBuffer(next.flags()), next.toString());
+        assertArrayEquals(more, bufferBytes(ring, CqeFlags.bufferId(next.flags()), 10), "bytes after recycling");
+    }
+
+    @Test
+    void multishotReceiveSaysSockNonemptyOnTheLastBufferBeforeEnobufs() throws Exception {
+        Connection c = accepted();
+        BufferRing ring = h.bufferRing(11, 2, LoopHarness.TINY);
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        queueAtLoop(c, 3 * LoopHarness.TINY + 40, SEED + 12);
+        h.run(() -> loop.recvMultishot(id, 1, c.socket(), ring));
+
+        List<Completion> got = r.next(3);
+        for (Completion d : got.subList(0, 2)) {
+            assertEquals(LoopHarness.TINY, d.result(), "a full buffer: " + got);
+            assertEquals(CqeFlags.BUFFER | CqeFlags.MORE | CqeFlags.SOCK_NONEMPTY,
+                    d.flags() & ~(0xFFFF << CqeFlags.BUFFER_SHIFT), "more data was queued after each: " + got);
+        }
+        assertEquals(-Errno.ENOBUFS, got.get(2).result(), "then the ring is dry: " + got);
+        assertEquals(0, got.get(2).flags(), "ENOBUFS ends the receive: " + got);
+        r.assertQuietFor(20);
+    }
+
+    @Test
+    void singleReceiveSaysSockNonemptyWhenDataIsLeft() throws Exception {
+        Connection c = accepted();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        queueAtLoop(c, 1000, SEED + 13);
+        MemorySegment buffer = arena.allocate(1000);
+        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 100, false));
+        Completion first = r.next();
+        assertEquals(100, first.result(), first.toString());
+        assertEquals(CqeFlags.SOCK_NONEMPTY, first.flags(), "900 bytes are left: " + first);
+        h.run(() -> loop.recv(id, 2, c.socket(), buffer, 100, 900, true));
+        Completion rest = r.next();
+        assertEquals(900, rest.result(), rest.toString());
+        assertEquals(0, rest.flags(), "nothing is left: " + rest);
+    }
+
+    @Test
+    void completionsAfterAHandlerThatThrowsAreStillDispatchedWhenTheLoopCloses() throws Exception {
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        int thrower = h.register((op, tag, result, flags) -> {
+            throw new IllegalStateException("handler failure injected by the test");
+        });
+        h.run(() -> {
+            loop.nop(thrower, 1);
+            loop.nop(id, 2);
+            loop.nop(id, 3);
+        });
+        // The loop thread dies of the handler's exception and closes the loop: the two completions
+        // reaped with the one that threw must still reach their handler.
+        LoopHarness.await(() -> !h.thread().isAlive(), "the loop thread to end");
+        assertInstanceOf(IllegalStateException.class, h.thread().failure(), "the handler's exception ended the loop");
+        List<Completion> rest = r.next(2);
+        assertEquals(List.of(2, 3), List.of(rest.get(0).tag(), rest.get(1).tag()), "completions after the throw: " + rest);
+        assertEquals(0, rest.get(0).result(), rest.toString());
+        assertEquals(0, loop.pending(), "pending after close");
+    }
 }

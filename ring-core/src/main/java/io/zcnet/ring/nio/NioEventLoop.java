@@ -58,10 +58,12 @@ import java.util.function.Consumer;
  *     operation. Send on a socket that is not connected is {@code -EPIPE}, receive {@code -ENOTCONN};
  *     operations prepared while a connect is in progress wait for it.</li>
  * <li>multishot recv: buffers come from the {@link NioBufferRing} in FIFO order; each completion has
- *     {@code BUFFER | bid << 16 | MORE}, plus {@link CqeFlags#SOCK_NONEMPTY} when the next read of the same
- *     round found more data; at most 32 buffers per socket per round ({@code MULTISHOT_MAX_RETRY});
- *     EOF is result 0 without MORE and without a buffer; an empty ring is {@code -ENOBUFS} without MORE
- *     with the data left in the socket.</li>
+ *     {@code BUFFER | bid << 16 | MORE}, plus {@link CqeFlags#SOCK_NONEMPTY} when data was left in the
+ *     socket; it reads on only while data is left ({@code io_recv_finish}), at most 32 buffers per socket
+ *     per round ({@code MULTISHOT_MAX_RETRY}); EOF is result 0 without MORE and without a buffer; an empty
+ *     ring met by data is {@code -ENOBUFS} without MORE with the data left in the socket. A single recv
+ *     that filled its range has {@link CqeFlags#SOCK_NONEMPTY} when data was left, too (one
+ *     {@code FIONREAD} for it).</li>
  * <li>sendZeroCopy: a plain send (NIO cannot send pages) whose completion always has MORE, followed at
  *     once by a {@link CqeFlags#NOTIF} completion whose result is {@link CqeFlags#ZC_COPIED}, counted in
  *     {@link LoopCounters#zeroCopySendsCopied()}.</li>
@@ -78,8 +80,11 @@ import java.util.function.Consumer;
  *     {@code -errno} results; memory that is no longer alive completes {@code -EFAULT}.</li>
  * </ul>
  * Divergences: {@code shutdown} of a listening socket is {@code -ENOTCONN} (Linux accepts
- * {@code SHUT_RD}); a socket whose connect failed is closed by the JDK, so later operations on it
- * complete {@code -EBADF} (Linux lets the socket be connected again).
+ * {@code SHUT_RD}); a socket whose connect failed cannot be connected again (the JDK closes it;
+ * Linux allows a second connect), while sends and receives on it give {@code -EPIPE} and
+ * {@code -ENOTCONN} as on Linux; {@code shutdown(SHUT_RD)} drops data already queued (the JDK's
+ * {@code shutdownInput}), where Linux still delivers it; a second multishot receive on one socket
+ * completes {@code -EBUSY}, where the kernel accepts it.
  *
  * <h2>Memory</h2>
  * Sends and receives move bytes through {@link ByteBuffer} views of the caller's segments. A view is
@@ -538,7 +543,8 @@ public final class NioEventLoop extends EventLoop {
         }
         closing = true;
         try {
-            for (int round = 0; round < CLOSE_ROUNDS && pool.live() > 0; round++) {
+            // Completions left undispatched by a handler that threw out of poll() go first, in order.
+            for (int round = 0; round < CLOSE_ROUNDS && (pool.live() > 0 || cq.undispatched() > 0); round++) {
                 cancelEverything();
                 dispatchCompletions();
             }
@@ -607,8 +613,9 @@ public final class NioEventLoop extends EventLoop {
                 } else if (wait == Long.MAX_VALUE) {
                     selector.select(collectReady);
                 } else {
-                    // Rounded up: waking before the deadline would only spin once more.
-                    selector.select(collectReady, (wait + 999_999) / 1_000_000);
+                    // Rounded up (waking before the deadline would only spin once more), without the
+                    // overflow of (wait + 999_999) for timeouts near Long.MAX_VALUE.
+                    selector.select(collectReady, Math.ceilDiv(wait, 1_000_000L));
                 }
             }
         } catch (IOException e) {

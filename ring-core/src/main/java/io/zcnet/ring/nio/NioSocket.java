@@ -1,5 +1,6 @@
 package io.zcnet.ring.nio;
 
+import java.io.InputStream;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
@@ -33,6 +34,12 @@ final class NioSocket {
     boolean resetReported;
     NioOp connect;
     NioOp multishot;
+    /**
+     * The socket adaptor's input stream, created on first use and kept for the connection: only its
+     * {@code available()} ({@code FIONREAD}) is called, to learn what the kernel's {@code msg_inq} tells
+     * io_uring ({@link io.zcnet.ring.CqeFlags#SOCK_NONEMPTY}).
+     */
+    InputStream queued;
     /** Listener only: options accepted sockets inherit, as Linux copies them in {@code sk_clone}. */
     boolean noDelay;
     int sendBufferSize;
@@ -65,6 +72,7 @@ final class NioSocket {
         resetReported = false;
         connect = null;
         multishot = null;
+        queued = null;
         noDelay = false;
         sendBufferSize = 0;
         receiveBufferSize = 0;

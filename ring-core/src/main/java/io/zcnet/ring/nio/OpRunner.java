@@ -7,6 +7,7 @@ import io.zcnet.ring.LoopCounters;
 import io.zcnet.ring.Op;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.NotYetConnectedException;
@@ -133,7 +134,7 @@ final class OpRunner {
         if (!s.connecting && s.head(queue) == null) {
             int result = send ? write(s, op) : read(s, op);
             if (result != BLOCKED) {
-                finish(op, result);
+                finish(op, result, send ? 0 : receiveFlags(s, op, result));
                 return;
             }
         }
@@ -341,7 +342,7 @@ final class OpRunner {
                 return;
             }
             s.removeHead(NioSocket.RECVS);
-            finish(op, result);
+            finish(op, result, receiveFlags(s, op, result));
         }
         if (s.multishot != null) {
             serveMultishot(s);
@@ -350,7 +351,10 @@ final class OpRunner {
 
     /**
      * Fills ring buffers while data is there, up to {@link #MULTISHOT_MAX_RETRY} of them. A buffer is taken
-     * from the ring only when a read put data in it.
+     * from the ring only when a read put data in it. As {@code io_recv_finish} does, it reads again only
+     * while the socket is known to hold more ({@link CqeFlags#SOCK_NONEMPTY}): a full buffer that emptied
+     * the socket leaves the receive armed, even when it was the ring's last buffer (no {@code -ENOBUFS}
+     * until data comes with the ring still empty).
      */
     private void serveMultishot(NioSocket s) {
         NioOp op = s.multishot;
@@ -389,6 +393,37 @@ final class OpRunner {
             if (n < ring.bufferSize()) {
                 return;
             }
+            // A full buffer: the next read tells whether more was queued, unless there is no next read.
+            if (ring.peek() < 0 || round == MULTISHOT_MAX_RETRY - 1) {
+                if (!dataQueued(s)) {
+                    return;
+                }
+                cq.addFlags(previous, CqeFlags.SOCK_NONEMPTY);
+                previous = -1;
+            }
+        }
+    }
+
+    /**
+     * {@link CqeFlags#SOCK_NONEMPTY} when a receive that filled its whole range left data in the socket,
+     * as the kernel reports {@code msg_inq}; costs one {@code FIONREAD} per receive that filled its buffer.
+     */
+    private int receiveFlags(NioSocket s, NioOp op, int result) {
+        return result > 0 && op.done == op.length && dataQueued(s) ? CqeFlags.SOCK_NONEMPTY : 0;
+    }
+
+    /** Whether bytes wait in the socket's receive queue ({@code FIONREAD}); false when it cannot tell. */
+    private boolean dataQueued(NioSocket s) {
+        try {
+            InputStream in = s.queued;
+            if (in == null) {
+                in = s.stream.socket().getInputStream();
+                s.queued = in;
+            }
+            counters.syscall();
+            return in.available() > 0;
+        } catch (IOException e) {
+            return false; // closed or shut down for input: nothing more will be read
         }
     }
 
@@ -516,13 +551,17 @@ final class OpRunner {
 
     /** Posts an operation's final completion(s), resolves its link timeout and returns it to the pool. */
     void finish(NioOp op, int result) {
+        finish(op, result, 0);
+    }
+
+    private void finish(NioOp op, int result, int flags) {
         if (op.kind == Op.SEND_ZC) {
             // io_sendrecv_fail and io_send_zc set MORE whenever a notifier exists, errors included.
             cq.post(op.userData, result, CqeFlags.MORE);
             cq.post(op.userData, CqeFlags.ZC_COPIED, CqeFlags.NOTIF);
             counters.zeroCopyCopied();
         } else {
-            cq.post(op.userData, result, 0);
+            cq.post(op.userData, result, flags);
         }
         if (op.armed) {
             op.ring.disarmed();
