@@ -47,7 +47,7 @@ public abstract class EventLoop implements AutoCloseable {
     private final HandlerTable handlers = new HandlerTable();
     /** The engine's own handler id ({@link #registerInternalHandler}), or -1: users may not free it. */
     private int internalHandler = -1;
-    // JCTools' atomic flavour: the same MPSC array queue without sun.misc.Unsafe, which JDK 24+ warns about.
+    // JCTools' atomic flavour: the same MPSC array queue without the Unsafe field offsets JDK 24+ warns about.
     private final MpscAtomicArrayQueue<Runnable> tasks;
     private Thread owner;
 

@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  *
  * <p>The fork flags after {@code --enable-native-access} are for the Netty peer only (zcnet needs
- * none of them): they let Netty use {@code sun.misc.Unsafe} and direct-buffer internals on JDK 25 and
+ * none of them): they let Netty use its Unsafe-based and direct-buffer fast paths on JDK 25 and
  * switch off its leak detector, as its users do for speed.
  */
 @Warmup(iterations = 3, time = 2)
