@@ -44,23 +44,19 @@ public final class FrameError {
     public static final int RECEIVER_NOT_READY = -16;
     /** An ACKNOWLEDGE acknowledges messages that were never sent. */
     public static final int BAD_ACKNOWLEDGE = -17;
-    /** No longer raised: a full completion queue holds messages back instead (kept so codes stay stable). */
-    public static final int COMPLETION_QUEUE_OVERFLOW = -18;
     /** The queue pair is already in ERROR; the frame was not looked at. */
-    public static final int QUEUE_PAIR_IN_ERROR = -19;
+    public static final int QUEUE_PAIR_IN_ERROR = -18;
     /** A READ RESPONSE matches no outstanding read request. */
-    public static final int UNEXPECTED_READ_RESPONSE = -20;
-    /** No longer raised: a full READ request queue holds requests back instead (kept so codes stay stable). */
-    public static final int READ_QUEUE_OVERFLOW = -21;
+    public static final int UNEXPECTED_READ_RESPONSE = -19;
     /** The region of the posted receive a SEND would land in was deregistered, or its memory freed. */
-    public static final int LOCAL_PROTECTION = -22;
+    public static final int LOCAL_PROTECTION = -20;
 
     private static final String[] NAMES = {
         "OK", "TRUNCATED", "BAD_VERSION", "BAD_OPCODE", "RESERVED_BITS", "BAD_EXTENSION_LENGTH",
         "PAYLOAD_TOO_LONG", "MESSAGE_TOO_LONG", "BAD_SEGMENT", "BAD_FLAGS", "RESERVED_FIELD",
         "MSN_OUT_OF_WINDOW", "ICRC_MISMATCH", "INCONSISTENT_MESSAGE", "REMOTE_ACCESS", "LOCAL_LENGTH",
-        "RECEIVER_NOT_READY", "BAD_ACKNOWLEDGE", "COMPLETION_QUEUE_OVERFLOW", "QUEUE_PAIR_IN_ERROR",
-        "UNEXPECTED_READ_RESPONSE", "READ_QUEUE_OVERFLOW", "LOCAL_PROTECTION"
+        "RECEIVER_NOT_READY", "BAD_ACKNOWLEDGE", "QUEUE_PAIR_IN_ERROR", "UNEXPECTED_READ_RESPONSE",
+        "LOCAL_PROTECTION"
     };
 
     /** Number of codes, {@code OK} included; codes run from {@code 0} down to {@code 1 - COUNT}. */
