@@ -161,7 +161,11 @@ public final class EchoClient implements CompletionHandler {
             if (syscallsAtStart < 0 && now >= measureFrom) {
                 syscallsAtStart = loop.counters().syscalls();
             }
-            loop.poll(now < stopAt ? Math.min(stopAt - now, 100_000_000L) : 10_000_000L);
+            if (settings.loop().idle() != null) { // busy-poll mode: never sleep in the kernel
+                settings.loop().idle().idle(loop.poll(0));
+            } else {
+                loop.poll(now < stopAt ? Math.min(stopAt - now, 100_000_000L) : 10_000_000L);
+            }
             if (now >= stopAt && allDrained()) {
                 break;
             }

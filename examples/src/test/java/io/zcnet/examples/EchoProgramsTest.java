@@ -3,6 +3,7 @@ package io.zcnet.examples;
 import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.uring.Uring;
+import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -40,6 +41,21 @@ class EchoProgramsTest {
             }
             assertEquals((long) EchoClient.Mode.values().length * sizes.length * connections, server.connectionsAccepted(), "every client connection reached the server");
             assertTrue(server.bytesEchoed() > 0);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
+    void busyPollingClientAndServerEchoToo(EventLoopConfig.Choice engine) throws Exception {
+        assumeTrue(engine != EventLoopConfig.Choice.URING || Uring.availability().usable(),
+                () -> "io_uring not usable: " + Uring.availability().reason());
+        EventLoopConfig config = EventLoopConfig.defaults().withEngine(engine).withIdle(new BusySpinIdleStrategy());
+        try (EchoServer server = EchoServer.start(config, new InetSocketAddress("127.0.0.1", 0))) {
+            EchoClient.Result r = EchoClient.run(new EchoClient.Settings(server.address(), 64, EchoClient.Mode.PINGPONG,
+                    1, Duration.ofMillis(300), Duration.ofMillis(50), 1, config));
+            assertEquals(0, r.errors());
+            assertTrue(r.messages() > 0, "busy-polling ping-pong echoed nothing");
+            assertEquals(r.messages(), r.latency().getTotalCount());
         }
     }
 }
