@@ -43,6 +43,7 @@ public final class NioBufferRing extends AbstractBufferRing {
         this.fifo = new int[count];
         for (int bid = 0; bid < count; bid++) {
             views[bid] = buffer(bid).asByteBuffer();
+            loop.pinView(buffer(bid), views[bid]);
             fifo[bid] = bid;
         }
         this.tail = count;

@@ -305,6 +305,14 @@ public final class NioEventLoop extends EventLoop {
 
     void forgetRing(NioBufferRing ring) {
         rings.remove(ring.groupId(), ring);
+        for (int bid = 0; bid < ring.bufferCount(); bid++) {
+            views.unpin(ring.buffer(bid));
+        }
+    }
+
+    /** A ring's buffers are sent from as often as they are received into: their views are made once. */
+    void pinView(MemorySegment segment, ByteBuffer view) {
+        views.pin(segment, view);
     }
 
     // ---------------------------------------------------------------- preparing operations

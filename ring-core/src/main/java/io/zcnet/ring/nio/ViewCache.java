@@ -3,6 +3,7 @@ package io.zcnet.ring.nio;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.IdentityHashMap;
 
 /**
  * Remembers the {@link ByteBuffer} view of recently used {@link MemorySegment}s, so that sending from or
@@ -17,6 +18,10 @@ final class ViewCache {
     private final MemorySegment[] segments;
     private final ByteBuffer[] views;
     private final int mask;
+    // Views made once for segments that live as long as their owner (provided-buffer rings): a ring
+    // has more buffers than the direct-mapped table has entries, and echoing them must not allocate.
+    // IdentityHashMap.get allocates nothing.
+    private final IdentityHashMap<MemorySegment, ByteBuffer> pinned = new IdentityHashMap<>();
 
     ViewCache(int entries) {
         if (entries < 1 || Integer.bitCount(entries) != 1) {
@@ -38,6 +43,10 @@ final class ViewCache {
         if (segments[slot] == segment) {
             return views[slot];
         }
+        ByteBuffer known = pinned.get(segment);
+        if (known != null) {
+            return known;
+        }
         if (segment.byteSize() > Integer.MAX_VALUE) {
             return null;
         }
@@ -47,9 +56,19 @@ final class ViewCache {
         return view;
     }
 
+    /** Serves {@code view} for {@code segment} until {@link #unpin}: the owner keeps both alive. */
+    void pin(MemorySegment segment, ByteBuffer view) {
+        pinned.put(segment, view);
+    }
+
+    void unpin(MemorySegment segment) {
+        pinned.remove(segment);
+    }
+
     /** Forgets every entry, so no segment stays reachable from here. */
     void clear() {
         Arrays.fill(segments, null);
         Arrays.fill(views, null);
+        pinned.clear();
     }
 }

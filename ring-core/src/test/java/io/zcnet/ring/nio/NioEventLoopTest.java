@@ -499,7 +499,7 @@ class NioEventLoopTest {
      * the test compiles inside module io.zcnet.ring, which does not read jdk.management (tests run on the
      * class path, where it is readable).
      */
-    private static MethodHandle currentThreadAllocatedBytes() throws ReflectiveOperationException {
+    static MethodHandle currentThreadAllocatedBytes() throws ReflectiveOperationException {
         Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean")
                 .invoke(null);
         Class<?> type = Class.forName("com.sun.management.ThreadMXBean");
