@@ -37,7 +37,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       push is a volatile CAS, the take a volatile {@code getAndSet}).</li>
  *   <li>{@link #stats()}, {@link #sizeClassCount()} and the other accessors may be called from any thread.</li>
  *   <li>{@link #close()} may be called from any thread once the buffers are no longer in use (no I/O in
- *       flight on them): it frees all slabs at once.</li>
+ *       flight on them): it frees all slabs at once. It refuses while any slab is
+ *       {@linkplain MemoryRegion#pin() pinned}, that is while some of its memory is lent to the kernel (a
+ *       provided-buffer ring, a fixed-buffer registration, a direct placement).</li>
  * </ul>
  * A buffer released while it is free (released twice before anyone leased it again), or released to a pool
  * that does not own it, is refused with an exception before any list is touched. Buffer objects are reused,
@@ -343,8 +345,9 @@ public final class BufferPool implements AutoCloseable {
      * no I/O uses the buffers. Later leases, releases and {@link #slabRegion} throw
      * {@link IllegalStateException}; a second close does nothing.
      *
-     * @throws IllegalStateException if a slab is {@linkplain MemoryRegion#pin() pinned} by a placement in
-     *                               flight (nothing is closed then; close again once it is committed or aborted)
+     * @throws IllegalStateException if a slab is {@linkplain MemoryRegion#pin() pinned}: some of its memory
+     *                               is lent to the kernel (nothing is closed then; close again once it
+     *                               came back)
      */
     @Override
     public void close() {
@@ -352,10 +355,17 @@ public final class BufferPool implements AutoCloseable {
             if (closed) {
                 return;
             }
-            for (MemoryRegion region : slabRegions) {
-                if (region.pinCount() > 0) {
-                    throw new IllegalStateException("buffer pool not closed: slab region has " + region.pinCount()
-                            + " placement(s) in flight (pinned): " + region);
+            // Shut every slab's pins first, atomically with the check, so no pin can land between the
+            // check and the free; a refused close opens them again and changes nothing.
+            for (int c = 0; c < slabRegions.length; c++) {
+                int pinned = slabRegions[c].closePins();
+                if (pinned != 0) {
+                    for (int k = 0; k < c; k++) {
+                        slabRegions[k].reopenPins();
+                    }
+                    throw new IllegalStateException("buffer pool not closed: the slab of " + bufferSizes[c]
+                            + "-byte buffers is pinned " + pinned + " time(s), lent to the kernel (a buffer ring,"
+                            + " a fixed buffer or a placement in flight): " + slabRegions[c]);
                 }
             }
             closed = true;

@@ -12,20 +12,17 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Created only by {@link MemoryRegistry#register}. Keys, segment and rights never change; the object
  * is immutable except for {@link #isValid()} (cleared once by {@link MemoryRegistry#deregister}, visible to
- * every thread at once: volatile) and {@link #fixedBufferIndex()} (set by the ring that registers the
- * region with {@code IORING_REGISTER_BUFFERS2}, volatile so any thread reads the current index). Safe to
- * share between threads.
+ * every thread at once: volatile). Safe to share between threads. Facts of one io_uring (such as a fixed
+ * buffer index) are kept by that ring, not here: a region may be registered with several.
  *
- * <p><b>Pins.</b> While the kernel writes into the region on a placement's behalf (a {@code recv} straight
- * into it), the placement holds a {@linkplain #pin() pin}; {@link MemoryRegistry#deregister} refuses a
- * pinned region, so its memory cannot be handed back while a write into it is in flight. The pin count and
- * the deregistered mark share one atomic word: a pin either lands before deregistration (which then
- * refuses) or fails.
+ * <p><b>Pins.</b> Whoever lends the region's memory to the kernel holds a {@linkplain #pin() pin} while
+ * the kernel may touch it: a placement whose {@code recv} writes straight into it, a provided-buffer ring
+ * holding one of its buffers, a ring that registered it as a fixed buffer. {@link MemoryRegistry#deregister}
+ * and {@link BufferPool#close()} refuse a pinned region, so its memory cannot be handed back while the
+ * kernel may still use it. The pin count and the deregistered mark share one atomic word: a pin either
+ * lands before deregistration (which then refuses) or fails.
  */
 public final class MemoryRegion {
-
-    /** {@link #fixedBufferIndex()} of a region no ring has registered. */
-    public static final int NO_FIXED_BUFFER = -1;
 
     /** {@link #pins} once deregistered: negative, so no pin can be taken any more. */
     private static final int PINS_CLOSED = Integer.MIN_VALUE;
@@ -47,7 +44,6 @@ public final class MemoryRegion {
     private final int localKey;
     private final int remoteKey;
     private volatile boolean valid = true;
-    private volatile int fixedBufferIndex = NO_FIXED_BUFFER;
     @SuppressWarnings("unused") // accessed through PINS
     private volatile int pins;
 
@@ -95,24 +91,6 @@ public final class MemoryRegion {
         return valid;
     }
 
-    /** Index of the region in an io_uring's fixed-buffer table, or {@link #NO_FIXED_BUFFER}. */
-    public int fixedBufferIndex() {
-        return fixedBufferIndex;
-    }
-
-    /**
-     * Records the region's index in an io_uring fixed-buffer table (or {@link #NO_FIXED_BUFFER} when the ring
-     * unregisters it). Called by the ring that registered it.
-     *
-     * @throws IllegalArgumentException if {@code index < -1}
-     */
-    public void fixedBufferIndex(int index) {
-        if (index < NO_FIXED_BUFFER) {
-            throw new IllegalArgumentException("fixed buffer index must be >= 0, or -1 for none; got " + index);
-        }
-        fixedBufferIndex = index;
-    }
-
     /**
      * Takes a pin: the caller is about to have memory of this region written outside the Java heap's view
      * (the kernel receiving into it) and must {@link #unpin()} once that write is over. Any thread;
@@ -158,6 +136,11 @@ public final class MemoryRegion {
         return p == 0 ? 0 : Math.max(p, 0);
     }
 
+    /** Undoes {@link #closePins()} for a close that was given up before the region was deregistered. */
+    void reopenPins() {
+        PINS.compareAndSet(this, PINS_CLOSED, 0); // volatile: pins may be taken again
+    }
+
     int slot() {
         return slot;
     }
@@ -170,7 +153,6 @@ public final class MemoryRegion {
     public String toString() {
         return "MemoryRegion[size=" + segment.byteSize() + ", access=" + Access.describe(access)
                 + ", lkey=0x" + Integer.toHexString(localKey) + ", valid=" + valid
-                + ", pins=" + pinCount()
-                + ", fixedBufferIndex=" + fixedBufferIndex + "]";
+                + ", pins=" + pinCount() + "]";
     }
 }

@@ -168,8 +168,9 @@ public final class MemoryRegistry {
             }
             int pinned = region.closePins();
             if (pinned != 0) {
-                throw new IllegalStateException("region has " + pinned + " placement(s) in flight (pinned); commit"
-                        + " or abort them before deregistering: " + region);
+                throw new IllegalStateException("region is pinned " + pinned + " time(s), lent to the kernel (a"
+                        + " placement in flight, a buffer ring, a fixed buffer); deregister it once they are done: "
+                        + region);
             }
             int slot = region.slot();
             region.invalidate(); // volatile: racing checks see the region as gone before the slot is reused

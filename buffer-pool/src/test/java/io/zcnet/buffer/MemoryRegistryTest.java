@@ -302,17 +302,6 @@ class MemoryRegistryTest {
     }
 
     @Test
-    void fixedBufferIndex() {
-        MemoryRegion region = new MemoryRegistry().register(memory, Access.ALL);
-        assertEquals(MemoryRegion.NO_FIXED_BUFFER, region.fixedBufferIndex());
-        region.fixedBufferIndex(7);
-        assertEquals(7, region.fixedBufferIndex());
-        region.fixedBufferIndex(-1);
-        assertEquals(-1, region.fixedBufferIndex());
-        assertThrows(IllegalArgumentException.class, () -> region.fixedBufferIndex(-2));
-    }
-
-    @Test
     void toStringDoesNotLeakTheRemoteKey() {
         MemoryRegion region = new MemoryRegistry().register(memory, Access.ALL);
         String text = region.toString();
@@ -381,7 +370,7 @@ class MemoryRegistryTest {
         assertTrue(region.pin());
         assertEquals(2, region.pinCount());
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> registry.deregister(region));
-        assertTrue(e.getMessage().contains("2 placement(s)"), e.getMessage());
+        assertTrue(e.getMessage().contains("pinned 2 time(s)"), e.getMessage());
         assertTrue(region.isValid(), "a refused deregister leaves the region registered");
         assertSame(region, registry.lookupLocal(region.localKey()));
         region.unpin();

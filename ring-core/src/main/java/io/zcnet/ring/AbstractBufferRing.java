@@ -19,8 +19,11 @@ import java.lang.foreign.MemorySegment;
  * {@code recycle}) and {@link #checkClosable} throw {@link IllegalStateException} on another thread, since
  * the ring is the kernel's to read (io_uring's {@code SINGLE_ISSUER} refuses to unregister it from another
  * task). A ring counts the multishot receives armed on it, from preparation to their final completion,
- * so that it is never closed while one may still take a buffer. Engines subclass it, users only see
- * {@link BufferRing}.
+ * so that it is never closed while one may still take a buffer. Each buffer it leases holds a
+ * {@linkplain io.zcnet.buffer.MemoryRegion#pin() pin} on its pool's slab until the ring gives it back, so
+ * the pool cannot free memory the kernel may still write ({@link io.zcnet.buffer.BufferPool#close()}
+ * refuses); a ring {@linkplain #abandon() abandoned} to the kernel keeps its pins for good. Engines
+ * subclass it, users only see {@link BufferRing}.
  */
 public abstract class AbstractBufferRing implements BufferRing {
     private final EventLoop loop;
@@ -70,6 +73,11 @@ public abstract class AbstractBufferRing implements BufferRing {
                 releaseBuffers();
                 throw new IOException("buffer pool exhausted: got " + i + " of " + count + " buffers of "
                         + bufferSize + " bytes for buffer group " + groupId);
+            }
+            if (!buffer.region().pin()) { // unreachable while the lease succeeded: the pool is open
+                buffer.release();
+                releaseBuffers();
+                throw new IllegalStateException("buffer pool slab deregistered while leasing: " + pool);
             }
             leased[i] = buffer;
             segments[i] = buffer.segment().asSlice(0, bufferSize);
@@ -179,7 +187,7 @@ public abstract class AbstractBufferRing implements BufferRing {
 
     /**
      * Marks the ring closed and returns every buffer to the pool, those the application still holds too
-     * (it must be done with them). A pool closed first has freed the memory already: nothing to give back.
+     * (it must be done with them), and with them their pins.
      *
      * @return false if the ring was closed already
      */
@@ -205,9 +213,8 @@ public abstract class AbstractBufferRing implements BufferRing {
             Buffer buffer = leased[i];
             if (buffer != null) {
                 leased[i] = null;
-                if (!buffer.pool().isClosed()) {
-                    buffer.release();
-                }
+                buffer.region().unpin();
+                buffer.release();
             }
         }
     }

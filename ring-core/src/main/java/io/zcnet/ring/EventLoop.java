@@ -7,7 +7,10 @@ import org.jctools.queues.atomic.MpscAtomicArrayQueue;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -18,10 +21,18 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <h2>Threading</h2>
  * An event loop is confined to its owner, the first thread that calls {@link #poll(long)} or submits an
- * operation (with io_uring's SINGLE_ISSUER the kernel enforces this). Every method is owner-only except
+ * operation (with io_uring's SINGLE_ISSUER the kernel enforces this; when several threads race for a
+ * fresh loop, a CAS makes exactly one the owner). Every method is owner-only except
  * {@link #execute(Runnable)}, {@link #wakeup()}, {@link #engine()}, {@link #features()} and
  * {@link #counters()}, which any thread may call. {@link EventLoopThread} runs a loop on a thread of its
- * own.
+ * own. {@link #poll(long)} is not re-entrant: a completion handler or task that calls it gets an
+ * {@link IllegalStateException} (a nested poll would dispatch completions twice or out of order).
+ *
+ * <h2>Handler ids</h2>
+ * A handler id stays bound to its handler while any operation prepared under it is in flight
+ * ({@link #inFlight(int)}): {@link #unregisterHandler} retires the id, its late completions are dropped
+ * and counted ({@link LoopCounters#droppedCompletions()}), and the id is handed out again only after the
+ * last of them. A completion therefore never reaches a handler registered after its operation was prepared.
  *
  * <h2>Operations and completions</h2>
  * Each asynchronous method prepares one operation and returns its {@code user_data}
@@ -44,12 +55,38 @@ public abstract class EventLoop implements AutoCloseable {
     public static final int SHUT_WR = 1;
     public static final int SHUT_RDWR = 2;
 
+    /** The fixed-buffer index of memory that is not a registered fixed buffer of this loop. */
+    public static final int NO_FIXED_BUFFER = -1;
+
+    // Threads race to own a fresh loop (CAS); producers and close() race on the task gate (Dekker: each
+    // writes its own word, then reads the other's, all volatile).
+    private static final VarHandle OWNER;
+    private static final VarHandle TASK_PRODUCERS;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            OWNER = lookup.findVarHandle(EventLoop.class, "owner", Thread.class);
+            TASK_PRODUCERS = lookup.findVarHandle(EventLoop.class, "taskProducers", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final HandlerTable handlers = new HandlerTable();
     /** The engine's own handler id ({@link #registerInternalHandler}), or -1: users may not free it. */
     private int internalHandler = -1;
     // JCTools' atomic flavour: the same MPSC array queue without the Unsafe field offsets JDK 24+ warns about.
     private final MpscAtomicArrayQueue<Runnable> tasks;
-    private Thread owner;
+    /** Regions registered as fixed buffers, by index; each holds a pin until the loop closes. */
+    private final List<MemoryRegion> fixedBuffers = new ArrayList<>();
+    @SuppressWarnings("unused") // accessed through OWNER
+    private volatile Thread owner;
+    /** Threads inside {@link #offerTask} right now. */
+    @SuppressWarnings("unused") // accessed through TASK_PRODUCERS
+    private volatile int taskProducers;
+    private volatile boolean tasksClosed;
+    private boolean polling;
 
     protected EventLoop(EventLoopConfig config) {
         this.tasks = new MpscAtomicArrayQueue<>(config.taskCapacity());
@@ -72,7 +109,8 @@ public abstract class EventLoop implements AutoCloseable {
     }
 
     /**
-     * Frees a handler id; completions still arriving for it are dropped and counted.
+     * Unregisters a handler. Completions still arriving for its operations are dropped and counted; the
+     * id is not handed out again before the last of them ({@link #inFlight(int)} reaches 0). Owner thread.
      *
      * @throws IllegalArgumentException if no handler has that id, or it is the engine's own
      */
@@ -84,6 +122,18 @@ public abstract class EventLoop implements AutoCloseable {
         handlers.remove(handlerId);
     }
 
+    /**
+     * Operations prepared under {@code handlerId} whose final completion (the one without
+     * {@link CqeFlags#MORE}) has not been dispatched yet, also after the handler was unregistered: what a
+     * failover must wait for before it may reuse the memory those operations use. 0 for an id with
+     * nothing in flight; once an unregistered id reads 0 it may be handed out again. Owner thread.
+     *
+     * @throws IllegalArgumentException if the id is outside [0, {@link UserData#MAX_HANDLERS})
+     */
+    public final int inFlight(int handlerId) {
+        return handlers.inFlight(handlerId);
+    }
+
     /** Registers the engine's own handler, once: {@link #unregisterHandler} refuses its id. */
     protected final int registerInternalHandler(CompletionHandler handler) {
         if (internalHandler >= 0) {
@@ -93,14 +143,32 @@ public abstract class EventLoop implements AutoCloseable {
         return internalHandler;
     }
 
-    /** Routes one completion to its handler: the engines call this for every reaped completion. */
+    /**
+     * Routes one completion to its handler: the engines call this for every reaped completion of an
+     * operation they counted with {@link #operationStarted}. A final completion (no {@link CqeFlags#MORE})
+     * ends the operation before its handler runs, so a handler that throws cannot leave it counted.
+     */
     protected final void dispatch(long userData, int result, int flags) {
-        CompletionHandler handler = handlers.get(UserData.handler(userData));
+        int id = UserData.handler(userData);
+        if ((flags & CqeFlags.MORE) == 0) {
+            handlers.finished(id);
+        }
+        CompletionHandler handler = handlers.get(id);
         if (handler == null) {
             counters().droppedCompletion();
             return;
         }
         handler.onCompletion(UserData.op(userData), UserData.tag(userData), result, flags);
+    }
+
+    /** An operation is prepared: it is in flight for its handler until its final completion. */
+    protected final void operationStarted(long userData) {
+        handlers.started(UserData.handler(userData));
+    }
+
+    /** An operation ends without a completion (dropped while the loop closes). */
+    protected final void operationDropped(long userData) {
+        handlers.finished(UserData.handler(userData));
     }
 
     // ---------------------------------------------------------------- confinement and tasks
@@ -112,32 +180,81 @@ public abstract class EventLoop implements AutoCloseable {
      */
     protected final boolean claimOwner() {
         Thread current = Thread.currentThread();
-        if (owner == current) {
+        Thread seen = (Thread) OWNER.getAcquire(this);
+        if (seen == current) {
             return false;
         }
-        if (owner == null) {
-            owner = current;
-            return true;
+        if (seen == null) {
+            seen = (Thread) OWNER.compareAndExchange(this, (Thread) null, current); // volatile CAS: one winner
+            if (seen == null) {
+                return true;
+            }
         }
-        throw new IllegalStateException("event loop is owned by " + owner.getName()
+        throw new IllegalStateException("event loop is owned by " + seen.getName()
                 + "; called from " + current.getName() + " (use execute() from other threads)");
     }
 
     /** Whether the caller is the owner thread. */
     public final boolean inLoop() {
-        return owner == Thread.currentThread();
+        return OWNER.getAcquire(this) == Thread.currentThread();
+    }
+
+    /**
+     * The start of every {@link #poll(long)}, once the owner is checked.
+     *
+     * @throws IllegalStateException when called from inside a poll of this loop (a handler or a task)
+     */
+    protected final void beginPoll() {
+        if (polling) {
+            throw new IllegalStateException("poll() re-entered from a completion handler or task of the same"
+                    + " loop: return to the loop instead (a nested poll would dispatch completions twice)");
+        }
+        polling = true;
+    }
+
+    /** The end of every {@link #poll(long)} that {@link #beginPoll()} started, also when a handler threw. */
+    protected final void endPoll() {
+        polling = false;
+    }
+
+    /** Whether a {@link #poll(long)} is running on the owner thread (its handlers and tasks are). */
+    protected final boolean isPolling() {
+        return polling;
     }
 
     /**
      * Queues a task for the owner thread; the engine wakes itself afterwards. The queue is bounded
-     * (JCTools MPSC array queue): a full queue is a {@link RejectedExecutionException}, never a block.
+     * (JCTools MPSC array queue): a full queue is a {@link RejectedExecutionException}, never a block,
+     * and so is a loop that is closing or closed ({@link #closeTasks}).
      */
     protected final void offerTask(Runnable task) {
         if (task == null) {
             throw new IllegalArgumentException("task is null");
         }
-        if (!tasks.offer(task)) {
-            throw new RejectedExecutionException("event loop task queue is full (" + tasks.capacity() + ")");
+        TASK_PRODUCERS.getAndAdd(this, 1); // volatile: close() sees this producer, or it sees the gate shut
+        try {
+            if (tasksClosed) {
+                throw new RejectedExecutionException("event loop is closed");
+            }
+            if (!tasks.offer(task)) {
+                throw new RejectedExecutionException("event loop task queue is full (" + tasks.capacity() + ")");
+            }
+        } finally {
+            TASK_PRODUCERS.getAndAdd(this, -1);
+        }
+    }
+
+    /**
+     * Shuts the task gate at the start of {@link #close()}: later {@link #execute} calls are rejected, and
+     * every task accepted before runs now, on the owner thread, so none is silently lost.
+     */
+    protected final void closeTasks() {
+        tasksClosed = true; // volatile: a producer that has not yet read the gate will see it shut
+        while ((int) TASK_PRODUCERS.getVolatile(this) != 0) {
+            Thread.onSpinWait(); // a producer between its check and its offer: a few instructions
+        }
+        while (!tasks.isEmpty()) {
+            runTasks();
         }
     }
 
@@ -173,10 +290,86 @@ public abstract class EventLoop implements AutoCloseable {
     public abstract void setBufferSizes(int socket, int sendBytes, int receiveBytes) throws IOException;
 
     /**
-     * Registers regions as fixed buffers for {@link #sendZeroCopy}; sets each region's fixed-buffer
-     * index. The NIO engine accepts and numbers them too, so callers need not care.
+     * Registers regions as this loop's fixed buffers for {@link #sendZeroCopy}
+     * ({@code IORING_REGISTER_BUFFERS}); the NIO engine numbers them the same way, so callers need not
+     * care. A region registered already keeps its index, a new one gets the next; indices belong to this
+     * loop ({@link #fixedBufferIndex}). Each region is {@linkplain MemoryRegion#pin() pinned} until the
+     * loop closes, since the kernel may read it any time: it cannot be deregistered, nor its pool closed,
+     * meanwhile. Owner thread.
+     *
+     * @return each given region's index, in argument order
+     * @throws IllegalArgumentException if a region is missing, deregistered or not native memory
+     * @throws IOException              if the kernel refuses (the table then stays as it was)
      */
-    public abstract void registerFixedBuffers(MemoryRegion... regions) throws IOException;
+    public final int[] registerFixedBuffers(MemoryRegion... regions) throws IOException {
+        checkOpenOwner();
+        checkRegions(regions);
+        List<MemoryRegion> added = new ArrayList<>();
+        for (MemoryRegion region : regions) {
+            if (!fixedBuffers.contains(region) && !added.contains(region)) {
+                added.add(region);
+            }
+        }
+        int pinned = 0;
+        try {
+            for (MemoryRegion region : added) {
+                if (!region.pin()) {
+                    throw new IllegalArgumentException("region is deregistered: " + region);
+                }
+                pinned++;
+            }
+            if (!added.isEmpty()) {
+                List<MemoryRegion> all = new ArrayList<>(fixedBuffers);
+                all.addAll(added);
+                installFixedBuffers(all, fixedBuffers.size());
+                fixedBuffers.addAll(added);
+            }
+        } catch (IOException | RuntimeException e) {
+            for (int i = 0; i < pinned; i++) {
+                added.get(i).unpin();
+            }
+            throw e;
+        }
+        int[] indices = new int[regions.length];
+        for (int i = 0; i < regions.length; i++) {
+            indices[i] = fixedBuffers.indexOf(regions[i]);
+        }
+        return indices;
+    }
+
+    /** The index {@code region} has in this loop's fixed buffers, or {@link #NO_FIXED_BUFFER}. Owner thread. */
+    public final int fixedBufferIndex(MemoryRegion region) {
+        return fixedBuffers.indexOf(region);
+    }
+
+    /**
+     * Makes {@code all} the engine's fixed-buffer table; its first {@code kept} entries are the table
+     * as it was and keep their indices. Throws, changing nothing, if the engine refuses.
+     */
+    protected abstract void installFixedBuffers(List<MemoryRegion> all, int kept) throws IOException;
+
+    /** The regions registered as fixed buffers, by index: for the engines' checks. */
+    protected final List<MemoryRegion> fixedBuffers() {
+        return fixedBuffers;
+    }
+
+    /**
+     * The end of {@link #close()}: forgets the handlers' operations in flight, and, when {@code drained}
+     * (nothing can be in the kernel any more), gives back the fixed buffers' pins. Otherwise they stay
+     * pinned for good: the kernel may still read them.
+     */
+    protected final void closeBookkeeping(boolean drained) {
+        handlers.clearInFlight();
+        if (drained) {
+            for (MemoryRegion region : fixedBuffers) {
+                region.unpin();
+            }
+            fixedBuffers.clear();
+        }
+    }
+
+    /** Throws unless the caller owns the loop and it is open: the checks of every control-path call. */
+    protected abstract void checkOpenOwner();
 
     /**
      * Creates a provided-buffer ring of {@code count} buffers leased from {@code pool}'s size class
@@ -294,11 +487,11 @@ public abstract class EventLoop implements AutoCloseable {
         }
     }
 
-    /** Throws unless {@code handler} can be a handler id (whether it is registered is checked at dispatch). */
-    protected static void checkHandler(int handler) {
-        if (handler < 0 || handler >= UserData.MAX_HANDLERS) {
-            throw new IllegalArgumentException("handler id must be in [0, " + UserData.MAX_HANDLERS + "), got "
-                    + handler);
+    /** Throws unless {@code handler} is registered with this loop (not the engine's own, not retired). */
+    protected final void checkHandler(int handler) {
+        if (!handlers.isRegistered(handler) || handler == internalHandler) {
+            throw new IllegalArgumentException("handler id " + handler + " is not registered with this loop"
+                    + " (registerHandler gives ids; an unregistered id cannot take new operations)");
         }
     }
 
@@ -309,10 +502,16 @@ public abstract class EventLoop implements AutoCloseable {
         }
     }
 
-    /** Throws unless {@code [offset, offset + length)} lies inside {@code buffer}. */
+    /**
+     * Throws unless {@code buffer} is alive and {@code [offset, offset + length)} lies inside it. A dead
+     * segment's memory may already belong to someone else: the kernel must never be handed its address.
+     */
     protected static void checkBuffer(MemorySegment buffer, long offset, int length) {
         if (buffer == null) {
             throw new IllegalArgumentException("buffer is null");
+        }
+        if (!buffer.scope().isAlive()) {
+            throw new IllegalArgumentException("buffer segment is not alive (its arena was closed)");
         }
         if (offset < 0 || length < 0 || offset > buffer.byteSize() - length) {
             throw new IllegalArgumentException("range [" + offset + ", " + offset + " + " + length
@@ -329,14 +528,14 @@ public abstract class EventLoop implements AutoCloseable {
     }
 
     /**
-     * Throws unless {@code index} is -1 ({@link MemoryRegion#NO_FIXED_BUFFER}), or the index of one of
-     * the {@code registered} regions that holds the whole range.
+     * Throws unless {@code index} is {@link #NO_FIXED_BUFFER}, or the index of one of this loop's fixed
+     * buffers that holds the whole range.
      */
-    protected static void checkFixedBuffer(int index, List<MemoryRegion> registered, MemorySegment buffer,
-            long offset, int length) {
-        if (index == MemoryRegion.NO_FIXED_BUFFER) {
+    protected final void checkFixedBuffer(int index, MemorySegment buffer, long offset, int length) {
+        if (index == NO_FIXED_BUFFER) {
             return;
         }
+        List<MemoryRegion> registered = fixedBuffers;
         if (index < 0 || index >= registered.size()) {
             throw new IllegalArgumentException("fixed buffer index " + index + " is not registered ("
                     + registered.size() + " fixed buffers; -1 for none)");

@@ -105,6 +105,44 @@ final class LoopHarness {
         });
     }
 
+    /** {@link #call} for conditions polled by {@link #await}: a failure reads as -1. */
+    int callQuietly(Callable<Integer> task) {
+        try {
+            return call(task);
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    /**
+     * Two loop sockets connected to each other over loopback ({@code [connected, accepted]}), both closed
+     * by {@link #close}.
+     */
+    int[] connectedPair() throws Exception {
+        Recorder r = new Recorder();
+        int id = register(r);
+        int listener = call(() -> track(loop.listen(Peers.loopback(0), 4)));
+        int port = call(() -> loop.localAddress(listener).getPort());
+        int client = call(() -> track(loop.socket(Peers.loopback(port))));
+        run(() -> {
+            loop.accept(id, 1, listener, false);
+            loop.connect(id, 2, client, Peers.loopback(port));
+        });
+        int accepted = -1;
+        for (Recorder.Completion c : r.next(2)) {
+            assertTrue(c.result() >= 0, "pair set-up: " + c);
+            if (c.op() == Op.ACCEPT) {
+                accepted = c.result();
+            }
+        }
+        int server = accepted;
+        run(() -> {
+            track(server);
+            loop.unregisterHandler(id);
+        });
+        return new int[] {client, server};
+    }
+
     /** Registers a handler on the loop thread. */
     int register(CompletionHandler handler) throws Exception {
         return call(() -> loop.registerHandler(handler));

@@ -32,7 +32,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 
 /**
@@ -138,7 +137,6 @@ public final class NioEventLoop extends EventLoop {
     private int[] readyOps = new int[64];
     private int readyCount;
 
-    private List<MemoryRegion> fixedBuffers = List.of();
     /** 1 while a wake-up is on its way to the selector: later {@link #wakeup()} calls may skip theirs. */
     private volatile int wakeupPending;
     private volatile boolean closed;
@@ -266,23 +264,10 @@ public final class NioEventLoop extends EventLoop {
         }
     }
 
-    /**
-     * Numbers the regions 0..n-1 (sets each {@link MemoryRegion#fixedBufferIndex(int)}) and does nothing
-     * else: NIO has no fixed buffers. As {@code IORING_REGISTER_BUFFERS}, one registration per loop.
-     *
-     * @throws IOException if regions were registered already ({@code EBUSY})
-     */
+    /** NIO has no fixed buffers: the table is only the numbering {@link EventLoop} keeps. */
     @Override
-    public void registerFixedBuffers(MemoryRegion... regions) throws IOException {
+    protected void installFixedBuffers(List<MemoryRegion> all, int kept) {
         checkUsable();
-        checkRegions(regions);
-        if (!fixedBuffers.isEmpty()) {
-            throw new IOException("fixed buffers are already registered on this loop (EBUSY)");
-        }
-        fixedBuffers = List.of(regions);
-        for (int i = 0; i < regions.length; i++) {
-            regions[i].fixedBufferIndex(i);
-        }
     }
 
     /**
@@ -357,7 +342,7 @@ public final class NioEventLoop extends EventLoop {
             int fixedBufferIndex) {
         checkSocket(socket);
         checkBuffer(buffer, offset, length);
-        checkFixedBuffer(fixedBufferIndex, fixedBuffers, buffer, offset, length);
+        checkFixedBuffer(fixedBufferIndex, buffer, offset, length);
         NioOp op = record(Op.SEND_ZC, handler, tag);
         prepareTransfer(op, socket, buffer, offset, length, false);
         return op.userData;
@@ -450,6 +435,7 @@ public final class NioEventLoop extends EventLoop {
         op.kind = kind;
         op.userData = UserData.pack(handler, kind, tag);
         op.state = NioOp.RECORDED;
+        operationStarted(op.userData);
         if (recordedTail == null) {
             recordedHead = op;
         } else {
@@ -500,23 +486,25 @@ public final class NioEventLoop extends EventLoop {
     @Override
     public int poll(long timeoutNanos) {
         checkUsable();
-        int handled = runTasks();
-        if (closed) {
-            return handled;
+        beginPoll();
+        try {
+            int handled = runTasks();
+            if (closed) {
+                return handled;
+            }
+            startRecorded();
+            select(handled > 0 ? 0 : timeoutNanos);
+            progressReady();
+            runner.fireTimers();
+            return handled + dispatchCompletions();
+        } finally {
+            endPoll();
         }
-        startRecorded();
-        select(handled > 0 ? 0 : timeoutNanos);
-        progressReady();
-        runner.fireTimers();
-        return handled + dispatchCompletions();
     }
 
     /** Queues {@code task} and wakes the loop. */
     @Override
     public void execute(Runnable task) {
-        if (closed) {
-            throw new RejectedExecutionException("event loop is closed");
-        }
         offerTask(task);
         if (!inLoop()) {
             wakeup();
@@ -551,6 +539,7 @@ public final class NioEventLoop extends EventLoop {
         }
         closing = true;
         try {
+            closeTasks();
             // Completions left undispatched by a handler that threw out of poll() go first, in order.
             for (int round = 0; round < CLOSE_ROUNDS && (pool.live() > 0 || cq.undispatched() > 0); round++) {
                 cancelEverything();
@@ -567,6 +556,7 @@ public final class NioEventLoop extends EventLoop {
             }
             closed = true;
             counters.retire();
+            closeBookkeeping(true);
             releaseResources();
         }
     }
@@ -704,6 +694,11 @@ public final class NioEventLoop extends EventLoop {
     }
 
     // ---------------------------------------------------------------- argument checks
+
+    @Override
+    protected void checkOpenOwner() {
+        checkUsable();
+    }
 
     private void checkUsable() {
         claimOwner();

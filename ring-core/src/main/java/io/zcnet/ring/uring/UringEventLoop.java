@@ -127,7 +127,6 @@ public final class UringEventLoop extends EventLoop {
     private final long cancelUserData;
     private final int[] pendingByOp = new int[Op.WAKEUP + 1];
     private final List<UringBufferRing> bufferRings = new ArrayList<>();
-    private final List<MemoryRegion> fixedRegions = new ArrayList<>();
     private final OpenFds openFds = new OpenFds();
     private final ReceiveRings receiveRings = new ReceiveRings();
     /** While closing: user_data of operations prepared by handlers, to complete with -ECANCELED unsubmitted. */
@@ -287,14 +286,12 @@ public final class UringEventLoop extends EventLoop {
     private long begin(int handler, int op, int tag) {
         ensureOwner();
         checkHandler(handler);
-        if (handler == internalHandler) {
-            throw new IllegalArgumentException("handler id " + handler + " was not returned by registerHandler");
-        }
         return UserData.pack(handler, op, tag);
     }
 
     /** The operation's SQEs are prepared: it is pending until its final completion. */
     private long submitted(long userData) {
+        operationStarted(userData);
         userPending++;
         pendingByOp[UserData.op(userData)]++;
         return userData;
@@ -387,7 +384,7 @@ public final class UringEventLoop extends EventLoop {
         checkSocket(socket);
         checkBuffer(buffer, offset, length);
         long addr = address(buffer, offset);
-        checkFixedBuffer(fixedBufferIndex, fixedRegions, buffer, offset, length);
+        checkFixedBuffer(fixedBufferIndex, buffer, offset, length);
         long ud = begin(handler, Op.SEND_ZC, tag);
         if (closing) {
             return refusedByClose(ud);
@@ -539,16 +536,22 @@ public final class UringEventLoop extends EventLoop {
     @Override
     public int poll(long timeoutNanos) {
         ensureOwner();
-        boolean wait = timeoutNanos != 0 && !hasTasks() && !ring.cqReady();
-        if (wait || userPending > 0 || ring.unsubmitted() > 0 || ring.overflowPending()) {
-            enter(wait, timeoutNanos);
+        beginPoll();
+        int handled;
+        try {
+            boolean wait = timeoutNanos != 0 && !hasTasks() && !ring.cqReady();
+            if (wait || userPending > 0 || ring.unsubmitted() > 0 || ring.overflowPending()) {
+                enter(wait, timeoutNanos);
+            }
+            handled = reap();
+            if (!closeRequested) {
+                return handled + runTasks();
+            }
+        } finally {
+            endPoll();
         }
-        int handled = reap();
-        if (closeRequested) {
-            close();
-            return handled;
-        }
-        return handled + runTasks();
+        close();
+        return handled;
     }
 
     private void enter(boolean wait, long timeoutNanos) {
@@ -781,46 +784,49 @@ public final class UringEventLoop extends EventLoop {
     }
 
     @Override
-    public void registerFixedBuffers(MemoryRegion... regions) throws IOException {
+    protected void checkOpenOwner() {
         ensureOwner();
-        checkRegions(regions);
-        List<MemoryRegion> all = new ArrayList<>(fixedRegions);
-        for (MemoryRegion region : regions) {
-            if (!all.contains(region)) {
-                all.add(region);
-            }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The kernel's table cannot grow in place, so it is replaced whole: unregistered, then registered
+     * with every region. Requests in flight hold references to the old entries, which keeps their pages
+     * pinned until they complete. Should the new table be refused, the old one is put back.
+     */
+    @Override
+    protected void installFixedBuffers(List<MemoryRegion> all, int kept) throws IOException {
+        if (kept > 0) {
+            ErrnoException.check("io_uring_register(UNREGISTER_BUFFERS)",
+                    sys.ioUringRegister(ring.fd(), IoUring.UNREGISTER_BUFFERS, MemorySegment.NULL, 0));
         }
-        try (Arena scratch = Arena.ofConfined()) {
-            MemorySegment iovecs = scratch.allocate(Iovec.LAYOUT, all.size());
+        int r = registerBufferTable(all);
+        if (r < 0) {
+            if (kept > 0) {
+                registerBufferTable(all.subList(0, kept)); // the old table fitted before
+            }
             long bytes = 0;
-            for (int i = 0; i < all.size(); i++) {
-                MemorySegment segment = all.get(i).segment();
+            for (MemoryRegion region : all) {
+                bytes += region.segment().byteSize();
+            }
+            String detail = r == -Errno.ENOMEM
+                    ? bytes + " bytes exceed the locked-memory limit RLIMIT_MEMLOCK of "
+                            + Uring.formatLimit(Uring.memlockLimit()) + " (raise ulimit -l or grant CAP_IPC_LOCK)"
+                    : all.size() + " regions, " + bytes + " bytes";
+            throw new ErrnoException("io_uring_register(BUFFERS)", r, detail);
+        }
+    }
+
+    private int registerBufferTable(List<MemoryRegion> regions) {
+        try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment iovecs = scratch.allocate(Iovec.LAYOUT, regions.size());
+            for (int i = 0; i < regions.size(); i++) {
+                MemorySegment segment = regions.get(i).segment();
                 iovecs.set(JAVA_LONG, i * Iovec.SIZE + Iovec.IOV_BASE, segment.address());
                 iovecs.set(JAVA_LONG, i * Iovec.SIZE + Iovec.IOV_LEN, segment.byteSize());
-                bytes += segment.byteSize();
             }
-            if (!fixedRegions.isEmpty()) {
-                // The table is replaced whole; requests already holding old entries keep them alive.
-                ErrnoException.check("io_uring_register(UNREGISTER_BUFFERS)",
-                        sys.ioUringRegister(ring.fd(), IoUring.UNREGISTER_BUFFERS, MemorySegment.NULL, 0));
-            }
-            int r = sys.ioUringRegister(ring.fd(), IoUring.REGISTER_BUFFERS, iovecs, all.size());
-            if (r < 0) {
-                for (MemoryRegion region : fixedRegions) {
-                    region.fixedBufferIndex(MemoryRegion.NO_FIXED_BUFFER);
-                }
-                fixedRegions.clear();
-                String detail = r == -Errno.ENOMEM
-                        ? bytes + " bytes exceed the locked-memory limit RLIMIT_MEMLOCK of "
-                                + Uring.formatLimit(Uring.memlockLimit()) + " (raise ulimit -l or grant CAP_IPC_LOCK)"
-                        : all.size() + " regions, " + bytes + " bytes";
-                throw new ErrnoException("io_uring_register(BUFFERS)", r, detail);
-            }
-        }
-        fixedRegions.clear();
-        fixedRegions.addAll(all);
-        for (int i = 0; i < all.size(); i++) {
-            all.get(i).fixedBufferIndex(i);
+            return sys.ioUringRegister(ring.fd(), IoUring.REGISTER_BUFFERS, iovecs, regions.size());
         }
     }
 
@@ -858,6 +864,7 @@ public final class UringEventLoop extends EventLoop {
             return;
         }
         boolean neverUsed = claimOwner();
+        closeTasks();
         closing = true;
         // Unless every operation provably left the kernel, the memory it may still write is leaked: the
         // kernel tears a ring down asynchronously after its fd is closed.
@@ -869,6 +876,7 @@ public final class UringEventLoop extends EventLoop {
         } finally {
             closed = true;
             counters.retire();
+            closeBookkeeping(drained);
             openFds.closeAll(sys);
             for (UringBufferRing open : new ArrayList<>(bufferRings)) {
                 closeBufferRing(open, drained);
@@ -932,6 +940,7 @@ public final class UringEventLoop extends EventLoop {
                 userPending -= refusedCount;
                 for (int i = 0; i < refusedCount; i++) {
                     pendingByOp[UserData.op(refusedAtClose[i])]--;
+                    operationDropped(refusedAtClose[i]);
                 }
                 refusedCount = 0;
             }

@@ -24,8 +24,9 @@ class ReceiveRingsTest {
     @Test
     void agreesWithAMapThroughArmsAndDisarms() throws IOException {
         assumeTrue(Uring.availability().usable(), Uring.availability().reason());
-        try (UringEventLoop loop = UringEventLoop.open(EventLoopConfig.defaults().withEngine(EventLoopConfig.Choice.URING));
-                BufferPool pool = BufferPool.create(PoolConfig.of(new SizeClass(64, 8)))) {
+        // The loop closes first: its rings give their buffers (and pins) back before the pool closes.
+        try (BufferPool pool = BufferPool.create(PoolConfig.of(new SizeClass(64, 8)));
+                UringEventLoop loop = UringEventLoop.open(EventLoopConfig.defaults().withEngine(EventLoopConfig.Choice.URING))) {
             UringBufferRing[] rings = new UringBufferRing[3];
             for (int i = 0; i < rings.length; i++) {
                 rings[i] = (UringBufferRing) loop.createBufferRing(i, pool, 2, 64);
