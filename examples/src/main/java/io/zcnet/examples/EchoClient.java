@@ -1,5 +1,6 @@
 package io.zcnet.examples;
 
+import io.zcnet.ring.MsgFlags;
 import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.EventLoop;
@@ -249,7 +250,7 @@ public final class EchoClient implements CompletionHandler {
     private void armReceive(int c) {
         MemorySegment buffer = recvBuffer[c];
         boolean exact = settings.mode() == Mode.PINGPONG;
-        loop.recv(handler, c, socket[c], buffer, 0, (int) buffer.byteSize(), exact);
+        loop.recv(handler, c, socket[c], buffer, 0, (int) buffer.byteSize(), exact ? MsgFlags.WAITALL : MsgFlags.NONE);
     }
 
     private void sendMore(int c, int extra) {
@@ -267,7 +268,7 @@ public final class EchoClient implements CompletionHandler {
         }
         inFlight[c] += count;
         sending[c] = true;
-        loop.send(handler, c, socket[c], sendBuffer, 0, count * settings.size(), true);
+        loop.send(handler, c, socket[c], sendBuffer, 0, count * settings.size(), MsgFlags.WAITALL);
     }
 
     private void fail(int c) {

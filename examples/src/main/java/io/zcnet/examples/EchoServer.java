@@ -1,5 +1,6 @@
 package io.zcnet.examples;
 
+import io.zcnet.ring.MsgFlags;
 import io.zcnet.buffer.BufferPool;
 import io.zcnet.buffer.PoolConfig;
 import io.zcnet.buffer.SizeClass;
@@ -255,7 +256,7 @@ public final class EchoServer implements AutoCloseable {
         private void sendHead(int slot) {
             int bid = queueHead[slot];
             sending[slot] = true;
-            loop.send(handler, (slot << 16) | bid, socketOf[slot], ring.buffer(bid), 0, lengthOf[bid], true);
+            loop.send(handler, (slot << 16) | bid, socketOf[slot], ring.buffer(bid), 0, lengthOf[bid], MsgFlags.WAITALL);
         }
 
         private void onSent(int slot, int bid, int result) {
@@ -287,7 +288,7 @@ public final class EchoServer implements AutoCloseable {
                 if (status == SockperfParser.REPLY) {
                     sending[slot] = true;
                     loop.send(handler, (slot << 16) | bid, socketOf[slot], parser.replySegment(),
-                            parser.replyOffset(), parser.replyLength(), true);
+                            parser.replyOffset(), parser.replyLength(), MsgFlags.WAITALL);
                     return;
                 }
                 queueHead[slot] = nextInQueue[bid];

@@ -98,6 +98,13 @@ public abstract class EventLoop implements AutoCloseable {
     /** What was negotiated with the kernel (setup flags, features, supported opcodes), for display. */
     public abstract EngineFeatures features();
 
+    /**
+     * Whether this loop can run operations of kind {@code op} ({@link Op}): io_uring answers from the
+     * kernel's probe (an operation the kernel lacks is refused with {@link UnsupportedOperationException}
+     * when prepared); the NIO engine runs every kind. Any thread.
+     */
+    public abstract boolean supports(int op);
+
     /** Live counters of this loop (syscalls, submissions, completions, overflows, buffer shortages). */
     public abstract LoopCounters counters();
 
@@ -394,26 +401,64 @@ public abstract class EventLoop implements AutoCloseable {
 
     /**
      * Sends {@code length} bytes at {@code offset} in {@code buffer}. The result may be short unless
-     * {@code waitAll} is set ({@code MSG_WAITALL}), in which case it is all bytes or an error.
+     * {@code msgFlags} has {@link MsgFlags#WAITALL}, in which case it is all bytes or an error.
+     *
+     * @param msgFlags {@link MsgFlags#NONE}, or {@link MsgFlags#WAITALL} and {@link MsgFlags#MORE} combined
      */
     public abstract long send(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
-            boolean waitAll);
+            int msgFlags);
 
     /**
      * Zero-copy send ({@code IORING_OP_SEND_ZC} with {@code IORING_SEND_ZC_REPORT_USAGE}). The first
      * completion carries the byte count and, normally, {@link CqeFlags#MORE}; a second one with
      * {@link CqeFlags#NOTIF} says the buffer is free, its result having {@link CqeFlags#ZC_COPIED} when
-     * the kernel copied after all. {@code fixedBufferIndex} is the region's index or -1.
+     * the kernel copied after all. {@code fixedBufferIndex} is this loop's index of the region that holds
+     * the range ({@link #fixedBufferIndex}), or {@link #NO_FIXED_BUFFER}.
      */
     public abstract long sendZeroCopy(int handler, int tag, int socket, MemorySegment buffer, long offset,
-            int length, int fixedBufferIndex);
+            int length, int fixedBufferIndex, int msgFlags);
 
     /**
-     * Receives up to {@code length} bytes into {@code buffer} at {@code offset}; with {@code waitAll}
-     * ({@code MSG_WAITALL}) exactly {@code length} unless EOF or an error comes first. Result 0 is EOF.
+     * Sends the pieces of {@code message} in order as one byte stream ({@code IORING_OP_SENDMSG}; NIO: a
+     * gathering write): headers and payload slices go out in one system call with no copy in user space.
+     * The result is the byte count (short unless {@link MsgFlags#WAITALL}) or {@code -errno}. The list
+     * must stay unchanged until the completion.
+     */
+    public abstract long sendMessage(int handler, int tag, int socket, GatherList message, int msgFlags);
+
+    /**
+     * {@link #sendMessage} without copying the payload into the socket buffer
+     * ({@code IORING_OP_SENDMSG_ZC}): completes like {@link #sendZeroCopy}, a byte count with
+     * {@link CqeFlags#MORE}, then a {@link CqeFlags#NOTIF} once every piece's memory is free again.
+     */
+    public abstract long sendMessageZeroCopy(int handler, int tag, int socket, GatherList message, int msgFlags);
+
+    /**
+     * Receives up to {@code length} bytes at {@code offset} in {@code buffer}; with
+     * {@link MsgFlags#WAITALL} exactly {@code length} unless EOF or an error comes first. Result 0 is EOF.
      */
     public abstract long recv(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
-            boolean waitAll);
+            int msgFlags);
+
+    /**
+     * One receive into a buffer the engine picks from {@code ring} when data arrives
+     * ({@code IORING_OP_RECV} with {@code IOSQE_BUFFER_SELECT}): the completion has {@link CqeFlags#BUFFER}
+     * and the buffer id, and the handler gives the buffer back with {@link BufferRing#recycle}. An empty
+     * ring completes {@code -ENOBUFS}, the data staying in the socket. Up to the ring's buffer size.
+     */
+    public abstract long recvSelect(int handler, int tag, int socket, BufferRing ring);
+
+    /**
+     * Chains the operation prepared last to the next one prepared ({@code IOSQE_IO_LINK}): the next
+     * starts only once this one completed, and if this one fails (a negative result, or fewer bytes than
+     * asked with {@link MsgFlags#WAITALL}) every later operation of the chain completes
+     * {@code -ECANCELED} without running. Calls may repeat to chain more; a chain left open when
+     * {@link #poll} submits ends there. Owner thread.
+     *
+     * @throws IllegalStateException if no operation was prepared since the last poll, or the last one is a
+     *                               {@link #linkTimeout} (which ends its chain)
+     */
+    public abstract void linkNext();
 
     /**
      * Multishot receive into buffers the engine picks from {@code ring}: each completion has
@@ -564,6 +609,29 @@ public abstract class EventLoop implements AutoCloseable {
                 throw new IllegalArgumentException("region " + i + " is not native memory: " + regions[i]);
             }
         }
+    }
+
+    /** Throws unless {@code message} is given, not empty, and all its memory alive. */
+    protected static void checkMessage(GatherList message) {
+        if (message == null) {
+            throw new IllegalArgumentException("message is null");
+        }
+        if (message.count() == 0) {
+            throw new IllegalArgumentException("message has no pieces");
+        }
+        if (!message.isAlive()) {
+            throw new IllegalArgumentException("a segment of the message is not alive (its arena was closed)");
+        }
+    }
+
+    /** Throws unless {@code msgFlags} are ones a send takes ({@link MsgFlags}). */
+    protected static void checkSendFlags(int msgFlags) {
+        MsgFlags.checkSend(msgFlags);
+    }
+
+    /** Throws unless {@code msgFlags} are ones a receive takes ({@link MsgFlags}). */
+    protected static void checkReceiveFlags(int msgFlags) {
+        MsgFlags.checkReceive(msgFlags);
     }
 
     /** Throws unless {@code address} is given and resolved. */

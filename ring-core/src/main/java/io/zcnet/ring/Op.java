@@ -19,10 +19,17 @@ public final class Op {
     public static final int CANCEL = 12;
     /** Internal: the loop's own wake-up read. Never reaches a user handler. */
     public static final int WAKEUP = 13;
+    public static final int SENDMSG = 14;
+    public static final int SENDMSG_ZC = 15;
+    /** A single receive into a buffer the engine picks from a {@link BufferRing}. */
+    public static final int RECV_SELECT = 16;
+    /** One more than the largest op number: the size of a per-op table. */
+    public static final int COUNT = 17;
 
     private static final String[] NAMES = {
         "?", "NOP", "ACCEPT", "CONNECT", "SEND", "SEND_ZC", "RECV", "RECV_MULTISHOT",
-        "SHUTDOWN", "CLOSE", "TIMEOUT", "LINK_TIMEOUT", "CANCEL", "WAKEUP"
+        "SHUTDOWN", "CLOSE", "TIMEOUT", "LINK_TIMEOUT", "CANCEL", "WAKEUP", "SENDMSG", "SENDMSG_ZC",
+        "RECV_SELECT"
     };
 
     private Op() {

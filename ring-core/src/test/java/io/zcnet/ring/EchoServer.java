@@ -198,7 +198,7 @@ final class EchoServer implements CompletionHandler {
         int[] next = c.toSend.peek();
         if (next != null) {
             c.sending = true;
-            loop.send(handler, c.index, c.socket, ring.buffer(next[0]), 0, next[1], true);
+            loop.send(handler, c.index, c.socket, ring.buffer(next[0]), 0, next[1], MsgFlags.WAITALL);
         }
     }
 

@@ -303,7 +303,7 @@ abstract class EngineContractTest {
         Recorder r = new Recorder();
         int id = h.register(r);
         MemorySegment buffer = arena.allocate(4096);
-        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 4096, false));
+        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 4096, MsgFlags.NONE));
         r.assertQuietFor(20);
 
         c.peer().setSoLinger(true, 0);
@@ -315,9 +315,9 @@ abstract class EngineContractTest {
         assertEquals(0, done.flags(), done.toString());
 
         // The recv consumed the socket error; from now on the kernel says EOF to reads and EPIPE to writes.
-        h.run(() -> loop.recv(id, 2, c.socket(), buffer, 0, 4096, false));
+        h.run(() -> loop.recv(id, 2, c.socket(), buffer, 0, 4096, MsgFlags.NONE));
         Completion eof = r.next();
-        h.run(() -> loop.send(id, 3, c.socket(), buffer, 0, 16, false));
+        h.run(() -> loop.send(id, 3, c.socket(), buffer, 0, 16, MsgFlags.NONE));
         Completion send = r.next();
         assertEquals(List.of("RECV 0", "SEND " + -Errno.EPIPE),
                 List.of(Op.name(eof.op()) + " " + eof.result(), Op.name(send.op()) + " " + send.result()),
@@ -382,7 +382,7 @@ abstract class EngineContractTest {
 
         // A single-shot receive after EOF sees EOF again.
         MemorySegment buffer = arena.allocate(64);
-        h.run(() -> loop.recv(id, 2, c.socket(), buffer, 0, 64, false));
+        h.run(() -> loop.recv(id, 2, c.socket(), buffer, 0, 64, MsgFlags.NONE));
         Completion again = r.next();
         assertEquals(Op.RECV, again.op(), again.toString());
         assertEquals(0, again.result(), "recv after EOF: " + again);
@@ -390,7 +390,7 @@ abstract class EngineContractTest {
         // The half-closed socket still sends, and its own shutdown reaches the peer as EOF.
         byte[] bye = "bye after your FIN".getBytes(StandardCharsets.US_ASCII);
         MemorySegment out = segmentOf(bye);
-        h.run(() -> loop.send(id, 3, c.socket(), out, 0, bye.length, true));
+        h.run(() -> loop.send(id, 3, c.socket(), out, 0, bye.length, MsgFlags.WAITALL));
         Completion sent = r.next();
         assertEquals(Op.SEND, sent.op(), sent.toString());
         assertEquals(bye.length, sent.result(), sent.toString());
@@ -429,7 +429,7 @@ abstract class EngineContractTest {
 
         byte[] out = Peers.randomBytes(300_000, SEED + 1);
         MemorySegment outSegment = segmentOf(out);
-        h.run(() -> loop.send(id, 1, c.socket(), outSegment, 0, out.length, true));
+        h.run(() -> loop.send(id, 1, c.socket(), outSegment, 0, out.length, MsgFlags.WAITALL));
         Peers.assertSameBytes(out, Peers.readExactly(c.peer(), out.length), "loop -> peer");
         Completion sent = r.next();
         assertEquals(Op.SEND, sent.op(), sent.toString());
@@ -437,7 +437,7 @@ abstract class EngineContractTest {
 
         byte[] in = Peers.randomBytes(70_000, SEED + 2);
         MemorySegment inSegment = arena.allocate(in.length + 16);
-        h.run(() -> loop.recv(id, 2, c.socket(), inSegment, 16, in.length, true));
+        h.run(() -> loop.recv(id, 2, c.socket(), inSegment, 16, in.length, MsgFlags.WAITALL));
         Peers.Writer writer = new Peers.Writer(c.peer(), in, 1000, false);
         Completion got = r.next();
         writer.join();
@@ -452,7 +452,7 @@ abstract class EngineContractTest {
         Recorder r = new Recorder();
         int id = h.register(r);
         MemorySegment buffer = arena.allocate(100);
-        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 100, true));
+        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 100, MsgFlags.WAITALL));
         c.peer().getOutputStream().write(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
         r.assertQuietFor(30); // MSG_WAITALL holds the receive until 100 bytes or EOF
         c.peer().shutdownOutput();
@@ -498,7 +498,7 @@ abstract class EngineContractTest {
         Recorder r = new Recorder();
         int id = h.register(r);
         MemorySegment buffer = arena.allocate(64);
-        long recv = h.call(() -> loop.recv(id, 1, c.socket(), buffer, 0, 64, false));
+        long recv = h.call(() -> loop.recv(id, 1, c.socket(), buffer, 0, 64, MsgFlags.NONE));
         r.assertQuietFor(20);
 
         h.run(() -> loop.cancel(id, 2, recv));
@@ -517,7 +517,7 @@ abstract class EngineContractTest {
         assertEquals(-Errno.ENOENT, unknown.result(), "cancel of a user_data never submitted: " + unknown);
 
         // The socket is untouched by the cancel: a new receive gets the data.
-        h.run(() -> loop.recv(id, 5, c.socket(), buffer, 0, 64, false));
+        h.run(() -> loop.recv(id, 5, c.socket(), buffer, 0, 64, MsgFlags.NONE));
         c.peer().getOutputStream().write(new byte[] {1, 2, 3});
         Completion data = r.next();
         assertEquals(5, data.tag(), data.toString());
@@ -530,7 +530,7 @@ abstract class EngineContractTest {
         Recorder r = new Recorder();
         int id = h.register(r);
         MemorySegment buffer = arena.allocate(64);
-        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 64, false));
+        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 64, MsgFlags.NONE));
         r.assertQuietFor(20);
         h.run(() -> {
             h.untrack(c.socket());
@@ -579,7 +579,7 @@ abstract class EngineContractTest {
         long duration = 50 * MILLIS;
         long start = System.nanoTime();
         h.run(() -> {
-            loop.recv(id, 1, c.socket(), buffer, 0, 64, false);
+            loop.recv(id, 1, c.socket(), buffer, 0, 64, MsgFlags.NONE);
             loop.linkTimeout(id, 2, duration);
         });
         List<Completion> both = r.next(2);
@@ -601,7 +601,7 @@ abstract class EngineContractTest {
         MemorySegment buffer = arena.allocate(64);
         long start = System.nanoTime();
         h.run(() -> {
-            loop.recv(id, 1, c.socket(), buffer, 0, 64, false);
+            loop.recv(id, 1, c.socket(), buffer, 0, 64, MsgFlags.NONE);
             loop.linkTimeout(id, 2, 10_000 * MILLIS);
         });
         r.assertQuietFor(20);
@@ -745,7 +745,7 @@ abstract class EngineContractTest {
         }
 
         void sendRest() {
-            loop.sendZeroCopy(handler, (int) offset, socket, payload, offset, (int) (length - offset), fixedIndex);
+            loop.sendZeroCopy(handler, (int) offset, socket, payload, offset, (int) (length - offset), fixedIndex, MsgFlags.NONE);
         }
 
         @Override
@@ -900,7 +900,7 @@ abstract class EngineContractTest {
         MemorySegment buffer = arena.allocate(64);
         assertThrows(IllegalStateException.class, () -> loop.nop(id, 1), "nop from a foreign thread");
         assertThrows(IllegalStateException.class, () -> loop.timeout(id, 2, MILLIS), "timeout from a foreign thread");
-        assertThrows(IllegalStateException.class, () -> loop.recv(id, 3, 0, buffer, 0, 64, false),
+        assertThrows(IllegalStateException.class, () -> loop.recv(id, 3, 0, buffer, 0, 64, MsgFlags.NONE),
                 "recv from a foreign thread");
         assertThrows(IllegalStateException.class, () -> loop.poll(0), "poll from a foreign thread");
         r.assertQuietFor(50);
@@ -937,7 +937,7 @@ abstract class EngineContractTest {
         int id = h.register(r);
         MemorySegment buffer = arena.allocate(64);
         h.run(() -> {
-            loop.recv(id, 1, c.socket(), buffer, 0, 64, false);
+            loop.recv(id, 1, c.socket(), buffer, 0, 64, MsgFlags.NONE);
             loop.timeout(id, 2, 10_000 * MILLIS);
         });
         Thread.sleep(50);
@@ -962,7 +962,7 @@ abstract class EngineContractTest {
             if (zeroCopy) {
                 sender.sendRest();
             } else {
-                loop.send(sender.handler, 1, c.socket(), data, 0, payload.length, true);
+                loop.send(sender.handler, 1, c.socket(), data, 0, payload.length, MsgFlags.WAITALL);
             }
         });
         Thread.sleep(50); // the socket buffers fill; the peer reads nothing yet
@@ -1106,17 +1106,17 @@ abstract class EngineContractTest {
         int id = h.register(r);
         MemorySegment seg = arena.allocate(64);
         Map<String, LoopAction> cases = new LinkedHashMap<>();
-        cases.put("send length -1", () -> loop.send(id, 0, s, seg, 0, -1, false));
-        cases.put("send offset -1", () -> loop.send(id, 0, s, seg, -1, 8, false));
-        cases.put("send past the segment end", () -> loop.send(id, 0, s, seg, 60, 8, false));
-        cases.put("send null buffer", () -> loop.send(id, 0, s, null, 0, 8, false));
-        cases.put("send negative socket", () -> loop.send(id, 0, -1, seg, 0, 8, false));
-        cases.put("recv length -1", () -> loop.recv(id, 0, s, seg, 0, -1, false));
-        cases.put("recv offset past the end", () -> loop.recv(id, 0, s, seg, 65, 0, false));
-        cases.put("recv past the segment end", () -> loop.recv(id, 0, s, seg, 1, 64, false));
-        cases.put("recv null buffer", () -> loop.recv(id, 0, s, null, 0, 8, false));
-        cases.put("sendZeroCopy length -1", () -> loop.sendZeroCopy(id, 0, s, seg, 0, -1, -1));
-        cases.put("sendZeroCopy past the segment end", () -> loop.sendZeroCopy(id, 0, s, seg, 32, 64, -1));
+        cases.put("send length -1", () -> loop.send(id, 0, s, seg, 0, -1, MsgFlags.NONE));
+        cases.put("send offset -1", () -> loop.send(id, 0, s, seg, -1, 8, MsgFlags.NONE));
+        cases.put("send past the segment end", () -> loop.send(id, 0, s, seg, 60, 8, MsgFlags.NONE));
+        cases.put("send null buffer", () -> loop.send(id, 0, s, null, 0, 8, MsgFlags.NONE));
+        cases.put("send negative socket", () -> loop.send(id, 0, -1, seg, 0, 8, MsgFlags.NONE));
+        cases.put("recv length -1", () -> loop.recv(id, 0, s, seg, 0, -1, MsgFlags.NONE));
+        cases.put("recv offset past the end", () -> loop.recv(id, 0, s, seg, 65, 0, MsgFlags.NONE));
+        cases.put("recv past the segment end", () -> loop.recv(id, 0, s, seg, 1, 64, MsgFlags.NONE));
+        cases.put("recv null buffer", () -> loop.recv(id, 0, s, null, 0, 8, MsgFlags.NONE));
+        cases.put("sendZeroCopy length -1", () -> loop.sendZeroCopy(id, 0, s, seg, 0, -1, -1, MsgFlags.NONE));
+        cases.put("sendZeroCopy past the segment end", () -> loop.sendZeroCopy(id, 0, s, seg, 32, 64, -1, MsgFlags.NONE));
         cases.put("recvMultishot null ring", () -> loop.recvMultishot(id, 0, s, null));
         cases.put("connect null address", () -> loop.connect(id, 0, s, null));
         cases.put("shutdown how=3", () -> loop.shutdown(id, 0, s, 3));
@@ -1143,11 +1143,11 @@ abstract class EngineContractTest {
         int id = h.register(r);
         MemorySegment seg = arena.allocate(64);
         int unknown = 1_000_000;
-        h.run(() -> loop.recv(id, 1, unknown, seg, 0, 64, false));
+        h.run(() -> loop.recv(id, 1, unknown, seg, 0, 64, MsgFlags.NONE));
         Completion recv = r.next();
         assertEquals(Op.RECV, recv.op(), recv.toString());
         assertEquals(-Errno.EBADF, recv.result(), "recv on a handle this loop never opened: " + recv);
-        h.run(() -> loop.send(id, 2, unknown, seg, 0, 64, false));
+        h.run(() -> loop.send(id, 2, unknown, seg, 0, 64, MsgFlags.NONE));
         Completion send = r.next();
         assertEquals(Op.SEND, send.op(), send.toString());
         assertEquals(-Errno.EBADF, send.result(), "send on a handle this loop never opened: " + send);
@@ -1164,7 +1164,7 @@ abstract class EngineContractTest {
         });
         assertEquals(0, r.next().result(), "close");
         MemorySegment seg = arena.allocate(64);
-        h.run(() -> loop.recv(id, 2, c.socket(), seg, 0, 64, false));
+        h.run(() -> loop.recv(id, 2, c.socket(), seg, 0, 64, MsgFlags.NONE));
         Completion recv = r.next();
         assertEquals(-Errno.EBADF, recv.result(), "recv on a closed handle: " + recv);
     }
@@ -1216,7 +1216,7 @@ abstract class EngineContractTest {
             if (result > 0) {
                 bytes.addAndGet(result);
             }
-            loop.recv(handler, tag, socket, buffer, 0, (int) buffer.byteSize(), false);
+            loop.recv(handler, tag, socket, buffer, 0, (int) buffer.byteSize(), MsgFlags.NONE);
         }
     }
 
@@ -1237,7 +1237,7 @@ abstract class EngineContractTest {
                 // the loop closed the socket under the sender
             }
         });
-        h.run(() -> loop.recv(rearmer.handler, 1, c.socket(), rearmer.buffer, 0, 4096, false));
+        h.run(() -> loop.recv(rearmer.handler, 1, c.socket(), rearmer.buffer, 0, 4096, MsgFlags.NONE));
         LoopHarness.await(() -> rearmer.bytes.get() > 1 << 20, "1 MiB received through the re-arming handler");
 
         long start = System.nanoTime();
@@ -1378,11 +1378,11 @@ abstract class EngineContractTest {
         int id = h.register(r);
         queueAtLoop(c, 1000, SEED + 13);
         MemorySegment buffer = arena.allocate(1000);
-        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 100, false));
+        h.run(() -> loop.recv(id, 1, c.socket(), buffer, 0, 100, MsgFlags.NONE));
         Completion first = r.next();
         assertEquals(100, first.result(), first.toString());
         assertEquals(CqeFlags.SOCK_NONEMPTY, first.flags(), "900 bytes are left: " + first);
-        h.run(() -> loop.recv(id, 2, c.socket(), buffer, 100, 900, true));
+        h.run(() -> loop.recv(id, 2, c.socket(), buffer, 100, 900, MsgFlags.WAITALL));
         Completion rest = r.next();
         assertEquals(900, rest.result(), rest.toString());
         assertEquals(0, rest.flags(), "nothing is left: " + rest);

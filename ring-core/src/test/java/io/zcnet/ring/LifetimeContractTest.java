@@ -102,7 +102,7 @@ abstract class LifetimeContractTest {
             mine[0] = loop.registerHandler(self[0]);
             return mine[0];
         });
-        h.run(() -> loop.sendZeroCopy(handler, 3, pair[0], payload, 0, 4096, EventLoop.NO_FIXED_BUFFER));
+        h.run(() -> loop.sendZeroCopy(handler, 3, pair[0], payload, 0, 4096, EventLoop.NO_FIXED_BUFFER, MsgFlags.NONE));
         assertTrue(sent.await(Recorder.WAIT_MILLIS, TimeUnit.MILLISECONDS), "first SEND_ZC completion");
         LoopHarness.await(() -> h.callQuietly(() -> loop.inFlight(handler)) == 0, "the notification to arrive");
         assertNotEquals(ids.get()[0], ids.get()[1], "the slot is quarantined until its notification is in");
@@ -293,9 +293,9 @@ abstract class LifetimeContractTest {
         Recorder r = new Recorder();
         int id = h.register(r);
         for (LoopHarness.LoopAction action : List.<LoopHarness.LoopAction>of(
-                () -> loop.send(id, 1, pair[0], dead, 0, 16, false),
-                () -> loop.recv(id, 2, pair[1], dead, 0, 16, false),
-                () -> loop.sendZeroCopy(id, 3, pair[0], dead, 0, 16, EventLoop.NO_FIXED_BUFFER))) {
+                () -> loop.send(id, 1, pair[0], dead, 0, 16, MsgFlags.NONE),
+                () -> loop.recv(id, 2, pair[1], dead, 0, 16, MsgFlags.NONE),
+                () -> loop.sendZeroCopy(id, 3, pair[0], dead, 0, 16, EventLoop.NO_FIXED_BUFFER, MsgFlags.NONE))) {
             Throwable t = h.thrownOnLoop(action);
             assertTrue(t instanceof IllegalArgumentException, "dead segment: " + t);
             assertTrue(t.getMessage().contains("not alive"), t.getMessage());

@@ -1,5 +1,6 @@
 package io.zcnet.jmh.echo;
 
+import io.zcnet.ring.MsgFlags;
 import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.Errno;
 import io.zcnet.ring.EventLoop;
@@ -120,7 +121,7 @@ final class ZcnetStreamClient extends StreamClient implements CompletionHandler 
 
     private void armReceive() {
         // Never more than one period can be in flight, so a receive never needs more room than that.
-        loop.recv(handler, 0, socket, receiveBuffer, 0, period, false);
+        loop.recv(handler, 0, socket, receiveBuffer, 0, period, MsgFlags.NONE);
     }
 
     @Override
@@ -132,7 +133,7 @@ final class ZcnetStreamClient extends StreamClient implements CompletionHandler 
     void transmit(int offset, int length) {
         sending = true;
         sendLength = length;
-        loop.send(handler, 0, socket, pattern, offset, length, true);
+        loop.send(handler, 0, socket, pattern, offset, length, MsgFlags.WAITALL);
     }
 
     @Override

@@ -9,7 +9,9 @@ import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.Errno;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.GatherList;
 import io.zcnet.ring.LoopCounters;
+import io.zcnet.ring.MsgFlags;
 import io.zcnet.ring.Op;
 import io.zcnet.ring.UserData;
 
@@ -171,6 +173,12 @@ public final class NioEventLoop extends EventLoop {
         return new NioEventLoop(config, Selector.open());
     }
 
+    /** NIO runs every kind of operation (zero-copy ones by copying). */
+    @Override
+    public boolean supports(int op) {
+        return op > 0 && op < Op.COUNT && op != Op.WAKEUP;
+    }
+
     @Override
     public EngineKind engine() {
         return EngineKind.NIO;
@@ -328,21 +336,23 @@ public final class NioEventLoop extends EventLoop {
 
     @Override
     public long send(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
-            boolean waitAll) {
+            int msgFlags) {
         checkSocket(socket);
         checkBuffer(buffer, offset, length);
+        checkSendFlags(msgFlags);
         NioOp op = record(Op.SEND, handler, tag);
-        prepareTransfer(op, socket, buffer, offset, length, waitAll);
+        prepareTransfer(op, socket, buffer, offset, length, (msgFlags & MsgFlags.WAITALL) != 0);
         return op.userData;
     }
 
     /** A plain send (NIO always copies), followed by a NOTIF completion reporting {@link CqeFlags#ZC_COPIED}. */
     @Override
     public long sendZeroCopy(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
-            int fixedBufferIndex) {
+            int fixedBufferIndex, int msgFlags) {
         checkSocket(socket);
         checkBuffer(buffer, offset, length);
         checkFixedBuffer(fixedBufferIndex, buffer, offset, length);
+        checkSendFlags(msgFlags);
         NioOp op = record(Op.SEND_ZC, handler, tag);
         prepareTransfer(op, socket, buffer, offset, length, false);
         return op.userData;
@@ -350,12 +360,33 @@ public final class NioEventLoop extends EventLoop {
 
     @Override
     public long recv(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
-            boolean waitAll) {
+            int msgFlags) {
         checkSocket(socket);
         checkReceiveBuffer(buffer, offset, length);
+        checkReceiveFlags(msgFlags);
         NioOp op = record(Op.RECV, handler, tag);
-        prepareTransfer(op, socket, buffer, offset, length, waitAll);
+        prepareTransfer(op, socket, buffer, offset, length, (msgFlags & MsgFlags.WAITALL) != 0);
         return op.userData;
+    }
+
+    @Override
+    public long sendMessage(int handler, int tag, int socket, GatherList message, int msgFlags) {
+        throw new UnsupportedOperationException("TODO NIO sendMessage");
+    }
+
+    @Override
+    public long sendMessageZeroCopy(int handler, int tag, int socket, GatherList message, int msgFlags) {
+        throw new UnsupportedOperationException("TODO NIO sendMessageZeroCopy");
+    }
+
+    @Override
+    public long recvSelect(int handler, int tag, int socket, BufferRing ring) {
+        throw new UnsupportedOperationException("TODO NIO recvSelect");
+    }
+
+    @Override
+    public void linkNext() {
+        throw new UnsupportedOperationException("TODO NIO linkNext");
     }
 
     @Override

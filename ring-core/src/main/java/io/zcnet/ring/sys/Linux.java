@@ -27,6 +27,9 @@ public final class Linux {
 
     public static final int MSG_WAITALL = 0x100;
     public static final int MSG_NOSIGNAL = 0x4000;
+    public static final int MSG_MORE = 0x8000;
+    /** {@code UIO_MAXIOV}: the most iovecs one {@code sendmsg} takes. */
+    public static final int UIO_MAXIOV = 1024;
 
     // ---------------------------------------------------------------- mmap
     public static final int PROT_READ = 1;

@@ -10,6 +10,7 @@ import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.Errno;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.GatherList;
 import io.zcnet.ring.LoopCounters;
 import io.zcnet.ring.Op;
 import io.zcnet.ring.UserData;
@@ -125,7 +126,7 @@ public final class UringEventLoop extends EventLoop {
     private final int internalHandler;
     private final long wakeupUserData;
     private final long cancelUserData;
-    private final int[] pendingByOp = new int[Op.WAKEUP + 1];
+    private final int[] pendingByOp = new int[Op.COUNT];
     private final List<UringBufferRing> bufferRings = new ArrayList<>();
     private final OpenFds openFds = new OpenFds();
     private final ReceiveRings receiveRings = new ReceiveRings();
@@ -146,6 +147,8 @@ public final class UringEventLoop extends EventLoop {
     /** Set while completions are dispatched: the rings must stay mapped until the pass ends. */
     private boolean reaping;
     private boolean closeRequested;
+    /** {@link #linkNext()} flagged the last SQE: the next operation must reach the kernel in the same batch. */
+    private boolean linkOpen;
 
     private UringEventLoop(EventLoopConfig config, Arena arena) throws IOException {
         super(config);
@@ -265,7 +268,14 @@ public final class UringEventLoop extends EventLoop {
      */
     private Sqe take(int count) {
         if (ring.sqSpace() < count + LINK_RESERVE) {
-            flush();
+            if (linkOpen) { // a flush would cut the chain in two: the kernel links only within one submission
+                if (ring.sqSpace() < count) {
+                    throw new IllegalStateException("a linked chain cannot be longer than the submission queue ("
+                            + ring.sqEntries() + " entries)");
+                }
+            } else {
+                flush();
+            }
         }
         return ring.nextSqe();
     }
@@ -291,6 +301,7 @@ public final class UringEventLoop extends EventLoop {
 
     /** The operation's SQEs are prepared: it is pending until its final completion. */
     private long submitted(long userData) {
+        linkOpen = false;
         operationStarted(userData);
         userPending++;
         pendingByOp[UserData.op(userData)]++;
@@ -364,33 +375,36 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public long send(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
-            boolean waitAll) {
+            int msgFlags) {
         checkSocket(socket);
         checkBuffer(buffer, offset, length);
+        checkSendFlags(msgFlags);
         long addr = address(buffer, offset);
         long ud = begin(handler, Op.SEND, tag);
         if (closing) {
             return refusedByClose(ud);
         }
         take(1).prepare(IoUring.OP_SEND, socket, addr, length, 0)
-                .opFlags(Linux.MSG_NOSIGNAL | (waitAll ? Linux.MSG_WAITALL : 0))
+                .opFlags(Linux.MSG_NOSIGNAL | msgFlags)
                 .userData(ud);
         return submitted(ud);
     }
 
     @Override
     public long sendZeroCopy(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
-            int fixedBufferIndex) {
+            int fixedBufferIndex, int msgFlags) {
         checkSocket(socket);
         checkBuffer(buffer, offset, length);
+        checkSendFlags(msgFlags);
         long addr = address(buffer, offset);
         checkFixedBuffer(fixedBufferIndex, buffer, offset, length);
         long ud = begin(handler, Op.SEND_ZC, tag);
         if (closing) {
             return refusedByClose(ud);
         }
+        requireOpcode(IoUring.OP_SEND_ZC);
         Sqe sqe = take(1).prepare(IoUring.OP_SEND_ZC, socket, addr, length, 0)
-                .opFlags(Linux.MSG_NOSIGNAL)
+                .opFlags(Linux.MSG_NOSIGNAL | msgFlags)
                 .userData(ud);
         if (fixedBufferIndex >= 0) {
             sqe.ioprio(IoUring.SEND_ZC_REPORT_USAGE | IoUring.RECVSEND_FIXED_BUF).bufIndex(fixedBufferIndex);
@@ -402,18 +416,115 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public long recv(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
-            boolean waitAll) {
+            int msgFlags) {
         checkSocket(socket);
         checkReceiveBuffer(buffer, offset, length);
+        checkReceiveFlags(msgFlags);
         long addr = address(buffer, offset);
         long ud = begin(handler, Op.RECV, tag);
         if (closing) {
             return refusedByClose(ud);
         }
         take(1).prepare(IoUring.OP_RECV, socket, addr, length, 0)
-                .opFlags(waitAll ? Linux.MSG_WAITALL : 0)
+                .opFlags(msgFlags)
                 .userData(ud);
         return submitted(ud);
+    }
+
+    @Override
+    public long sendMessage(int handler, int tag, int socket, GatherList message, int msgFlags) {
+        return prepareSendMessage(IoUring.OP_SENDMSG, Op.SENDMSG, handler, tag, socket, message, msgFlags);
+    }
+
+    @Override
+    public long sendMessageZeroCopy(int handler, int tag, int socket, GatherList message, int msgFlags) {
+        return prepareSendMessage(IoUring.OP_SENDMSG_ZC, Op.SENDMSG_ZC, handler, tag, socket, message, msgFlags);
+    }
+
+    private long prepareSendMessage(int opcode, int op, int handler, int tag, int socket, GatherList message,
+            int msgFlags) {
+        checkSocket(socket);
+        checkMessage(message);
+        checkSendFlags(msgFlags);
+        requireOpcode(opcode);
+        long ud = begin(handler, op, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
+        // len 1: one msghdr; the kernel reads it (and its iovecs) when it issues the request.
+        Sqe sqe = take(1).prepare(opcode, socket, message.messageHeaderAddress(), 1, 0)
+                .opFlags(Linux.MSG_NOSIGNAL | msgFlags)
+                .userData(ud);
+        if (opcode == IoUring.OP_SENDMSG_ZC) {
+            sqe.ioprio(IoUring.SEND_ZC_REPORT_USAGE);
+        }
+        return submitted(ud);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Like {@link #recvMultishot}, the loop finds the completion's ring by its {@code user_data}.
+     */
+    @Override
+    public long recvSelect(int handler, int tag, int socket, BufferRing ring) {
+        checkSocket(socket);
+        UringBufferRing own = (UringBufferRing) checkRing(ring);
+        checkReceiveRingFree(handler, Op.RECV_SELECT, tag, own);
+        long ud = begin(handler, Op.RECV_SELECT, tag);
+        if (closing) {
+            return refusedByClose(ud);
+        }
+        take(1).prepare(IoUring.OP_RECV, socket, 0, own.bufferSize(), 0)
+                .flags(IoUring.IOSQE_BUFFER_SELECT)
+                .bufIndex(own.groupId())
+                .userData(ud);
+        receiveRings.arm(ud, own);
+        own.armed();
+        return submitted(ud);
+    }
+
+    /** Throws if a receive with the same user_data is armed on another ring: completions find rings by it. */
+    private void checkReceiveRingFree(int handler, int op, int tag, UringBufferRing own) {
+        UringBufferRing armed = receiveRings.get(UserData.pack(handler, op, tag));
+        if (armed != null && armed != own) {
+            throw new IllegalArgumentException("a buffer-select receive with handler " + handler + " and tag " + tag
+                    + " is armed on buffer group " + armed.groupId() + "; use another tag for group " + own.groupId());
+        }
+    }
+
+    @Override
+    public void linkNext() {
+        ensureOwner();
+        Sqe previous = ring.lastUnsubmittedSqe();
+        if (previous == null || UserData.handler(previous.userData()) == internalHandler) {
+            throw new IllegalStateException("linkNext must directly follow the operation it chains, before the next poll()");
+        }
+        if (previous.opcode() == IoUring.OP_LINK_TIMEOUT) {
+            throw new IllegalStateException("linkNext cannot follow a linkTimeout (it ends its chain)");
+        }
+        previous.addFlags(IoUring.IOSQE_IO_LINK);
+        linkOpen = true;
+    }
+
+    /** Refuses an opcode the kernel's probe did not list, before anything is prepared. */
+    private void requireOpcode(int opcode) {
+        if (!ring.supports(opcode)) {
+            throw new UnsupportedOperationException("this kernel's io_uring lacks IORING_OP_" + IoUring.opName(opcode)
+                    + " (probe); check EventLoop.supports() first");
+        }
+    }
+
+    @Override
+    public boolean supports(int op) {
+        int opcode = switch (op) {
+            case Op.SEND_ZC -> IoUring.OP_SEND_ZC;
+            case Op.SENDMSG -> IoUring.OP_SENDMSG;
+            case Op.SENDMSG_ZC -> IoUring.OP_SENDMSG_ZC;
+            case Op.SHUTDOWN -> IoUring.OP_SHUTDOWN;
+            default -> -1;
+        };
+        return opcode < 0 ? op > 0 && op < Op.COUNT && op != Op.WAKEUP : ring.supports(opcode);
     }
 
     /**
@@ -428,11 +539,7 @@ public final class UringEventLoop extends EventLoop {
     public long recvMultishot(int handler, int tag, int socket, BufferRing ring) {
         checkSocket(socket);
         UringBufferRing own = (UringBufferRing) checkRing(ring);
-        UringBufferRing armed = receiveRings.get(UserData.pack(handler, Op.RECV_MULTISHOT, tag));
-        if (armed != null && armed != own) {
-            throw new IllegalArgumentException("a multishot receive with handler " + handler + " and tag " + tag
-                    + " is armed on buffer group " + armed.groupId() + "; use another tag for group " + own.groupId());
-        }
+        checkReceiveRingFree(handler, Op.RECV_MULTISHOT, tag, own);
         long ud = begin(handler, Op.RECV_MULTISHOT, tag);
         if (closing) {
             return refusedByClose(ud);
@@ -456,6 +563,7 @@ public final class UringEventLoop extends EventLoop {
         if (closing) {
             return refusedByClose(ud);
         }
+        requireOpcode(IoUring.OP_SHUTDOWN);
         take(1).prepare(IoUring.OP_SHUTDOWN, socket, 0, how, 0).userData(ud);
         return submitted(ud);
     }
@@ -598,7 +706,8 @@ public final class UringEventLoop extends EventLoop {
                 }
                 int op = UserData.op(userData);
                 // Looked up before a final completion disarms it: the last CQE of a multishot may carry data.
-                UringBufferRing buffers = op == Op.RECV_MULTISHOT ? receiveRings.get(userData) : null;
+                UringBufferRing buffers = op == Op.RECV_MULTISHOT || op == Op.RECV_SELECT
+                        ? receiveRings.get(userData) : null;
                 if ((flags & CqeFlags.MORE) == 0) {
                     userPending--;
                     pendingByOp[op]--;

@@ -1,5 +1,6 @@
 package io.zcnet.ring.nio;
 
+import io.zcnet.ring.MsgFlags;
 import io.zcnet.buffer.BufferPool;
 import io.zcnet.buffer.PoolConfig;
 import io.zcnet.buffer.SizeClass;
@@ -151,7 +152,7 @@ class NioEventLoopTest {
     void waitAllReceiveGathersPiecesAndPlainReceiveReturnsWhatIsThere() throws Exception {
         Pair pair = connectedPair();
         MemorySegment in = arena.allocate(1000);
-        loop.recv(handler, 2, pair.server(), in, 0, 1000, true);
+        loop.recv(handler, 2, pair.server(), in, 0, 1000, MsgFlags.WAITALL);
         loop.poll(0);
         pair.peer().getOutputStream().write(new byte[600]);
         loop.poll(TimeUnit.MILLISECONDS.toNanos(50));
@@ -163,7 +164,7 @@ class NioEventLoopTest {
         assertEquals(9, in.get(ValueLayout.JAVA_BYTE, 999));
 
         pair.peer().getOutputStream().write(new byte[10]);
-        loop.recv(handler, 3, pair.server(), in, 100, 900, false);
+        loop.recv(handler, 3, pair.server(), in, 100, 900, MsgFlags.NONE);
         assertEquals(new Cqe(Op.RECV, 3, 10, 0), awaitOne(), "without waitAll a receive is short");
     }
 
@@ -172,7 +173,7 @@ class NioEventLoopTest {
         Pair pair = connectedPair();
         int length = 4 << 20;
         MemorySegment out = bytes(length, 5);
-        loop.send(handler, 4, pair.server(), out, 0, length, true);
+        loop.send(handler, 4, pair.server(), out, 0, length, MsgFlags.WAITALL);
         byte[] expected = out.toArray(ValueLayout.JAVA_BYTE);
         AtomicReference<byte[]> received = new AtomicReference<>();
         Thread reader = Thread.ofPlatform().start(() -> {
@@ -238,7 +239,7 @@ class NioEventLoopTest {
     void zeroCopySendCompletesWithMoreThenACopiedNotification() throws Exception {
         Pair pair = connectedPair();
         MemorySegment out = bytes(3000, 1);
-        loop.sendZeroCopy(handler, 8, pair.server(), out, 0, 3000, -1);
+        loop.sendZeroCopy(handler, 8, pair.server(), out, 0, 3000, -1, MsgFlags.NONE);
         List<Cqe> got = awaitCompletions(2);
         assertEquals(new Cqe(Op.SEND_ZC, 8, 3000, CqeFlags.MORE), got.get(0));
         assertEquals(new Cqe(Op.SEND_ZC, 8, CqeFlags.ZC_COPIED, CqeFlags.NOTIF), got.get(1));
@@ -253,9 +254,9 @@ class NioEventLoopTest {
             assertEquals(0, loop.registerFixedBuffers(pool.slabRegion(0))[0], "registered again: same index");
             MemorySegment slab = pool.slabRegion(0).segment();
             assertThrows(IllegalArgumentException.class,
-                    () -> loop.sendZeroCopy(handler, 0, 0, slab, 0, 10, 1), "index not registered");
+                    () -> loop.sendZeroCopy(handler, 0, 0, slab, 0, 10, 1, MsgFlags.NONE), "index not registered");
             assertThrows(IllegalArgumentException.class,
-                    () -> loop.sendZeroCopy(handler, 0, 0, arena.allocate(10), 0, 10, 0), "outside the region");
+                    () -> loop.sendZeroCopy(handler, 0, 0, arena.allocate(10), 0, 10, 0, MsgFlags.NONE), "outside the region");
             loop.close(); // gives back the pins on the pool's slab, so the pool may close
         }
     }
@@ -264,7 +265,7 @@ class NioEventLoopTest {
     void linkTimeoutCancelsAReceiveThatGetsNoData() throws Exception {
         Pair pair = connectedPair();
         long start = System.nanoTime();
-        loop.recv(handler, 10, pair.server(), arena.allocate(16), 0, 16, false);
+        loop.recv(handler, 10, pair.server(), arena.allocate(16), 0, 16, MsgFlags.NONE);
         loop.linkTimeout(handler, 11, TimeUnit.MILLISECONDS.toNanos(50));
         List<Cqe> got = awaitCompletions(2);
         assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(50), "fired early");
@@ -278,7 +279,7 @@ class NioEventLoopTest {
         Pair pair = connectedPair();
         pair.peer().getOutputStream().write(new byte[5]);
         Thread.sleep(20);
-        loop.recv(handler, 12, pair.server(), arena.allocate(16), 0, 16, false);
+        loop.recv(handler, 12, pair.server(), arena.allocate(16), 0, 16, MsgFlags.NONE);
         loop.linkTimeout(handler, 13, TimeUnit.SECONDS.toNanos(10));
         assertEquals(List.of(new Cqe(Op.RECV, 12, 5, 0), new Cqe(Op.LINK_TIMEOUT, 13, -Errno.ECANCELED, 0)),
                 awaitCompletions(2));
@@ -298,7 +299,7 @@ class NioEventLoopTest {
     @Test
     void cancellingAPartialWaitAllReceiveReportsTheBytesReceived() throws Exception {
         Pair pair = connectedPair();
-        long recv = loop.recv(handler, 14, pair.server(), arena.allocate(100), 0, 100, true);
+        long recv = loop.recv(handler, 14, pair.server(), arena.allocate(100), 0, 100, MsgFlags.WAITALL);
         loop.poll(0);
         pair.peer().getOutputStream().write(new byte[30]);
         assertTrue(loop.toString().contains(" recv"), "the receive waits on its socket: " + loop);
@@ -337,10 +338,10 @@ class NioEventLoopTest {
     @Test
     void closingASocketCancelsItsOperationsThenFreesTheHandle() throws Exception {
         Pair pair = connectedPair();
-        loop.recv(handler, 23, pair.server(), arena.allocate(8), 0, 8, false);
+        loop.recv(handler, 23, pair.server(), arena.allocate(8), 0, 8, MsgFlags.NONE);
         loop.poll(0);
         loop.close(handler, 24, pair.server());
-        loop.recv(handler, 25, pair.server(), arena.allocate(8), 0, 8, false);
+        loop.recv(handler, 25, pair.server(), arena.allocate(8), 0, 8, MsgFlags.NONE);
         assertEquals(List.of(new Cqe(Op.RECV, 23, -Errno.ECANCELED, 0), new Cqe(Op.CLOSE, 24, 0, 0),
                 new Cqe(Op.RECV, 25, -Errno.EBADF, 0)), awaitCompletions(3));
         assertEquals(-1, pair.peer().getInputStream().read(), "the peer sees the connection closed");
@@ -360,15 +361,15 @@ class NioEventLoopTest {
         assertEquals(new Cqe(Op.CONNECT, 27, -Errno.ECONNREFUSED, 0), awaitOne());
 
         int unconnected = loop.socket(closedPort);
-        loop.send(handler, 28, unconnected, arena.allocate(4), 0, 4, false);
-        loop.recv(handler, 29, unconnected, arena.allocate(4), 0, 4, false);
+        loop.send(handler, 28, unconnected, arena.allocate(4), 0, 4, MsgFlags.NONE);
+        loop.recv(handler, 29, unconnected, arena.allocate(4), 0, 4, MsgFlags.NONE);
         assertEquals(List.of(new Cqe(Op.SEND, 28, -Errno.EPIPE, 0), new Cqe(Op.RECV, 29, -Errno.ENOTCONN, 0)),
                 awaitCompletions(3).subList(1, 3));
 
         cqes.clear();
         Pair pair = connectedPair();
         loop.shutdown(handler, 30, pair.server(), EventLoop.SHUT_WR);
-        loop.send(handler, 31, pair.server(), arena.allocate(4), 0, 4, false);
+        loop.send(handler, 31, pair.server(), arena.allocate(4), 0, 4, MsgFlags.NONE);
         assertEquals(List.of(new Cqe(Op.SHUTDOWN, 30, 0, 0), new Cqe(Op.SEND, 31, -Errno.EPIPE, 0)),
                 awaitCompletions(2));
         assertEquals(-1, pair.peer().getInputStream().read(), "the peer sees EOF after SHUT_WR");
@@ -381,7 +382,7 @@ class NioEventLoopTest {
             int client = loop.socket(address);
             MemorySegment out = bytes(10, 3);
             loop.connect(handler, 32, client, address);
-            loop.send(handler, 33, client, out, 0, 10, true);
+            loop.send(handler, 33, client, out, 0, 10, MsgFlags.WAITALL);
             assertEquals(List.of(new Cqe(Op.CONNECT, 32, 0, 0), new Cqe(Op.SEND, 33, 10, 0)), awaitCompletions(2));
             try (Socket accepted = server.accept()) {
                 accepted.setSoTimeout(5_000);
@@ -393,7 +394,7 @@ class NioEventLoopTest {
     @Test
     void closeCancelsEverythingPendingAndRejectsLaterUse() throws Exception {
         Pair pair = connectedPair();
-        loop.recv(handler, 34, pair.server(), arena.allocate(8), 0, 8, false);
+        loop.recv(handler, 34, pair.server(), arena.allocate(8), 0, 8, MsgFlags.NONE);
         loop.timeout(handler, 35, TimeUnit.SECONDS.toNanos(10));
         loop.poll(0);
         loop.nop(handler, 36);
@@ -436,13 +437,13 @@ class NioEventLoopTest {
     @Test
     void validatesArguments() throws IOException {
         MemorySegment segment = arena.allocate(16);
-        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 0, segment, 0, -1, false));
-        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 0, segment, 8, 9, false));
-        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 0, segment, -1, 1, false));
-        assertThrows(IllegalArgumentException.class, () -> loop.recv(handler, 0, 0, null, 0, 1, false));
+        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 0, segment, 0, -1, MsgFlags.NONE));
+        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 0, segment, 8, 9, MsgFlags.NONE));
+        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 0, segment, -1, 1, MsgFlags.NONE));
+        assertThrows(IllegalArgumentException.class, () -> loop.recv(handler, 0, 0, null, 0, 1, MsgFlags.NONE));
         assertThrows(IllegalArgumentException.class,
-                () -> loop.recv(handler, 0, 0, segment.asReadOnly(), 0, 1, false));
-        assertThrows(IllegalArgumentException.class, () -> loop.recv(handler, 0, -1, segment, 0, 1, false));
+                () -> loop.recv(handler, 0, 0, segment.asReadOnly(), 0, 1, MsgFlags.NONE));
+        assertThrows(IllegalArgumentException.class, () -> loop.recv(handler, 0, -1, segment, 0, 1, MsgFlags.NONE));
         assertThrows(IllegalArgumentException.class, () -> loop.shutdown(handler, 0, 0, 3));
         assertThrows(IllegalArgumentException.class, () -> loop.timeout(handler, 0, -1));
         assertThrows(IllegalArgumentException.class, () -> loop.nop(-1, 0));
@@ -451,7 +452,7 @@ class NioEventLoopTest {
         assertThrows(IllegalArgumentException.class, () -> loop.listen(new InetSocketAddress(LOOPBACK, 0), -1));
         assertThrows(IOException.class, () -> loop.localAddress(12345));
         assertEquals(0, loop.pending(), "rejected operations are not recorded");
-        loop.send(handler, 40, 12345, segment, 0, 16, false);
+        loop.send(handler, 40, 12345, segment, 0, 16, MsgFlags.NONE);
         assertEquals(new Cqe(Op.SEND, 40, -Errno.EBADF, 0), awaitOne(), "an unknown handle is EBADF");
     }
 
@@ -470,8 +471,8 @@ class NioEventLoopTest {
         for (int i = 0; i < rounds; i++) {
             int expected = completed[0] + 2;
             long before = (long) allocatedBytes.invokeExact();
-            loop.send(counting, 41, pair.server(), out, 0, 64, true);
-            loop.recv(counting, 42, pair.server(), in, 0, 64, true);
+            loop.send(counting, 41, pair.server(), out, 0, 64, MsgFlags.WAITALL);
+            loop.recv(counting, 42, pair.server(), in, 0, 64, MsgFlags.WAITALL);
             loop.poll(0);
             long after = (long) allocatedBytes.invokeExact();
             pair.peer().getInputStream().readNBytes(echo, 0, 64);

@@ -1,5 +1,6 @@
 package io.zcnet.ring.uring;
 
+import io.zcnet.ring.MsgFlags;
 import io.zcnet.buffer.BufferPool;
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.buffer.PoolConfig;
@@ -174,19 +175,19 @@ class UringEventLoopTest {
         MemorySegment out = randomBytes(size, 1);
         MemorySegment in = arena.allocate(size);
         MemorySegment back = arena.allocate(size);
-        loop.send(handler, 10, pair[0], out, 0, size, true);
-        loop.recv(handler, 11, pair[1], in, 0, size, true);
+        loop.send(handler, 10, pair[0], out, 0, size, MsgFlags.WAITALL);
+        loop.recv(handler, 11, pair[1], in, 0, size, MsgFlags.WAITALL);
         pollUntil(() -> done.last(Op.SEND) != null && done.last(Op.RECV) != null);
         assertEquals(size, done.last(Op.SEND).result());
         assertEquals(size, done.last(Op.RECV).result());
-        loop.send(handler, 12, pair[1], in, 0, size, true);
-        loop.recv(handler, 13, pair[0], back, 0, size, true);
+        loop.send(handler, 12, pair[1], in, 0, size, MsgFlags.WAITALL);
+        loop.recv(handler, 13, pair[0], back, 0, size, MsgFlags.WAITALL);
         pollUntil(() -> done.of(Op.SEND).size() == 2 && done.of(Op.RECV).size() == 2);
         assertEquals(size, done.last(Op.RECV).result());
         assertEquals(-1, out.mismatch(back));
         closeSocket(pair[0]);
         // the peer's close is EOF: result 0
-        loop.recv(handler, 14, pair[1], in, 0, 16, false);
+        loop.recv(handler, 14, pair[1], in, 0, 16, MsgFlags.NONE);
         pollUntil(() -> done.of(Op.RECV).size() == 3);
         assertEquals(0, done.last(Op.RECV).result());
         closeSocket(pair[1]);
@@ -234,13 +235,13 @@ class UringEventLoopTest {
         pollUntil(() -> done.last(Op.CONNECT) != null);
         assertEquals(-Errno.ECONNREFUSED, done.last(Op.CONNECT).result());
         closeSocket(client);
-        assertThrows(IllegalArgumentException.class, () -> loop.recv(handler, 0, -1, arena.allocate(8), 0, 8, false));
-        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 5, arena.allocate(8), 4, 8, false));
-        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 5, arena.allocate(8), 0, -1, false));
+        assertThrows(IllegalArgumentException.class, () -> loop.recv(handler, 0, -1, arena.allocate(8), 0, 8, MsgFlags.NONE));
+        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 5, arena.allocate(8), 4, 8, MsgFlags.NONE));
+        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 5, arena.allocate(8), 0, -1, MsgFlags.NONE));
         assertThrows(IllegalArgumentException.class, () -> loop.nop(-2, 0));
         assertThrows(IllegalArgumentException.class, () -> loop.timeout(handler, 0, -1));
         assertThrows(IllegalArgumentException.class, () -> loop.shutdown(handler, 0, 5, 7));
-        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 5, MemorySegment.ofArray(new byte[8]), 0, 8, false));
+        assertThrows(IllegalArgumentException.class, () -> loop.send(handler, 0, 5, MemorySegment.ofArray(new byte[8]), 0, 8, MsgFlags.NONE));
         assertEquals(0, loop.pending());
     }
 
@@ -281,7 +282,7 @@ class UringEventLoopTest {
             });
             tagHandler[0] = recvHandler;
             loop.recvMultishot(recvHandler, 0, pair[1], ring);
-            loop.send(handler, 1, pair[0], out, 0, size, true);
+            loop.send(handler, 1, pair[0], out, 0, size, MsgFlags.WAITALL);
             pollUntil(() -> received[0] == size);
             assertEquals(size, done.last(Op.SEND).result());
             assertEquals(-1, out.mismatch(in), "bytes arrive in order, none lost");
@@ -314,9 +315,9 @@ class UringEventLoopTest {
             MemorySegment out = pool.lease(size).segment();
             MemorySegment.copy(randomBytes(size, 3), 0, out, 0, size);
             MemorySegment in = arena.allocate(2L * size);
-            loop.sendZeroCopy(handler, 1, pair[0], out, 0, size, -1);
-            loop.sendZeroCopy(handler, 2, pair[0], out, 0, size, loop.fixedBufferIndex(slab));
-            loop.recv(handler, 3, pair[1], in, 0, 2 * size, true);
+            loop.sendZeroCopy(handler, 1, pair[0], out, 0, size, -1, MsgFlags.NONE);
+            loop.sendZeroCopy(handler, 2, pair[0], out, 0, size, loop.fixedBufferIndex(slab), MsgFlags.NONE);
+            loop.recv(handler, 3, pair[1], in, 0, 2 * size, MsgFlags.WAITALL);
             pollUntil(() -> done.of(Op.SEND_ZC).size() == 4 && done.last(Op.RECV) != null);
             for (int tag = 1; tag <= 2; tag++) {
                 int t = tag;
@@ -332,9 +333,9 @@ class UringEventLoopTest {
             assertEquals(-1, out.mismatch(in.asSlice(0, size)));
             assertEquals(-1, out.mismatch(in.asSlice(size, size)));
             assertThrows(IllegalArgumentException.class,
-                    () -> loop.sendZeroCopy(handler, 4, pair[0], arena.allocate(64), 0, 64, 0));
+                    () -> loop.sendZeroCopy(handler, 4, pair[0], arena.allocate(64), 0, 64, 0, MsgFlags.NONE));
             assertThrows(IllegalArgumentException.class,
-                    () -> loop.sendZeroCopy(handler, 4, pair[0], out, 0, 64, 5));
+                    () -> loop.sendZeroCopy(handler, 4, pair[0], out, 0, 64, 5, MsgFlags.NONE));
             closeSocket(pair[0]);
             closeSocket(pair[1]);
             loop.close(); // gives back the pins on the pool's slab, so the pool may close
@@ -346,7 +347,7 @@ class UringEventLoopTest {
         int[] pair = connectedPair();
         MemorySegment in = arena.allocate(64);
         long start = System.nanoTime();
-        loop.recv(handler, 1, pair[1], in, 0, 64, false);
+        loop.recv(handler, 1, pair[1], in, 0, 64, MsgFlags.NONE);
         loop.linkTimeout(handler, 2, TimeUnit.MILLISECONDS.toNanos(50));
         pollUntil(() -> done.last(Op.RECV) != null && done.last(Op.LINK_TIMEOUT) != null);
         assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(50));
@@ -354,8 +355,8 @@ class UringEventLoopTest {
         assertEquals(-Errno.ETIME, done.last(Op.LINK_TIMEOUT).result());
 
         // with data in time, the timeout is the one cancelled
-        loop.send(handler, 3, pair[0], in, 0, 8, false);
-        loop.recv(handler, 4, pair[1], in, 0, 64, false);
+        loop.send(handler, 3, pair[0], in, 0, 8, MsgFlags.NONE);
+        loop.recv(handler, 4, pair[1], in, 0, 64, MsgFlags.NONE);
         loop.linkTimeout(handler, 5, TimeUnit.SECONDS.toNanos(5));
         pollUntil(() -> done.of(Op.RECV).size() == 2 && done.of(Op.LINK_TIMEOUT).size() == 2);
         assertEquals(8, done.last(Op.RECV).result());
@@ -376,7 +377,7 @@ class UringEventLoopTest {
         assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(30));
 
         int[] pair = connectedPair();
-        long recv = loop.recv(handler, 2, pair[1], arena.allocate(64), 0, 64, false);
+        long recv = loop.recv(handler, 2, pair[1], arena.allocate(64), 0, 64, MsgFlags.NONE);
         loop.poll(0);
         assertEquals(1, loop.pending());
         assertTrue(loop.toString().contains("1xRECV"), loop.toString());
@@ -396,10 +397,10 @@ class UringEventLoopTest {
         int[] pair = connectedPair();
         int listener = loop.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4);
         loop.accept(handler, 1, listener, true);
-        loop.recv(handler, 2, pair[1], arena.allocate(64), 0, 64, false);
-        loop.recv(handler, 3, pair[0], arena.allocate(64), 0, 64, false);
+        loop.recv(handler, 2, pair[1], arena.allocate(64), 0, 64, MsgFlags.NONE);
+        loop.recv(handler, 3, pair[0], arena.allocate(64), 0, 64, MsgFlags.NONE);
         loop.timeout(handler, 4, TimeUnit.SECONDS.toNanos(60));
-        loop.sendZeroCopy(handler, 5, pair[0], randomBytes(4096, 4), 0, 4096, -1);
+        loop.sendZeroCopy(handler, 5, pair[0], randomBytes(4096, 4), 0, 4096, -1, MsgFlags.NONE);
         loop.poll(0);
         long start = System.nanoTime();
         loop.close();
