@@ -4,7 +4,7 @@
  */
 module io.zcnet.ring {
     requires transitive io.zcnet.buffer;
-    requires transitive org.agrona;
+    requires org.agrona;
     requires org.jctools.core;
     requires jdk.jfr;
 

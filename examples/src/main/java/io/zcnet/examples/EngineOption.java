@@ -1,7 +1,7 @@
 package io.zcnet.examples;
 
 import io.zcnet.ring.EventLoopConfig;
-import org.agrona.concurrent.BusySpinIdleStrategy;
+import io.zcnet.ring.LoopIdle;
 import picocli.CommandLine.Option;
 
 /** The {@code --engine} and {@code --busy-poll} options shared by the commands that open event loops. */
@@ -16,6 +16,6 @@ final class EngineOption {
 
     EventLoopConfig config() {
         EventLoopConfig config = EventLoopConfig.defaults().withEngine(EventLoopConfig.parseChoice(engine));
-        return busyPoll ? config.withIdle(new BusySpinIdleStrategy()) : config;
+        return busyPoll ? config.withIdle(LoopIdle.busySpin()) : config;
     }
 }

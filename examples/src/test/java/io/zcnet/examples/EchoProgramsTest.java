@@ -2,8 +2,8 @@ package io.zcnet.examples;
 
 import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.LoopIdle;
 import io.zcnet.ring.uring.Uring;
-import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -49,7 +49,7 @@ class EchoProgramsTest {
     void busyPollingClientAndServerEchoToo(EventLoopConfig.Choice engine) throws Exception {
         assumeTrue(engine != EventLoopConfig.Choice.URING || Uring.availability().usable(),
                 () -> "io_uring not usable: " + Uring.availability().reason());
-        EventLoopConfig config = EventLoopConfig.defaults().withEngine(engine).withIdle(new BusySpinIdleStrategy());
+        EventLoopConfig config = EventLoopConfig.defaults().withEngine(engine).withIdle(LoopIdle.busySpin());
         try (EchoServer server = EchoServer.start(config, new InetSocketAddress("127.0.0.1", 0))) {
             EchoClient.Result r = EchoClient.run(new EchoClient.Settings(server.address(), 64, EchoClient.Mode.PINGPONG,
                     1, Duration.ofMillis(300), Duration.ofMillis(50), 1, config));

@@ -1,7 +1,5 @@
 package io.zcnet.ring;
 
-import org.agrona.concurrent.IdleStrategy;
-
 import java.util.Locale;
 
 /**
@@ -14,9 +12,9 @@ import java.util.Locale;
  *                     receives produce many completions per submission, so this defaults to 4×
  * @param taskCapacity bound of the queue other threads hand tasks through (power of two)
  * @param idle         null: {@link EventLoopThread} blocks in the kernel when idle; otherwise it polls
- *                     without blocking and idles with this Agrona strategy (busy-poll mode)
+ *                     without blocking and idles with this strategy (busy-poll mode)
  */
-public record EventLoopConfig(Choice engine, int sqEntries, int cqEntries, int taskCapacity, IdleStrategy idle) {
+public record EventLoopConfig(Choice engine, int sqEntries, int cqEntries, int taskCapacity, LoopIdle idle) {
 
     /** Engine choice. */
     public enum Choice { AUTO, URING, NIO }
@@ -53,7 +51,7 @@ public record EventLoopConfig(Choice engine, int sqEntries, int cqEntries, int t
         return new EventLoopConfig(engine, sq, cq, taskCapacity, idle);
     }
 
-    public EventLoopConfig withIdle(IdleStrategy strategy) {
+    public EventLoopConfig withIdle(LoopIdle strategy) {
         return new EventLoopConfig(engine, sqEntries, cqEntries, taskCapacity, strategy);
     }
 

@@ -1,8 +1,6 @@
 package io.zcnet.ring;
 
 import io.zcnet.ring.uring.Uring;
-import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.IdleStrategy;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -18,32 +16,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Busy-poll mode: an {@link EventLoopThread} given an Agrona idle strategy never blocks in the kernel,
+ * Busy-poll mode: an {@link EventLoopThread} given an idle strategy never blocks in the kernel,
  * polls without waiting, idles through the strategy, and still runs every operation and task.
  */
 class BusyPollTest {
 
-    /** Counts how the loop idles, and idles as Agrona's back-off strategy does. */
-    private static final class CountingIdle implements IdleStrategy {
+    /** Counts how the loop idles, and idles as the back-off strategy does. */
+    private static final class CountingIdle implements LoopIdle {
         final AtomicLong idleRounds = new AtomicLong();
         final AtomicLong busyRounds = new AtomicLong();
-        private final BackoffIdleStrategy delegate = new BackoffIdleStrategy(10, 20, 1_000, 100_000);
+        private final LoopIdle delegate = LoopIdle.backoff(10, 20, 1_000, 100_000);
 
         @Override
         public void idle(int workCount) {
             (workCount > 0 ? busyRounds : idleRounds).incrementAndGet();
             delegate.idle(workCount);
-        }
-
-        @Override
-        public void idle() {
-            idleRounds.incrementAndGet();
-            delegate.idle();
-        }
-
-        @Override
-        public void reset() {
-            delegate.reset();
         }
     }
 

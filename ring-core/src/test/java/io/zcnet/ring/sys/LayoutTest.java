@@ -120,6 +120,16 @@ class LayoutTest {
     }
 
     @Test
+    void messageHeaderAsInLinuxSocketH() {
+        assertEquals(56, MsgHdr.SIZE);
+        assertEquals(0, MsgHdr.MSG_NAME);
+        assertEquals(16, MsgHdr.MSG_IOV);
+        assertEquals(24, MsgHdr.MSG_IOVLEN);
+        assertEquals(32, MsgHdr.MSG_CONTROL);
+        assertEquals(48, MsgHdr.MSG_FLAGS);
+    }
+
+    @Test
     void socketAddresses() {
         assertEquals(16, SockAddr.IN_SIZE);
         assertEquals(0, SockAddr.IN_FAMILY);
