@@ -2,6 +2,7 @@ package io.zcnet.ring;
 
 import io.zcnet.buffer.BufferPool;
 import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.ring.internal.Counters;
 
 import org.jctools.queues.atomic.MpscAtomicArrayQueue;
 
@@ -88,8 +89,13 @@ public abstract class EventLoop implements AutoCloseable {
     private volatile boolean tasksClosed;
     private boolean polling;
 
-    protected EventLoop(EventLoopConfig config) {
+    private final Counters counters;
+
+    /** Counters are reported to JFR from here until {@link #retireCounters()}. */
+    protected EventLoop(EventLoopConfig config, EngineKind engine) {
         this.tasks = new MpscAtomicArrayQueue<>(config.taskCapacity());
+        this.counters = new Counters(engine);
+        LoopStatisticsEvent.track(counters);
     }
 
     /** Which engine runs this loop. */
@@ -105,8 +111,20 @@ public abstract class EventLoop implements AutoCloseable {
      */
     public abstract boolean supports(int op);
 
-    /** Live counters of this loop (syscalls, submissions, completions, overflows, buffer shortages). */
-    public abstract LoopCounters counters();
+    /** Live counters of this loop (syscalls, submissions, completions, overflows, buffer shortages). Any thread. */
+    public final LoopCounters counters() {
+        return counters;
+    }
+
+    /** The writable counters, for the engine. */
+    protected final Counters counterSet() {
+        return counters;
+    }
+
+    /** Stops reporting the counters to JFR: the loop has closed. Idempotent. */
+    protected final void retireCounters() {
+        LoopStatisticsEvent.untrack(counters);
+    }
 
     // ---------------------------------------------------------------- handlers
 
@@ -162,7 +180,7 @@ public abstract class EventLoop implements AutoCloseable {
         }
         CompletionHandler handler = handlers.get(id);
         if (handler == null) {
-            counters().droppedCompletion();
+            counters.droppedCompletion();
             return;
         }
         handler.onCompletion(UserData.op(userData), UserData.tag(userData), result, flags);
@@ -274,7 +292,7 @@ public abstract class EventLoop implements AutoCloseable {
     protected final int runTasks() {
         int ran = tasks.drain(Runnable::run, tasks.capacity());
         if (ran > 0) {
-            counters().tasks(ran);
+            counters.tasks(ran);
         }
         return ran;
     }

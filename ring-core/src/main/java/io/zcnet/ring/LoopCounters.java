@@ -5,106 +5,51 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Counters of one event loop. The owner thread is the only writer; any thread may read, seeing each
- * counter's latest value (opaque access: no tearing, no ordering between counters). While the loop is
- * open they also appear in JFR recordings as the periodic {@code io.zcnet.LoopStatistics} event.
+ * Counters of one event loop, read-only: the loop's owner thread is the only writer (through an internal
+ * subclass); any thread may read, seeing each counter's latest value (opaque access: no tearing, no
+ * ordering between counters). While the loop is open they also appear in JFR recordings as the periodic
+ * {@code io.zcnet.LoopStatistics} event.
  */
-public final class LoopCounters {
+public abstract sealed class LoopCounters permits io.zcnet.ring.internal.Counters {
     private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(long[].class);
     private static final AtomicLong IDS = new AtomicLong();
 
-    private static final int SYSCALLS = 0;
-    private static final int SUBMITTED = 1;
-    private static final int COMPLETED = 2;
-    private static final int CQ_OVERFLOWS = 3;
-    private static final int NO_BUFFERS = 4;
-    private static final int DROPPED = 5;
-    private static final int WAKEUPS = 6;
-    private static final int TASKS = 7;
-    private static final int ZC_COPIED = 8;
-    private static final int CQ_OVERFLOW_EVENTS = 9;
+    protected static final int SYSCALLS = 0;
+    protected static final int SUBMITTED = 1;
+    protected static final int COMPLETED = 2;
+    protected static final int CQ_OVERFLOWS = 3;
+    protected static final int NO_BUFFERS = 4;
+    protected static final int DROPPED = 5;
+    protected static final int WAKEUPS = 6;
+    protected static final int TASKS = 7;
+    protected static final int ZC_COPIED = 8;
+    protected static final int CQ_OVERFLOW_EVENTS = 9;
     private static final int COUNT = 10;
 
     private final long[] values = new long[COUNT];
     private final long id = IDS.incrementAndGet();
     private final EngineKind engine;
 
-    private LoopCounters(EngineKind engine) {
+    protected LoopCounters(EngineKind engine) {
         this.engine = engine;
     }
 
-    /** Counters of a loop that is opening: reported in JFR recordings until {@link #retire()}. */
-    public static LoopCounters forLoop(EngineKind engine) {
-        LoopCounters counters = new LoopCounters(engine);
-        LoopStatisticsEvent.track(counters);
-        return counters;
-    }
-
-    /** Counters for internal rings (availability probes) that no recording should show. */
-    public static LoopCounters untracked(EngineKind engine) {
-        return new LoopCounters(engine);
-    }
-
-    /** Stops reporting these counters to JFR: the loop has closed. Idempotent. */
-    public void retire() {
-        LoopStatisticsEvent.untrack(this);
-    }
-
     /** Identity of the loop within this JVM, as JFR events show it. */
-    public long id() {
+    public final long id() {
         return id;
     }
 
-    public EngineKind engine() {
+    public final EngineKind engine() {
         return engine;
     }
 
-    private void add(int slot, long delta) {
+    /** Adds to one counter: the owner thread only. */
+    protected final void add(int slot, long delta) {
         SLOT.setOpaque(values, slot, (long) SLOT.getOpaque(values, slot) + delta);
     }
 
     private long get(int slot) {
         return (long) SLOT.getOpaque(values, slot);
-    }
-
-    public void syscall() {
-        add(SYSCALLS, 1);
-    }
-
-    public void submitted(int count) {
-        add(SUBMITTED, count);
-    }
-
-    public void completed(int count) {
-        add(COMPLETED, count);
-    }
-
-    public void cqOverflow(long lost) {
-        add(CQ_OVERFLOWS, lost);
-    }
-
-    public void cqOverflowEvent() {
-        add(CQ_OVERFLOW_EVENTS, 1);
-    }
-
-    public void noBuffers() {
-        add(NO_BUFFERS, 1);
-    }
-
-    public void droppedCompletion() {
-        add(DROPPED, 1);
-    }
-
-    public void wakeup() {
-        add(WAKEUPS, 1);
-    }
-
-    public void tasks(int count) {
-        add(TASKS, count);
-    }
-
-    public void zeroCopyCopied() {
-        add(ZC_COPIED, 1);
     }
 
     /** System calls made by the loop (io_uring_enter, epoll/select waits, reads and writes). */

@@ -14,6 +14,7 @@ import io.zcnet.ring.LoopCounters;
 import io.zcnet.ring.MsgFlags;
 import io.zcnet.ring.Op;
 import io.zcnet.ring.UserData;
+import io.zcnet.ring.internal.Counters;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -117,7 +118,7 @@ public final class NioEventLoop extends EventLoop {
         }
     }
 
-    private final LoopCounters counters = LoopCounters.forLoop(EngineKind.NIO);
+    private final Counters counters = counterSet();
     private final EngineFeatures features;
     private final Selector selector;
     private final Consumer<SelectionKey> collectReady = this::collectReady;
@@ -145,7 +146,7 @@ public final class NioEventLoop extends EventLoop {
     private boolean closing;
 
     private NioEventLoop(EventLoopConfig config, Selector selector) {
-        super(config);
+        super(config, EngineKind.NIO);
         this.selector = selector;
         this.pool = new OpPool(config.sqEntries());
         this.timers = new TimerHeap(config.sqEntries());
@@ -187,11 +188,6 @@ public final class NioEventLoop extends EventLoop {
     @Override
     public EngineFeatures features() {
         return features;
-    }
-
-    @Override
-    public LoopCounters counters() {
-        return counters;
     }
 
     // ---------------------------------------------------------------- control path
@@ -586,7 +582,7 @@ public final class NioEventLoop extends EventLoop {
                 pool.dropAll();
             }
             closed = true;
-            counters.retire();
+            retireCounters();
             closeBookkeeping(true);
             releaseResources();
         }

@@ -3,7 +3,7 @@ package io.zcnet.ring.nio;
 import io.zcnet.ring.CqeFlags;
 import io.zcnet.ring.Errno;
 import io.zcnet.ring.EventLoop;
-import io.zcnet.ring.LoopCounters;
+import io.zcnet.ring.internal.Counters;
 import io.zcnet.ring.Op;
 
 import java.io.IOException;
@@ -32,13 +32,13 @@ final class OpRunner {
     /** A read or write would block: the operation stays queued. Never a valid result. */
     private static final int BLOCKED = Integer.MIN_VALUE;
 
-    private final LoopCounters counters;
+    private final Counters counters;
     private final OpPool pool;
     private final SocketTable sockets;
     private final TimerHeap timers;
     private final CompletionQueue cq;
 
-    OpRunner(LoopCounters counters, OpPool pool, SocketTable sockets, TimerHeap timers, CompletionQueue cq) {
+    OpRunner(Counters counters, OpPool pool, SocketTable sockets, TimerHeap timers, CompletionQueue cq) {
         this.counters = counters;
         this.pool = pool;
         this.sockets = sockets;

@@ -1,6 +1,6 @@
 package io.zcnet.ring.uring;
 
-import io.zcnet.ring.LoopCounters;
+import io.zcnet.ring.internal.Counters;
 import io.zcnet.ring.sys.Cqe;
 import io.zcnet.ring.sys.ErrnoException;
 import io.zcnet.ring.sys.GeteventsArg;
@@ -61,7 +61,7 @@ public final class Ring implements AutoCloseable {
     static final int REQUIRED_FEATURES = IoUring.FEAT_EXT_ARG | IoUring.FEAT_SUBMIT_STABLE;
 
     private final Native sys;
-    private final LoopCounters counters;
+    private final Counters counters;
     private final int ringFd;
     private final int setupFlags;
     private final int features;
@@ -106,7 +106,7 @@ public final class Ring implements AutoCloseable {
     private boolean enabled;
     private boolean closed;
 
-    private Ring(Native sys, Arena arena, LoopCounters counters, int ringFd, MemorySegment params,
+    private Ring(Native sys, Arena arena, Counters counters, int ringFd, MemorySegment params,
             List<String> notes) throws ErrnoException {
         this.sys = sys;
         this.counters = counters;
@@ -184,13 +184,13 @@ public final class Ring implements AutoCloseable {
      *
      * @throws ErrnoException with the setup errno (ENOSYS, EPERM, ENOMEM, ...) when no ring can be made
      */
-    public static Ring open(Native sys, Arena arena, LoopCounters counters, int sqEntries, int cqEntries)
+    public static Ring open(Native sys, Arena arena, Counters counters, int sqEntries, int cqEntries)
             throws ErrnoException {
         return open(sys, arena, counters, sqEntries, cqEntries, WANTED);
     }
 
     /** {@link #open} asking for {@code wanted} first; tests use it to watch the negotiation work. */
-    static Ring open(Native sys, Arena arena, LoopCounters counters, int sqEntries, int cqEntries, int wanted)
+    static Ring open(Native sys, Arena arena, Counters counters, int sqEntries, int cqEntries, int wanted)
             throws ErrnoException {
         if (sqEntries < 1 || cqEntries < sqEntries) {
             throw new IllegalArgumentException("need 1 <= sqEntries <= cqEntries, got " + sqEntries + "/" + cqEntries);

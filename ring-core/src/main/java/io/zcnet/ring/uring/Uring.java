@@ -3,7 +3,7 @@ package io.zcnet.ring.uring;
 import io.zcnet.ring.Availability;
 import io.zcnet.ring.Errno;
 import io.zcnet.ring.EngineKind;
-import io.zcnet.ring.LoopCounters;
+import io.zcnet.ring.internal.Counters;
 import io.zcnet.ring.sys.ErrnoException;
 import io.zcnet.ring.sys.IoUring;
 import io.zcnet.ring.sys.Linux;
@@ -165,7 +165,7 @@ public final class Uring {
         }
         try (Arena arena = Arena.ofConfined()) {
             Native sys = new Native(arena);
-            try (Ring ring = Ring.open(sys, arena, LoopCounters.untracked(EngineKind.URING), 256, 1024)) {
+            try (Ring ring = Ring.open(sys, arena, new Counters(EngineKind.URING), 256, 1024)) {
                 return new Info(availability, release, disabled, memlock,
                         List.of(IoUring.setupFlagNames(ring.setupFlags())),
                         List.of(IoUring.featureNames(ring.features())), ring.supportedOpNames(), ring.notes());

@@ -14,6 +14,7 @@ import io.zcnet.ring.GatherList;
 import io.zcnet.ring.LoopCounters;
 import io.zcnet.ring.Op;
 import io.zcnet.ring.UserData;
+import io.zcnet.ring.internal.Counters;
 import io.zcnet.ring.sys.ErrnoException;
 import io.zcnet.ring.sys.IoUring;
 import io.zcnet.ring.sys.Iovec;
@@ -115,7 +116,7 @@ public final class UringEventLoop extends EventLoop {
         }
     }
 
-    private final LoopCounters counters = LoopCounters.forLoop(EngineKind.URING);
+    private final Counters counters = counterSet();
     private final Arena arena;
     private final Native sys;
     private final Ring ring;
@@ -151,7 +152,7 @@ public final class UringEventLoop extends EventLoop {
     private boolean linkOpen;
 
     private UringEventLoop(EventLoopConfig config, Arena arena) throws IOException {
-        super(config);
+        super(config, EngineKind.URING);
         this.arena = arena;
         this.sys = new Native(arena);
         int sq = Math.max(config.sqEntries(), MIN_SQ_ENTRIES);
@@ -216,11 +217,6 @@ public final class UringEventLoop extends EventLoop {
     @Override
     public EngineFeatures features() {
         return features;
-    }
-
-    @Override
-    public LoopCounters counters() {
-        return counters;
     }
 
     private void refreshFeatures() {
@@ -984,7 +980,7 @@ public final class UringEventLoop extends EventLoop {
             }
         } finally {
             closed = true;
-            counters.retire();
+            retireCounters();
             closeBookkeeping(drained);
             openFds.closeAll(sys);
             for (UringBufferRing open : new ArrayList<>(bufferRings)) {

@@ -1,7 +1,7 @@
 package io.zcnet.ring.uring;
 
 import io.zcnet.ring.EngineKind;
-import io.zcnet.ring.LoopCounters;
+import io.zcnet.ring.internal.Counters;
 import io.zcnet.ring.sys.IoUring;
 import io.zcnet.ring.sys.Native;
 import org.junit.jupiter.api.BeforeEach;
@@ -28,7 +28,7 @@ class RingTest {
     void negotiatesEveryWantedFlagOnThisKernelAndNeverSqpoll() throws Exception {
         try (Arena arena = Arena.ofShared()) {
             Native sys = new Native(arena);
-            try (Ring ring = Ring.open(sys, arena, LoopCounters.untracked(EngineKind.URING), 64, 256)) {
+            try (Ring ring = Ring.open(sys, arena, new Counters(EngineKind.URING), 64, 256)) {
                 // Linux 6.18 has every flag asked for; a drop here means negotiation broke.
                 assertEquals(Ring.WANTED, ring.setupFlags(), List.of(IoUring.setupFlagNames(ring.setupFlags())).toString());
                 assertEquals(0, ring.setupFlags() & IoUring.SETUP_SQPOLL);
@@ -54,7 +54,7 @@ class RingTest {
         // SQPOLL (never used in production) makes the kernel refuse DEFER_TASKRUN and COOP_TASKRUN with
         // EINVAL, so the negotiation has to walk its drop order until COOP_TASKRUN is gone.
         try (Arena arena = Arena.ofShared()) {
-            try (Ring ring = Ring.open(new Native(arena), arena, LoopCounters.untracked(EngineKind.URING), 8, 8,
+            try (Ring ring = Ring.open(new Native(arena), arena, new Counters(EngineKind.URING), 8, 8,
                     Ring.WANTED | IoUring.SETUP_SQPOLL)) {
                 List<String> notes = ring.notes();
                 assertEquals(4, notes.size(), notes.toString());
@@ -73,7 +73,7 @@ class RingTest {
     @Test
     void sqAccountingAndOneEnterPerBatch() throws Exception {
         try (Arena arena = Arena.ofShared()) {
-            LoopCounters counters = LoopCounters.untracked(EngineKind.URING);
+            Counters counters = new Counters(EngineKind.URING);
             try (Ring ring = Ring.open(new Native(arena), arena, counters, 16, 64)) {
                 ring.enableOnOwner();
                 assertEquals(16, ring.sqSpace());
@@ -103,7 +103,7 @@ class RingTest {
     @Test
     void cqOverflowIsDetectedAndNothingIsLost() throws Exception {
         try (Arena arena = Arena.ofShared()) {
-            LoopCounters counters = LoopCounters.untracked(EngineKind.URING);
+            Counters counters = new Counters(EngineKind.URING);
             try (Ring ring = Ring.open(new Native(arena), arena, counters, 8, 8)) {
                 ring.enableOnOwner();
                 for (int batch = 0; batch < 2; batch++) {
@@ -133,7 +133,7 @@ class RingTest {
     @Test
     void toStringShowsState() throws Exception {
         try (Arena arena = Arena.ofShared()) {
-            try (Ring ring = Ring.open(new Native(arena), arena, LoopCounters.untracked(EngineKind.URING), 8, 8)) {
+            try (Ring ring = Ring.open(new Native(arena), arena, new Counters(EngineKind.URING), 8, 8)) {
                 ring.nextSqe().opcode(IoUring.OP_NOP);
                 String s = ring.toString();
                 assertTrue(s.contains("unsubmitted=1") && s.contains("SINGLE_ISSUER"), s);
