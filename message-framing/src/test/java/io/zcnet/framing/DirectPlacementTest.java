@@ -397,7 +397,7 @@ class DirectPlacementTest {
         assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));
         assertEquals(1, region.pinCount());
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> registry.deregister(region));
-        assertTrue(e.getMessage().contains("1 placement(s)"), e.getMessage());
+        assertTrue(e.getMessage().contains("pinned 1 time(s)"), e.getMessage());
         assembler.abort(target);
         assertEquals(0, region.pinCount());
         assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));

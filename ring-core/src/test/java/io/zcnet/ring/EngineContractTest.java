@@ -16,6 +16,7 @@ import io.zcnet.ring.Recorder.Completion;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -1408,5 +1409,171 @@ abstract class EngineContractTest {
         assertEquals(List.of(2, 3), List.of(rest.get(0).tag(), rest.get(1).tag()), "completions after the throw: " + rest);
         assertEquals(0, rest.get(0).result(), rest.toString());
         assertEquals(0, loop.pending(), "pending after close");
+    }
+
+    // ------------------------------------------------------------------ gathered sends, buffer-select receive, links
+
+    @Test
+    void sendMessageGathersHeaderAndPayloadSlicesIntoOneByteStream() throws Exception {
+        Connection c = connectedFromLoop();
+        byte[] header = Peers.randomBytes(32, SEED + 20);
+        byte[] payload = Peers.randomBytes(200 * 1024, SEED + 21);
+        MemorySegment headerSegment = segmentOf(header);
+        MemorySegment payloadSegment = segmentOf(payload);
+        // Two slices of one segment, out of their memory order: each piece keeps its own range.
+        GatherList message = GatherList.allocate(arena, 4)
+                .add(headerSegment, 0, header.length)
+                .add(payloadSegment, 100_000, payload.length - 100_000)
+                .add(payloadSegment, 0, 100_000);
+        byte[] expected = new byte[header.length + payload.length];
+        System.arraycopy(header, 0, expected, 0, header.length);
+        System.arraycopy(payload, 100_000, expected, header.length, payload.length - 100_000);
+        System.arraycopy(payload, 0, expected, header.length + payload.length - 100_000, 100_000);
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        h.run(() -> loop.sendMessage(id, 1, c.socket(), message, MsgFlags.WAITALL));
+        Peers.assertSameBytes(expected, Peers.readExactly(c.peer(), expected.length), "gathered stream");
+        Completion done = r.next();
+        assertEquals(Op.SENDMSG, done.op(), done.toString());
+        assertEquals(expected.length, done.result(), "all bytes with WAITALL: " + done);
+        assertFalse(done.more(), done.toString());
+    }
+
+    @Test
+    void sendMessageZeroCopyGivesTheCountWithMoreThenTheNotification() throws Exception {
+        Connection c = connectedFromLoop();
+        byte[] header = Peers.randomBytes(16, SEED + 22);
+        byte[] payload = Peers.randomBytes(64 * 1024, SEED + 23);
+        GatherList message = GatherList.allocate(arena, 2)
+                .add(segmentOf(header), 0, header.length)
+                .add(segmentOf(payload), 0, payload.length);
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        h.run(() -> loop.sendMessageZeroCopy(id, 2, c.socket(), message, MsgFlags.WAITALL));
+        byte[] got = Peers.readExactly(c.peer(), header.length + payload.length);
+        Peers.assertSameBytes(header, Arrays.copyOf(got, header.length), "header");
+        Peers.assertSameBytes(payload, Arrays.copyOfRange(got, header.length, got.length), "payload");
+        Completion result = r.next();
+        assertEquals(Op.SENDMSG_ZC, result.op(), result.toString());
+        assertEquals(header.length + payload.length, result.result(), result.toString());
+        assertTrue(result.more(), "a notification follows: " + result);
+        Completion notification = r.next();
+        assertTrue(notification.notification() && !notification.more(), notification.toString());
+        assertEquals(CqeFlags.ZC_COPIED, notification.result(), "loopback copies: " + notification);
+    }
+
+    @Test
+    void recvSelectTakesABufferOnlyWhenDataComesAndAnEmptyRingKeepsTheData() throws Exception {
+        Connection c = accepted();
+        BufferRing ring = h.bufferRing(21, 2, LoopHarness.TINY);
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        OutputStream out = c.peer().getOutputStream();
+        for (int round = 0; round < 2; round++) {
+            int tag = round;
+            h.run(() -> loop.recvSelect(id, tag, c.socket(), ring));
+            if (round == 0) {
+                IllegalStateException armed = assertThrows(IllegalStateException.class, () -> h.run(ring::close),
+                        "a ring with a buffer-select receive armed on it");
+                assertTrue(armed.getMessage().contains("armed"), armed.getMessage());
+            }
+            byte[] data = Peers.randomBytes(100, SEED + 30 + round);
+            out.write(data);
+            Completion got = r.next();
+            assertEquals(Op.RECV_SELECT, got.op(), got.toString());
+            assertEquals(100, got.result(), got.toString());
+            assertTrue(CqeFlags.hasBuffer(got.flags()), "BUFFER flag: " + got);
+            assertFalse(got.more(), "single shot: " + got);
+            Peers.assertSameBytes(data, bufferBytes(ring, CqeFlags.bufferId(got.flags()), 100), "round " + round);
+        }
+        assertEquals(0, (int) h.call(ring::available), "both buffers are the application's");
+        byte[] kept = Peers.randomBytes(50, SEED + 40);
+        out.write(kept);
+        h.run(() -> loop.recvSelect(id, 9, c.socket(), ring));
+        Completion empty = r.next();
+        assertEquals(-Errno.ENOBUFS, empty.result(), "an empty ring: " + empty);
+        assertFalse(CqeFlags.hasBuffer(empty.flags()), empty.toString());
+        h.run(() -> ring.recycle(0));
+        h.run(() -> loop.recvSelect(id, 10, c.socket(), ring));
+        Completion later = r.next();
+        assertEquals(50, later.result(), "the data waited in the socket: " + later);
+        Peers.assertSameBytes(kept, bufferBytes(ring, CqeFlags.bufferId(later.flags()), 50), "kept data");
+    }
+
+    @Test
+    void linkedOperationsRunInOrderAndAFailureCancelsTheRestOfTheChain() throws Exception {
+        Connection c = accepted();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        MemorySegment in = arena.allocate(64);
+        // A receive that asks for 8 bytes with WAITALL but gets 3 and EOF is short: the chain breaks.
+        h.run(() -> {
+            loop.recv(id, 1, c.socket(), in, 0, 8, MsgFlags.WAITALL);
+            loop.linkNext();
+            loop.nop(id, 2);
+            loop.linkNext();
+            loop.nop(id, 3);
+            loop.nop(id, 4); // not in the chain
+        });
+        Completion unlinked = r.next();
+        assertEquals(4, unlinked.tag(), "the operation outside the chain runs at once: " + unlinked);
+        r.assertQuietFor(50); // the chained nops wait for the receive
+        c.peer().getOutputStream().write(new byte[] {1, 2, 3});
+        c.peer().shutdownOutput();
+        List<Completion> rest = r.next(3);
+        assertEquals(1, rest.get(0).tag(), "the receive first: " + rest);
+        assertEquals(3, rest.get(0).result(), "3 bytes, then EOF: " + rest);
+        assertEquals(-Errno.ECANCELED, rest.get(1).result(), "chained after a short WAITALL: " + rest);
+        assertEquals(-Errno.ECANCELED, rest.get(2).result(), "and the one after it: " + rest);
+
+        // A chain whose head succeeds runs through; an error (a handle that is no socket) breaks another.
+        h.run(() -> {
+            loop.nop(id, 5);
+            loop.linkNext();
+            loop.nop(id, 6);
+        });
+        assertEquals(List.of(5, 6), r.next(2).stream().map(x -> x.tag() * (x.result() == 0 ? 1 : -1)).toList());
+        h.run(() -> {
+            loop.send(id, 7, 4000, in, 0, 8, MsgFlags.NONE);
+            loop.linkNext();
+            loop.nop(id, 8);
+        });
+        List<Completion> failed = r.next(2);
+        assertEquals(-Errno.EBADF, failed.get(0).result(), failed.toString());
+        assertEquals(-Errno.ECANCELED, failed.get(1).result(), failed.toString());
+
+        Throwable nothing = h.thrownOnLoop(loop::linkNext);
+        assertTrue(nothing instanceof IllegalStateException, "linkNext with nothing prepared: " + nothing);
+        Throwable afterTimeout = h.thrownOnLoop(() -> {
+            loop.recv(id, 11, c.socket(), in, 0, 8, MsgFlags.NONE);
+            loop.linkTimeout(id, 12, 10 * MILLIS);
+            loop.linkNext();
+        });
+        assertTrue(afterTimeout instanceof IllegalStateException, "linkNext after a link timeout: " + afterTimeout);
+        r.next(2); // the receive (EOF) and its timeout settle
+    }
+
+    @Test
+    void msgFlagsTheEnginesCannotBothHonourAreRefusedBeforeAnythingIsPrepared() throws Exception {
+        Connection c = accepted();
+        int id = h.register(new Recorder());
+        MemorySegment buffer = arena.allocate(16);
+        int dontWait = 0x40;
+        assertAllRejected(Map.of(
+                "send MSG_DONTWAIT", () -> loop.send(id, 1, c.socket(), buffer, 0, 16, dontWait),
+                "recv MSG_MORE", () -> loop.recv(id, 2, c.socket(), buffer, 0, 16, MsgFlags.MORE),
+                "sendZeroCopy MSG_DONTWAIT", () -> loop.sendZeroCopy(id, 3, c.socket(), buffer, 0, 16,
+                        EventLoop.NO_FIXED_BUFFER, dontWait),
+                "sendMessage of an empty list", () -> loop.sendMessage(id, 4, c.socket(),
+                        GatherList.allocate(arena, 1), MsgFlags.NONE)));
+    }
+
+    @Test
+    void supportsNamesTheOperationsThisLoopCanRun() {
+        for (int op : new int[] {Op.SEND_ZC, Op.SENDMSG, Op.SENDMSG_ZC, Op.RECV_SELECT, Op.RECV_MULTISHOT, Op.NOP}) {
+            assertTrue(loop.supports(op), Op.name(op));
+        }
+        assertFalse(loop.supports(Op.WAKEUP), "the engine's own wake-up is no user operation");
+        assertFalse(loop.supports(999));
     }
 }

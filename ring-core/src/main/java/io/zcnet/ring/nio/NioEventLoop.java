@@ -365,24 +365,68 @@ public final class NioEventLoop extends EventLoop {
         return op.userData;
     }
 
+    /** A gathering write ({@code SocketChannel.write(ByteBuffer[])}); each piece is viewed once, here. */
     @Override
     public long sendMessage(int handler, int tag, int socket, GatherList message, int msgFlags) {
-        throw new UnsupportedOperationException("TODO NIO sendMessage");
+        return recordSendMessage(Op.SENDMSG, handler, tag, socket, message, msgFlags);
     }
 
+    /** {@link #sendMessage}, then a NOTIF completion reporting {@link CqeFlags#ZC_COPIED}, as sendZeroCopy. */
     @Override
     public long sendMessageZeroCopy(int handler, int tag, int socket, GatherList message, int msgFlags) {
-        throw new UnsupportedOperationException("TODO NIO sendMessageZeroCopy");
+        return recordSendMessage(Op.SENDMSG_ZC, handler, tag, socket, message, msgFlags);
     }
 
+    private long recordSendMessage(int kind, int handler, int tag, int socket, GatherList message, int msgFlags) {
+        checkSocket(socket);
+        checkMessage(message);
+        checkSendFlags(msgFlags);
+        NioOp op = record(kind, handler, tag);
+        int count = message.count();
+        if (op.gather == null || op.gather.length < count) {
+            op.gather = new ByteBuffer[Math.max(count, 8)];
+        }
+        // Slices, not the cached whole-segment views: two pieces of one segment need their own positions.
+        for (int i = 0; i < count; i++) {
+            op.gather[i] = message.buffer(i).asSlice(message.offset(i), message.length(i)).asByteBuffer();
+        }
+        op.gatherCount = count;
+        op.socket = socket;
+        op.length = (int) message.byteSize();
+        op.waitAll = (msgFlags & MsgFlags.WAITALL) != 0;
+        return op.userData;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>As the kernel picks a provided buffer when it issues the receive: an empty ring then completes
+     * {@code -ENOBUFS} at once; otherwise the buffer is taken when data is read.
+     */
     @Override
     public long recvSelect(int handler, int tag, int socket, BufferRing ring) {
-        throw new UnsupportedOperationException("TODO NIO recvSelect");
+        checkSocket(socket);
+        NioBufferRing nioRing = (NioBufferRing) checkRing(ring);
+        NioOp op = record(Op.RECV_SELECT, handler, tag);
+        op.socket = socket;
+        op.ring = nioRing;
+        op.length = nioRing.bufferSize();
+        nioRing.armed();
+        op.armed = true;
+        return op.userData;
     }
 
     @Override
     public void linkNext() {
-        throw new UnsupportedOperationException("TODO NIO linkNext");
+        checkUsable();
+        NioOp last = recordedTail;
+        if (last == null) {
+            throw new IllegalStateException("linkNext must directly follow the operation it chains, before the next poll()");
+        }
+        if (last.kind == Op.LINK_TIMEOUT) {
+            throw new IllegalStateException("linkNext cannot follow a linkTimeout (it ends its chain)");
+        }
+        last.linkToNext = true;
     }
 
     @Override
@@ -505,6 +549,7 @@ public final class NioEventLoop extends EventLoop {
         } else {
             previous.next = null;
         }
+        operationDropped(op.userData);
         pool.give(op);
     }
 
@@ -612,8 +657,14 @@ public final class NioEventLoop extends EventLoop {
                 recordedTail = null;
             }
             op.next = null;
-            op.state = NioOp.STARTED;
             started++;
+            if (op.linkToNext) {
+                recordedHead = runner.holdChain(op, recordedHead);
+                if (recordedHead == null) {
+                    recordedTail = null;
+                }
+            }
+            op.state = NioOp.STARTED;
             runner.start(op);
         }
         if (started > 0) {

@@ -16,6 +16,8 @@ final class NioOp {
     static final int FREE = 0;
     static final int RECORDED = 1;
     static final int STARTED = 2;
+    /** Chained behind an operation that has not completed yet ({@code IOSQE_IO_LINK}). */
+    static final int HELD = 3;
 
     /** This object's index in the loop's pool: the id of its timer in the {@link TimerHeap}. */
     final int id;
@@ -24,6 +26,16 @@ final class NioOp {
     int kind;
     long userData;
     int socket;
+
+    /** SENDMSG: one view per piece, written with one gathering write; null for every other kind. */
+    ByteBuffer[] gather;
+    int gatherCount;
+    /** RECV_SELECT: the BUFFER flag and id of the buffer the last read filled. */
+    int selectedFlags;
+    /** {@code linkNext()} followed this operation: what comes after it waits for its completion. */
+    boolean linkToNext;
+    /** The rest of the chain, held until this operation completes: started if it succeeded, else cancelled. */
+    NioOp chainNext;
 
     /** Send/receive: the view the bytes move through, and where the operation's range starts in it. */
     ByteBuffer view;
@@ -64,6 +76,13 @@ final class NioOp {
         userData = 0;
         socket = -1;
         view = null;
+        if (gather != null) {
+            java.util.Arrays.fill(gather, 0, gatherCount, null); // the array is kept for the next SENDMSG
+        }
+        gatherCount = 0;
+        selectedFlags = 0;
+        linkToNext = false;
+        chainNext = null;
         viewBase = 0;
         length = 0;
         done = 0;

@@ -51,8 +51,9 @@ final class OpRunner {
             case Op.NOP -> finish(op, 0);
             case Op.ACCEPT -> startAccept(op);
             case Op.CONNECT -> startConnect(op);
-            case Op.SEND, Op.SEND_ZC -> startTransfer(op, NioSocket.SENDS);
+            case Op.SEND, Op.SEND_ZC, Op.SENDMSG, Op.SENDMSG_ZC -> startTransfer(op, NioSocket.SENDS);
             case Op.RECV -> startTransfer(op, NioSocket.RECVS);
+            case Op.RECV_SELECT -> startSelect(op);
             case Op.RECV_MULTISHOT -> startMultishot(op);
             case Op.SHUTDOWN -> startShutdown(op);
             case Op.CLOSE -> startClose(op);
@@ -140,6 +141,16 @@ final class OpRunner {
         }
         s.append(queue, op);
         updateInterest(s);
+    }
+
+    /** As io_uring picks the buffer when it issues the request: an empty ring fails at once. */
+    private void startSelect(NioOp op) {
+        if (op.ring.peek() < 0) {
+            counters.noBuffers();
+            finish(op, -Errno.ENOBUFS);
+            return;
+        }
+        startTransfer(op, NioSocket.RECVS);
     }
 
     private void startMultishot(NioOp op) {
@@ -409,7 +420,8 @@ final class OpRunner {
      * as the kernel reports {@code msg_inq}; costs one {@code FIONREAD} per receive that filled its buffer.
      */
     private int receiveFlags(NioSocket s, NioOp op, int result) {
-        return result > 0 && op.done == op.length && dataQueued(s) ? CqeFlags.SOCK_NONEMPTY : 0;
+        return op.selectedFlags
+                | (result > 0 && op.done == op.length && dataQueued(s) ? CqeFlags.SOCK_NONEMPTY : 0);
     }
 
     /** Whether bytes wait in the socket's receive queue ({@code FIONREAD}); false when it cannot tell. */
@@ -435,9 +447,14 @@ final class OpRunner {
         ByteBuffer view = op.view;
         try {
             while (true) {
-                view.limit(op.viewBase + op.length).position(op.viewBase + op.done);
+                int n;
                 counters.syscall();
-                int n = s.stream.write(view);
+                if (op.gather != null) { // the slices keep their own positions between steps
+                    n = (int) s.stream.write(op.gather, 0, op.gatherCount);
+                } else {
+                    view.limit(op.viewBase + op.length).position(op.viewBase + op.done);
+                    n = s.stream.write(view);
+                }
                 if (n == 0) {
                     return BLOCKED;
                 }
@@ -460,6 +477,9 @@ final class OpRunner {
 
     /** One receive step: the final result (0 = EOF), or {@link #BLOCKED} when no data is there. */
     private int read(NioSocket s, NioOp op) {
+        if (op.kind == Op.RECV_SELECT) {
+            return readSelected(s, op);
+        }
         if (op.length == 0) {
             return 0;
         }
@@ -501,6 +521,32 @@ final class OpRunner {
             s.resetReported = true;
         }
         return errno;
+    }
+
+    /** A buffer-select receive step: into the ring's next buffer, taken only when data came. */
+    private int readSelected(NioSocket s, NioOp op) {
+        NioBufferRing ring = op.ring;
+        int bid = ring.peek();
+        if (bid < 0) {
+            counters.noBuffers();
+            return -Errno.ENOBUFS;
+        }
+        try {
+            counters.syscall();
+            int n = s.stream.read(ring.view(bid));
+            if (n == 0) {
+                return BLOCKED;
+            }
+            if (n < 0) {
+                return 0;
+            }
+            ring.commit();
+            op.done = n;
+            op.selectedFlags = CqeFlags.BUFFER | bid << CqeFlags.BUFFER_SHIFT;
+            return n;
+        } catch (IOException | NotYetConnectedException e) {
+            return -readErrno(s, e);
+        }
     }
 
     /** As the kernel's {@code io_send}/{@code io_recv}: bytes already moved win over a later error. */
@@ -555,7 +601,9 @@ final class OpRunner {
     }
 
     private void finish(NioOp op, int result, int flags) {
-        if (op.kind == Op.SEND_ZC) {
+        NioOp chain = op.chainNext;
+        boolean chainBroken = chain != null && breaksChain(op, result);
+        if (op.kind == Op.SEND_ZC || op.kind == Op.SENDMSG_ZC) {
             // io_sendrecv_fail and io_send_zc set MORE whenever a notifier exists, errors included.
             cq.post(op.userData, result, CqeFlags.MORE);
             cq.post(op.userData, CqeFlags.ZC_COPIED, CqeFlags.NOTIF);
@@ -578,6 +626,100 @@ final class OpRunner {
             }
         }
         pool.give(op);
+        if (chain != null) {
+            if (chainBroken) {
+                cancelChain(chain);
+            } else {
+                startChain(chain);
+            }
+        }
+    }
+
+    /**
+     * Whether a result fails its chain, as io_uring's {@code req_set_fail}: an error, or for a send or
+     * receive with {@code MSG_WAITALL} fewer bytes than asked ({@code min_ret} in net.c); a short
+     * transfer without it does not.
+     */
+    private static boolean breaksChain(NioOp op, int result) {
+        return result < 0 || (op.waitAll && result < op.length);
+    }
+
+    /**
+     * Takes the chain behind {@code head} (its link timeout excepted, which starts right after it) out of
+     * the recorded list {@code rest}: every operation up to the first that does not link on, each with
+     * its own link timeout. They wait, {@link NioOp#HELD}, until {@code head} completes.
+     *
+     * @return what remains of the recorded list
+     */
+    NioOp holdChain(NioOp head, NioOp rest) {
+        NioOp ownTimeout = null;
+        if (rest != null && rest.kind == Op.LINK_TIMEOUT && rest.linked == head) {
+            ownTimeout = rest;
+            rest = rest.next;
+        }
+        NioOp first = rest;
+        NioOp last = null;
+        NioOp at = rest;
+        while (at != null) {
+            last = at;
+            boolean linksOn = at.linkToNext;
+            at = at.next;
+            if (at != null && at.kind == Op.LINK_TIMEOUT && at.linked == last) {
+                last = at;
+                at = at.next;
+            }
+            if (!linksOn) {
+                break;
+            }
+        }
+        if (last != null) {
+            last.next = null;
+        }
+        for (NioOp held = first; held != null; held = held.next) {
+            held.state = NioOp.HELD;
+        }
+        head.chainNext = first;
+        if (ownTimeout != null) {
+            ownTimeout.next = at;
+            return ownTimeout;
+        }
+        return at;
+    }
+
+    /** The chain's predecessor succeeded: its next operation (and that one's link timeout) starts now. */
+    private void startChain(NioOp first) {
+        NioOp rest = first.next;
+        first.next = null;
+        NioOp timeout = null;
+        if (rest != null && rest.kind == Op.LINK_TIMEOUT && rest.linked == first) {
+            timeout = rest;
+            rest = rest.next;
+            timeout.next = null;
+        }
+        first.chainNext = rest;
+        first.state = NioOp.STARTED;
+        counters.submitted(timeout == null ? 1 : 2);
+        start(first);
+        if (timeout != null) {
+            timeout.state = NioOp.STARTED;
+            start(timeout);
+        }
+    }
+
+    /** The chain's predecessor failed: everything held behind it completes {@code -ECANCELED} unrun. */
+    private void cancelChain(NioOp first) {
+        NioOp op = first;
+        while (op != null) {
+            NioOp next = op.next;
+            op.next = null;
+            op.state = NioOp.STARTED;
+            if (op.linked != null) { // a held link timeout whose operation is cancelled with it
+                op.linked.linkTimeout = null;
+                op.linked = null;
+            }
+            finish(op, -Errno.ECANCELED);
+            op = next;
+        }
     }
 
     /** Takes a started operation off whatever it waits on and completes it as cancelled. */

@@ -726,7 +726,7 @@ public final class UringEventLoop extends EventLoop {
                 }
                 if ((flags & CqeFlags.NOTIF) != 0 && (result & CqeFlags.ZC_COPIED) != 0) {
                     counters.zeroCopyCopied();
-                } else if (result == -Errno.ENOBUFS && op == Op.RECV_MULTISHOT) {
+                } else if (result == -Errno.ENOBUFS && (op == Op.RECV_MULTISHOT || op == Op.RECV_SELECT)) {
                     counters.noBuffers();
                 }
                 dispatched++;
