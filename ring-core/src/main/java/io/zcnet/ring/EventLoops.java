@@ -47,6 +47,11 @@ public final class EventLoops {
         return Uring.availability().usable() ? EngineKind.URING : EngineKind.NIO;
     }
 
+    /** Whether io_uring can run here, and if not why (probed once, then cached). */
+    public static Availability uringAvailability() {
+        return Uring.availability();
+    }
+
     /** Why the last automatic choice fell back to NIO, or null if it never did. */
     public static String fallbackReason() {
         return fallbackReason;

@@ -1,0 +1,502 @@
+package io.zcnet.tx;
+
+import io.zcnet.framing.Segmenter;
+import io.zcnet.ring.CompletionHandler;
+import io.zcnet.ring.CqeFlags;
+import io.zcnet.ring.EventLoop;
+import io.zcnet.ring.GatherList;
+import io.zcnet.ring.MsgFlags;
+import io.zcnet.ring.Op;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.function.IntUnaryOperator;
+
+/**
+ * The send side of one TCP connection: frames (a header, then a payload slice) go out as one byte stream,
+ * in the order offered, in as few system calls and copies as the kernel allows.
+ *
+ * <h2>Batches</h2>
+ * Frames offered between two {@link #flush()} calls (one loop turn) leave in one {@code sendmsg}: a frame
+ * of at most {@link SenderConfig#copyThreshold()} bytes is copied into a staging buffer beside its
+ * neighbours, a larger one contributes its header and its payload slice by reference. Only one send is in
+ * flight at a time, and a short one is finished (the rest of the same gather list) before anything behind
+ * it goes, so no two sends can interleave their bytes.
+ *
+ * <h2>Zero copy, when it pays</h2>
+ * A batch holding a payload of at least {@link SenderConfig#zeroCopyThreshold()} bytes goes out as
+ * {@code SENDMSG_ZC}; its frames are reported sent ({@link SendListener#onSent}) only when the kernel's
+ * notification says it no longer reads them. Each notification tells whether the kernel copied anyway
+ * ({@code IORING_NOTIF_USAGE_ZC_COPIED}: loopback, veth, devices without scatter-gather); after
+ * {@link SenderConfig#copiedToSwitch()} such reports in a row the connection sends large batches by copy,
+ * which is cheaper than a zero copy that copies, and every {@link SenderConfig#reprobeEvery()} large batches
+ * tries zero copy once more in case the route changed. Every decision is counted ({@link SenderCounters}).
+ *
+ * <h2>Back-pressure, not buffering</h2>
+ * A sender holds at most {@link SenderConfig#queueFrames()} frames and {@link SenderConfig#queueBytes()}
+ * bytes; past that {@link #offer} answers {@link #BACK_PRESSURED} and {@link SendListener#onWritable()}
+ * follows once there is room. Nothing allocates per frame.
+ *
+ * <h2>Memory</h2>
+ * Headers are copied into (or written straight into, {@link #offerFrame}) slots the sender owns; payloads
+ * are referenced and must stay alive and unchanged until their token is reported sent.
+ *
+ * <p>Owner thread of the event loop only, like the loop itself.
+ */
+public final class FrameSender implements CompletionHandler, AutoCloseable {
+    /** {@link #offer} result: the sender is full; retry after {@link SendListener#onWritable()}. */
+    public static final long BACK_PRESSURED = -1;
+    /** {@link #offer} result: the sender failed or was closed. */
+    public static final long CLOSED = -2;
+    /** Header and extension bytes one frame may carry: the 32-byte base header plus at most 28. */
+    public static final int MAX_HEADER = 64;
+
+    private final EventLoop loop;
+    private final int socket;
+    private final SenderConfig config;
+    private final SendListener listener;
+    private final int handlerId;
+    private final SenderCounters counters = new SenderCounters();
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment headers;
+    private final MemorySegment staging;
+    private final GatherList batch;
+    private final GatherList rest;
+    private final boolean zeroCopyAvailable;
+
+    // Frames by token & mask.
+    private final int mask;
+    private final int[] headerLength;
+    private final MemorySegment[] payload;
+    private final long[] payloadOffset;
+    private final int[] payloadLength;
+    /** The next token to hand out. */
+    private long tail;
+    /** The first frame not yet in a batch. */
+    private long unbatched;
+    /** The first token not yet reported sent. */
+    private long released;
+    private long heldBytes;
+
+    // Batches sent or being sent, oldest first, until their frames are released: a FIFO by batch number.
+    private final long[] batchEnd;
+    private final long[] batchBytes;
+    private final int[] notificationsDue;
+    private final boolean[] fullySent;
+    private long firstBatch;
+    private long nextBatch;
+
+    // The batch in flight.
+    private boolean sending;
+    private boolean sendingZeroCopy;
+    private long sentOfBatch;
+    /** A zero-copy batch used the staging buffer: it is the kernel's until that batch's notifications. */
+    private long stagingHeldBy = -1;
+
+    private boolean zeroCopyMode;
+    private int copiedInARow;
+    private int largeBatchesByCopy;
+    private boolean backPressured;
+    private boolean failed;
+    private boolean closing;
+    private boolean freed;
+    /** Test seam: rewrites a notification's result before the adaptation reads it. */
+    private IntUnaryOperator notificationFilter = IntUnaryOperator.identity();
+
+    /**
+     * A sender for {@code socket}, a connected socket of {@code loop}. Owner thread of the loop.
+     *
+     * @throws IllegalArgumentException if an argument is missing or {@code socket} is negative
+     */
+    public FrameSender(EventLoop loop, int socket, SenderConfig config, SendListener listener) {
+        if (loop == null || config == null || listener == null) {
+            throw new IllegalArgumentException("loop, config and listener are required");
+        }
+        if (socket < 0) {
+            throw new IllegalArgumentException("socket handle must be >= 0, got " + socket);
+        }
+        this.loop = loop;
+        this.socket = socket;
+        this.config = config;
+        this.listener = listener;
+        int frames = config.queueFrames();
+        this.mask = frames - 1;
+        this.headerLength = new int[frames];
+        this.payload = new MemorySegment[frames];
+        this.payloadOffset = new long[frames];
+        this.payloadLength = new int[frames];
+        this.batchEnd = new long[frames];
+        this.batchBytes = new long[frames];
+        this.notificationsDue = new int[frames];
+        this.fullySent = new boolean[frames];
+        this.headers = arena.allocate((long) frames * MAX_HEADER, 64);
+        this.staging = arena.allocate(config.stagingBytes(), 64);
+        // A batch takes at most two pieces a frame plus one staging run; UIO_MAXIOV bounds a sendmsg.
+        int pieces = Math.min(1024, 2 * frames + 1);
+        this.batch = GatherList.allocate(arena, pieces);
+        this.rest = GatherList.allocate(arena, pieces);
+        this.zeroCopyAvailable = config.zeroCopyThreshold() > 0 && loop.supports(Op.SENDMSG_ZC);
+        this.zeroCopyMode = zeroCopyAvailable;
+        this.handlerId = loop.registerHandler(this);
+    }
+
+    /**
+     * Queues a frame: {@code headerLength} bytes of {@code header} (copied now) followed by
+     * {@code payloadLength} bytes of {@code payload} (referenced until reported sent).
+     *
+     * @return the frame's token (0, 1, 2, ... in offer order), {@link #BACK_PRESSURED} or {@link #CLOSED}
+     * @throws IllegalArgumentException if the header is empty or longer than {@link #MAX_HEADER}, or a range
+     *                                  lies outside its segment, or the payload is not alive native memory
+     */
+    public long offer(MemorySegment header, long headerOffset, int headerLength, MemorySegment payload,
+            long payloadOffset, int payloadLength) {
+        checkRange(header, headerOffset, headerLength, "header");
+        if (headerLength < 1 || headerLength > MAX_HEADER) {
+            throw new IllegalArgumentException("header length must be in [1, " + MAX_HEADER + "], got " + headerLength);
+        }
+        checkPayload(payload, payloadOffset, payloadLength);
+        long refused = admit(headerLength + (long) payloadLength);
+        if (refused != 0) {
+            return refused;
+        }
+        MemorySegment.copy(header, headerOffset, headers, slot(tail), headerLength);
+        return queue(headerLength, payload, payloadOffset, payloadLength);
+    }
+
+    /**
+     * Queues frame {@code index} of the work request {@code segmenter} describes: the header is written
+     * straight into the sender's slot, the payload is the segmenter's source slice.
+     *
+     * @return the frame's token, {@link #BACK_PRESSURED} or {@link #CLOSED}
+     */
+    public long offerFrame(Segmenter segmenter, long index) {
+        if (segmenter == null) {
+            throw new IllegalArgumentException("segmenter is null");
+        }
+        // The payload length is known only once the frame is written: admit the largest it can be.
+        long refused = admit(MAX_HEADER);
+        if (refused != 0) {
+            return refused;
+        }
+        int written = segmenter.writeFrame(index, headers, slot(tail));
+        int length = segmenter.payloadLength();
+        MemorySegment source = length == 0 ? headers : segmenter.source();
+        long offset = length == 0 ? 0 : segmenter.payloadOffset();
+        checkPayload(source, offset, length);
+        if (heldBytes > 0 && heldBytes + written + length > config.queueBytes()) {
+            return backPressure();
+        }
+        return queue(written, source, offset, length);
+    }
+
+    /** Sends what is queued, unless a send is in flight (then it follows that one). */
+    public void flush() {
+        if (!sending && !failed && !freed) {
+            sendBatch();
+        }
+    }
+
+    /** The decisions and volumes of this sender so far. */
+    public SenderCounters counters() {
+        return counters;
+    }
+
+    /** Whether large batches currently go out zero-copy. */
+    public boolean zeroCopyActive() {
+        return zeroCopyMode;
+    }
+
+    /** Frames queued or in flight and not yet reported sent. */
+    public int held() {
+        return (int) (tail - released);
+    }
+
+    /**
+     * Stops taking frames. Memory the kernel may still read (a send in flight, notifications due) is
+     * freed when the last completion arrives; the socket stays the caller's to close.
+     */
+    @Override
+    public void close() {
+        closing = true;
+        freeWhenIdle();
+    }
+
+    // ---------------------------------------------------------------- queueing
+
+    private long admit(long bytes) {
+        if (failed || closing) {
+            return CLOSED;
+        }
+        if (tail - released == headerLength.length || (heldBytes > 0 && heldBytes + bytes > config.queueBytes())) {
+            return backPressure();
+        }
+        return 0;
+    }
+
+    private long backPressure() {
+        if (!backPressured) {
+            backPressured = true;
+            counters.backPressure++;
+        }
+        return BACK_PRESSURED;
+    }
+
+    private long queue(int headerBytes, MemorySegment source, long offset, int length) {
+        int i = (int) (tail & mask);
+        headerLength[i] = headerBytes;
+        payload[i] = source;
+        payloadOffset[i] = offset;
+        payloadLength[i] = length;
+        heldBytes += headerBytes + (long) length;
+        return tail++;
+    }
+
+    private long slot(long token) {
+        return (token & mask) * MAX_HEADER;
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    private void sendBatch() {
+        if (unbatched == tail || nextBatch - firstBatch == batchEnd.length) {
+            return;
+        }
+        batch.clear();
+        boolean stagingFree = stagingHeldBy < 0;
+        long stagingUsed = 0;
+        long runStart = 0;
+        long bytes = 0;
+        boolean large = false;
+        long token = unbatched;
+        while (token < tail && batch.count() + 3 <= batch.capacity()) {
+            int i = (int) (token & mask);
+            int h = headerLength[i];
+            int p = payloadLength[i];
+            if (stagingFree && h + p <= config.copyThreshold() && stagingUsed + h + p <= staging.byteSize()) {
+                MemorySegment.copy(headers, slot(token), staging, stagingUsed, h);
+                MemorySegment.copy(payload[i], payloadOffset[i], staging, stagingUsed + h, p);
+                stagingUsed += h + p;
+                counters.framesCopied++;
+            } else {
+                if (stagingUsed > runStart) {
+                    batch.add(staging, runStart, stagingUsed - runStart);
+                    runStart = stagingUsed;
+                }
+                batch.add(headers, slot(token), h);
+                if (p > 0) {
+                    batch.add(payload[i], payloadOffset[i], p);
+                }
+                counters.framesGathered++;
+                large |= config.zeroCopyThreshold() > 0 && p >= config.zeroCopyThreshold();
+            }
+            bytes += h + p;
+            token++;
+        }
+        if (stagingUsed > runStart) {
+            batch.add(staging, runStart, stagingUsed - runStart);
+        }
+        long number = nextBatch++;
+        int b = (int) (number & mask);
+        batchEnd[b] = token;
+        batchBytes[b] = bytes;
+        notificationsDue[b] = 0;
+        fullySent[b] = false;
+        unbatched = token;
+        sentOfBatch = 0;
+        sendingZeroCopy = large && chooseZeroCopy();
+        if (sendingZeroCopy && stagingUsed > 0) {
+            stagingHeldBy = number;
+        }
+        counters.batches++;
+        submit(batch, number);
+    }
+
+    /** The adaptation: zero copy while it pays, a probe now and then once it stopped paying. */
+    private boolean chooseZeroCopy() {
+        if (!zeroCopyAvailable) {
+            return false;
+        }
+        if (zeroCopyMode) {
+            return true;
+        }
+        if (++largeBatchesByCopy >= config.reprobeEvery()) {
+            largeBatchesByCopy = 0;
+            counters.probes++;
+            return true;
+        }
+        return false;
+    }
+
+    private void submit(GatherList message, long number) {
+        sending = true;
+        counters.sendCalls++;
+        if (sendingZeroCopy) {
+            counters.zeroCopySends++;
+            loop.sendMessageZeroCopy(handlerId, (int) number, socket, message, MsgFlags.NONE);
+        } else {
+            loop.sendMessage(handlerId, (int) number, socket, message, MsgFlags.NONE);
+        }
+    }
+
+    // ---------------------------------------------------------------- completions
+
+    @Override
+    public void onCompletion(int op, int tag, int result, int flags) {
+        if (CqeFlags.isNotification(flags)) {
+            onNotification(tag, result);
+        } else if (op == Op.SENDMSG || op == Op.SENDMSG_ZC) {
+            onSendResult(tag, result, flags);
+        }
+        release();
+        freeWhenIdle();
+    }
+
+    private void onSendResult(int tag, int result, int flags) {
+        sending = false;
+        long number = batchNumber(tag);
+        int b = (int) (number & mask);
+        if (CqeFlags.hasMore(flags)) {
+            notificationsDue[b]++;
+        }
+        if (result < 0) {
+            fail(-result);
+            return;
+        }
+        sentOfBatch += result;
+        counters.bytesSent += result;
+        if (sentOfBatch < batchBytes[b]) {
+            counters.shortSends++;
+            rest.clear();
+            long skip = sentOfBatch;
+            for (int i = 0; i < batch.count(); i++) {
+                long length = batch.length(i);
+                if (skip >= length) {
+                    skip -= length;
+                    continue;
+                }
+                rest.add(batch.buffer(i), batch.offset(i) + skip, length - skip);
+                skip = 0;
+            }
+            submit(rest, number);
+            return;
+        }
+        fullySent[b] = true;
+        if (!failed && !closing) {
+            sendBatch();
+        }
+    }
+
+    private void onNotification(int tag, int result) {
+        long number = batchNumber(tag);
+        notificationsDue[(int) (number & mask)]--;
+        if (stagingHeldBy == number && notificationsDue[(int) (number & mask)] == 0) {
+            stagingHeldBy = -1;
+        }
+        boolean copied = (notificationFilter.applyAsInt(result) & CqeFlags.ZC_COPIED) != 0;
+        if (copied) {
+            counters.zeroCopyCopied++;
+            if (zeroCopyMode && ++copiedInARow >= config.copiedToSwitch()) {
+                zeroCopyMode = false;
+                largeBatchesByCopy = 0;
+                counters.switchesToCopy++;
+            }
+        } else {
+            counters.zeroCopyNotCopied++;
+            copiedInARow = 0;
+            if (!zeroCopyMode) {
+                zeroCopyMode = true;
+                counters.switchesToZeroCopy++;
+            }
+        }
+    }
+
+    /** The batch a completion's 32-bit tag names: batches in the FIFO span far fewer than 2^31 numbers. */
+    private long batchNumber(int tag) {
+        return firstBatch + (tag - (int) firstBatch);
+    }
+
+    /** Reports the oldest batches whose bytes are sent and whose notifications are all in. */
+    private void release() {
+        long before = released;
+        while (firstBatch < nextBatch) {
+            int b = (int) (firstBatch & mask);
+            if (!fullySent[b] || notificationsDue[b] != 0) {
+                break;
+            }
+            for (long t = released; t < batchEnd[b]; t++) {
+                payload[(int) (t & mask)] = null; // keep no user segment reachable
+            }
+            released = batchEnd[b];
+            heldBytes -= batchBytes[b];
+            firstBatch++;
+        }
+        if (released != before) {
+            counters.framesSent += released - before;
+            listener.onSent(released - 1);
+            if (backPressured && !failed && !closing) {
+                backPressured = false;
+                listener.onWritable();
+            }
+            if (!sending && !failed && !closing) {
+                sendBatch(); // a batch may have waited for a free slot in the FIFO
+            }
+        }
+    }
+
+    private void fail(int errno) {
+        if (failed) {
+            return;
+        }
+        failed = true;
+        counters.failures++;
+        listener.onFailed(errno);
+    }
+
+    private void freeWhenIdle() {
+        if (freed || !(closing || failed) || sending) {
+            return;
+        }
+        for (long n = firstBatch; n < nextBatch; n++) {
+            if (notificationsDue[(int) (n & mask)] != 0) {
+                return; // the kernel may still read this batch's memory
+            }
+        }
+        if (!closing) {
+            return; // failed: the owner still has to close us
+        }
+        freed = true;
+        loop.unregisterHandler(handlerId);
+        arena.close();
+    }
+
+    // ---------------------------------------------------------------- checks and seams
+
+    private static void checkRange(MemorySegment segment, long offset, long length, String what) {
+        if (segment == null) {
+            throw new IllegalArgumentException(what + " segment is null");
+        }
+        if (offset < 0 || length < 0 || offset > segment.byteSize() - length) {
+            throw new IllegalArgumentException(what + " range [" + offset + ", " + offset + " + " + length
+                    + ") is outside its segment of " + segment.byteSize() + " bytes");
+        }
+    }
+
+    private static void checkPayload(MemorySegment payload, long offset, int length) {
+        checkRange(payload, offset, length, "payload");
+        if (!payload.isNative() || !payload.scope().isAlive()) {
+            throw new IllegalArgumentException("payload must be alive native (off-heap) memory");
+        }
+    }
+
+    /** Test seam: what the adaptation reads of each notification (loopback always reports copies). */
+    void notificationFilter(IntUnaryOperator filter) {
+        this.notificationFilter = filter;
+    }
+
+    @Override
+    public String toString() {
+        return "FrameSender[socket=" + socket + " held=" + held() + " unbatched=" + (tail - unbatched)
+                + (sending ? " sending" + (sendingZeroCopy ? "-zc" : "") : "") + " zeroCopy=" + zeroCopyMode
+                + (failed ? " failed" : "") + (closing ? " closing" : "") + " " + counters + "]";
+    }
+}

@@ -1,0 +1,486 @@
+package io.zcnet.tx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.zcnet.ring.CompletionHandler;
+import io.zcnet.ring.CqeFlags;
+import io.zcnet.ring.Errno;
+import io.zcnet.ring.EventLoop;
+import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.EventLoopThread;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.zip.CRC32C;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The send path on a real loopback connection, identically on both engines: byte-exact order through
+ * coalescing, gathering and short sends; release only after the zero-copy notification; the adaptive
+ * switch; back-pressure; failure. The peer is a blocking {@code java.net} socket; every wait is bounded.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+abstract class FrameSenderContractTest {
+    private static final long WAIT_SECONDS = 10;
+
+    private EventLoopThread thread;
+    private EventLoop loop;
+    private ServerSocket listener;
+    private Socket peer;
+    private int socket = -1;
+    private final Arena arena = Arena.ofShared();
+    private final Events events = new Events();
+
+    protected abstract EventLoopConfig.Choice engine();
+
+    /** The listener's calls, handed to the test thread in order. */
+    private static final class Events implements SendListener {
+        final LinkedBlockingQueue<Long> sent = new LinkedBlockingQueue<>();
+        final AtomicInteger writable = new AtomicInteger();
+        final LinkedBlockingQueue<Integer> failures = new LinkedBlockingQueue<>();
+        /** Runs on the loop thread inside onSent, before the token is published (the reuse proof). */
+        volatile Runnable onSentHook;
+
+        @Override
+        public void onSent(long token) {
+            Runnable hook = onSentHook;
+            if (hook != null) {
+                hook.run();
+            }
+            sent.add(token);
+        }
+
+        @Override
+        public void onWritable() {
+            writable.incrementAndGet();
+        }
+
+        @Override
+        public void onFailed(int errno) {
+            failures.add(errno);
+        }
+
+        /** Waits until every token up to {@code token} is reported. */
+        void awaitSent(long token) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            long last = -1;
+            while (last < token) {
+                Long t = sent.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (t == null) {
+                    fail("token " + token + " not reported sent; last " + last);
+                }
+                assertTrue(t > last, "tokens are reported in order, each once: " + t + " after " + last);
+                last = t;
+            }
+        }
+    }
+
+    @BeforeEach
+    void connect() throws Exception {
+        thread = EventLoopThread.start("zc-tx-" + engine().name().toLowerCase(),
+                EventLoopConfig.defaults().withEngine(engine()));
+        loop = thread.loop();
+        listener = new ServerSocket(0, 4, InetAddress.getLoopbackAddress());
+        InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+        CompletableFuture<Integer> connected = new CompletableFuture<>();
+        socket = thread.call(() -> {
+            int s = loop.socket(address);
+            CompletionHandler[] once = new CompletionHandler[1];
+            int[] id = new int[1];
+            once[0] = (op, tag, result, flags) -> {
+                loop.unregisterHandler(id[0]);
+                connected.complete(result);
+            };
+            id[0] = loop.registerHandler(once[0]);
+            loop.connect(id[0], 0, s, address);
+            return s;
+        });
+        peer = listener.accept();
+        peer.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+        assertEquals(0, (int) connected.get(WAIT_SECONDS, TimeUnit.SECONDS), "connect");
+    }
+
+    @AfterEach
+    void disconnect() throws Exception {
+        try {
+            if (peer != null) {
+                peer.close();
+            }
+            listener.close();
+            if (thread != null) {
+                thread.close(); // closes the loop's sockets and cancels what is in flight
+            }
+        } finally {
+            arena.close();
+        }
+    }
+
+    private FrameSender sender(SenderConfig config) throws Exception {
+        return thread.call(() -> new FrameSender(loop, socket, config, events));
+    }
+
+    /** A frame as the test keeps it: header bytes and a payload range of a native segment. */
+    private record Frame(MemorySegment header, MemorySegment payload) {
+    }
+
+    private Frame frame(SplittableRandom random, int payloadLength) {
+        MemorySegment header = arena.allocate(32 + random.nextInt(29));
+        MemorySegment payload = arena.allocate(Math.max(1, payloadLength)).asSlice(0, payloadLength);
+        fillRandom(header, random);
+        fillRandom(payload, random);
+        return new Frame(header, payload);
+    }
+
+    private static void fillRandom(MemorySegment segment, SplittableRandom random) {
+        for (long i = 0; i < segment.byteSize(); i++) {
+            segment.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
+        }
+    }
+
+    private static long crcOf(List<Frame> frames) {
+        CRC32C crc = new CRC32C();
+        for (Frame f : frames) {
+            crc.update(f.header().asByteBuffer());
+            crc.update(f.payload().asByteBuffer());
+        }
+        return crc.getValue();
+    }
+
+    private static long totalBytes(List<Frame> frames) {
+        long total = 0;
+        for (Frame f : frames) {
+            total += f.header().byteSize() + f.payload().byteSize();
+        }
+        return total;
+    }
+
+    /** Reads exactly {@code bytes} from the peer on a thread of its own and returns their CRC32C. */
+    private CompletableFuture<Long> readCrc(long bytes) {
+        CompletableFuture<Long> done = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().start(() -> {
+            try {
+                InputStream in = peer.getInputStream();
+                byte[] chunk = new byte[64 * 1024];
+                CRC32C crc = new CRC32C();
+                long left = bytes;
+                while (left > 0) {
+                    int n = in.read(chunk, 0, (int) Math.min(chunk.length, left));
+                    if (n < 0) {
+                        throw new IOException("EOF with " + left + " bytes missing");
+                    }
+                    crc.update(chunk, 0, n);
+                    left -= n;
+                }
+                done.complete(crc.getValue());
+            } catch (Throwable t) {
+                done.completeExceptionally(t);
+            }
+        });
+        return done;
+    }
+
+    /** Offers every frame on the loop, flushing after each burst and waiting out back-pressure. */
+    private void sendAll(FrameSender sender, List<Frame> frames, int burst) throws Exception {
+        int next = 0;
+        while (next < frames.size()) {
+            int from = next;
+            int accepted = thread.call(() -> {
+                int i = from;
+                while (i < frames.size() && i - from < burst) {
+                    Frame f = frames.get(i);
+                    long token = sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0,
+                            (int) f.payload().byteSize());
+                    if (token == FrameSender.BACK_PRESSURED) {
+                        break;
+                    }
+                    assertEquals(i, token, "tokens count the frames offered");
+                    i++;
+                }
+                sender.flush();
+                return i;
+            });
+            if (accepted == next) {
+                int before = events.writable.get();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+                while (events.writable.get() == before && thread.call(sender::held) > 0) {
+                    assertTrue(System.nanoTime() < deadline, "no onWritable after back-pressure");
+                    Thread.sleep(1);
+                }
+            }
+            next = accepted;
+        }
+    }
+
+    // ------------------------------------------------------------------ order and completeness
+
+    @Test
+    void framesOfEverySizeArriveByteExactAndInOrder() throws Exception {
+        SplittableRandom random = new SplittableRandom(7);
+        List<Frame> frames = new ArrayList<>();
+        int[] sizes = {0, 1, 7, 64, 500, 2000, 4096, 20_000, 65_536, 300_000, 1 << 20};
+        for (int i = 0; i < 400; i++) {
+            int size = sizes[random.nextInt(sizes.length)];
+            frames.add(frame(random, size == 0 ? 0 : 1 + random.nextInt(size)));
+        }
+        FrameSender sender = sender(SenderConfig.defaults().withQueue(64, 8L << 20));
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        sendAll(sender, frames, 1 + random.nextInt(40));
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS * 3, TimeUnit.SECONDS), "CRC32C of the stream");
+        events.awaitSent(frames.size() - 1);
+        SenderCounters c = thread.call(sender::counters);
+        assertTrue(c.framesCopied() > 0 && c.framesGathered() > 0, "both ways of sending were used: " + c);
+        assertTrue(c.batches() < frames.size(), "frames were coalesced into batches: " + c);
+    }
+
+    @Test
+    void shortSendsIntoATinySocketBufferAreFinishedBeforeAnythingBehindThem() throws Exception {
+        thread.call(() -> {
+            loop.setBufferSizes(socket, 4096, 0);
+            return null;
+        });
+        SplittableRandom random = new SplittableRandom(8);
+        List<Frame> frames = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            frames.add(frame(random, random.nextInt(3) == 0 ? 10 : 100_000 + random.nextInt(200_000)));
+        }
+        FrameSender sender = sender(SenderConfig.defaults());
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        sendAll(sender, frames, frames.size());
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS * 3, TimeUnit.SECONDS), "CRC32C of the stream");
+        events.awaitSent(frames.size() - 1);
+        SenderCounters c = thread.call(sender::counters);
+        assertTrue(c.shortSends() > 0, "a 4 KiB send buffer cuts multi-MiB batches short: " + c);
+    }
+
+    // ------------------------------------------------------------------ zero copy
+
+    @Test
+    void aZeroCopyFrameIsReportedSentOnlyOnceItsMemoryIsFreeAndMayThenBeOverwritten() throws Exception {
+        SplittableRandom random = new SplittableRandom(9);
+        Frame big = frame(random, 1 << 20);
+        byte[] original = big.payload().toArray(ValueLayout.JAVA_BYTE);
+        FrameSender sender = sender(SenderConfig.defaults().withZeroCopyThreshold(64 * 1024));
+        // The moment the frame is reported sent its memory is the application's: scribble over it at once,
+        // and note whether the kernel's notification had come in by then (it must have).
+        AtomicInteger notificationsAtRelease = new AtomicInteger(-1);
+        events.onSentHook = () -> {
+            SenderCounters c = sender.counters();
+            notificationsAtRelease.set((int) (c.zeroCopyCopied() + c.zeroCopyNotCopied()));
+            big.payload().fill((byte) 0x5A);
+        };
+        CompletableFuture<byte[]> received = new CompletableFuture<>();
+        long total = big.header().byteSize() + big.payload().byteSize();
+        Thread.ofPlatform().daemon().start(() -> {
+            try {
+                byte[] all = new byte[(int) total];
+                new DataInputStream(peer.getInputStream()).readFully(all);
+                received.complete(all);
+            } catch (Throwable t) {
+                received.completeExceptionally(t);
+            }
+        });
+        thread.call(() -> {
+            sender.offer(big.header(), 0, (int) big.header().byteSize(), big.payload(), 0, (int) big.payload().byteSize());
+            sender.flush();
+            return null;
+        });
+        events.awaitSent(0);
+        byte[] got = received.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        for (int i = 0; i < original.length; i++) {
+            if (got[(int) big.header().byteSize() + i] != original[i]) {
+                fail("payload byte " + i + " reached the peer changed: released before the kernel was done");
+            }
+        }
+        assertEquals(1, notificationsAtRelease.get(), "reported sent before the kernel's notification");
+        SenderCounters c = thread.call(sender::counters);
+        assertEquals(1, c.zeroCopySends(), "a 1 MiB payload goes out zero-copy: " + c);
+        assertEquals(1, c.zeroCopyCopied() + c.zeroCopyNotCopied(), "its notification was counted: " + c);
+    }
+
+    @Test
+    void loopbackCopiesSoLargeBatchesSwitchToCopyAndAreProbedAgainLater() throws Exception {
+        FrameSender sender = sender(SenderConfig.defaults().withZeroCopyThreshold(64 * 1024).withAdaptation(2, 3));
+        SplittableRandom random = new SplittableRandom(10);
+        List<Frame> frames = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            frames.add(frame(random, 128 * 1024));
+        }
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        for (Frame f : frames) { // one large batch at a time
+            long token = thread.call(() -> {
+                long t = sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0, (int) f.payload().byteSize());
+                sender.flush();
+                return t;
+            });
+            events.awaitSent(token);
+        }
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        SenderCounters c = thread.call(sender::counters);
+        // Loopback always copies (the kernel says so): 2 zero-copy sends, the switch, then a probe every 3rd.
+        assertEquals(1, c.switchesToCopy(), "one switch to copy: " + c);
+        assertEquals(0, c.zeroCopyNotCopied(), "loopback never sends without copying: " + c);
+        assertEquals(3, c.probes(), "10 large batches by copy, a probe every 3rd: " + c);
+        assertEquals(2 + c.probes(), c.zeroCopySends(), c.toString());
+        assertFalse(thread.call(sender::zeroCopyActive), "copying is the rule now");
+    }
+
+    @Test
+    void aProbeThatFindsZeroCopyWorkingSwitchesBack() throws Exception {
+        FrameSender sender = sender(SenderConfig.defaults().withZeroCopyThreshold(64 * 1024).withAdaptation(1, 2));
+        SplittableRandom random = new SplittableRandom(11);
+        List<Frame> frames = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            frames.add(frame(random, 100 * 1024));
+        }
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        for (int i = 0; i < frames.size(); i++) {
+            Frame f = frames.get(i);
+            if (i == 1) { // the route changes: from now on notifications report real zero copy
+                thread.call(() -> {
+                    sender.notificationFilter(result -> result & ~CqeFlags.ZC_COPIED);
+                    return null;
+                });
+            }
+            long token = thread.call(() -> {
+                long t = sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0, (int) f.payload().byteSize());
+                sender.flush();
+                return t;
+            });
+            events.awaitSent(token);
+        }
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        SenderCounters c = thread.call(sender::counters);
+        // #0 zero-copy (copied: switch), #1 by copy, #2 the probe (not copied: switch back), #3 zero-copy.
+        assertEquals(1, c.switchesToCopy(), c.toString());
+        assertEquals(1, c.probes(), c.toString());
+        assertEquals(1, c.switchesToZeroCopy(), c.toString());
+        assertEquals(3, c.zeroCopySends(), c.toString());
+        assertTrue(thread.call(sender::zeroCopyActive));
+    }
+
+    // ------------------------------------------------------------------ back-pressure, failure, bad input
+
+    @Test
+    void aFullSenderAnswersBackPressureAndSaysWhenThereIsRoomAgain() throws Exception {
+        FrameSender sender = sender(SenderConfig.defaults().withQueue(4, 1 << 20));
+        SplittableRandom random = new SplittableRandom(12);
+        List<Frame> frames = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            frames.add(frame(random, 1000));
+        }
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        long fifth = thread.call(() -> {
+            for (int i = 0; i < 4; i++) {
+                Frame f = frames.get(i);
+                assertEquals(i, sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0, 1000));
+            }
+            Frame f = frames.get(4);
+            return sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0, 1000);
+        });
+        assertEquals(FrameSender.BACK_PRESSURED, fifth, "a sender holds 4 frames");
+        assertEquals(0, events.writable.get());
+        thread.call(() -> {
+            sender.flush();
+            return null;
+        });
+        events.awaitSent(3);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (events.writable.get() == 0) {
+            assertTrue(System.nanoTime() < deadline, "onWritable after the frames left");
+            Thread.sleep(1);
+        }
+        long again = thread.call(() -> {
+            Frame f = frames.get(4);
+            long t = sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0, 1000);
+            sender.flush();
+            return t;
+        });
+        assertEquals(4, again);
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(1, thread.call(sender::counters).backPressure());
+    }
+
+    @Test
+    void aResetConnectionFailsTheSenderOnceAndRefusesMoreFrames() throws Exception {
+        FrameSender sender = sender(SenderConfig.defaults());
+        peer.setSoLinger(true, 0);
+        peer.close(); // RST
+        peer = null;
+        Frame f = frame(new SplittableRandom(13), 256 * 1024);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        Integer errno = null;
+        while (errno == null) { // the first sends may still land in the socket buffer before the RST is seen
+            assertTrue(System.nanoTime() < deadline, "the reset was never reported");
+            thread.call(() -> {
+                sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0, (int) f.payload().byteSize());
+                sender.flush();
+                return null;
+            });
+            errno = events.failures.poll(20, TimeUnit.MILLISECONDS);
+        }
+        assertTrue(errno == Errno.ECONNRESET || errno == Errno.EPIPE, "errno " + Errno.name(-errno));
+        assertEquals(FrameSender.CLOSED, (long) thread.call(() -> sender.offer(f.header(), 0, 32, f.payload(), 0, 1)));
+        Thread.sleep(50);
+        assertEquals(null, events.failures.poll(), "reported once");
+        assertEquals(1, thread.call(sender::counters).failures());
+    }
+
+    @Test
+    void badFramesAreRefusedWithAClearError() throws Exception {
+        FrameSender sender = sender(SenderConfig.defaults());
+        MemorySegment header = arena.allocate(128);
+        Arena closed = Arena.ofShared();
+        MemorySegment dead = closed.allocate(64);
+        closed.close();
+        MemorySegment heap = MemorySegment.ofArray(new byte[64]);
+        List<String> wrong = new ArrayList<>();
+        for (Runnable bad : List.<Runnable>of(
+                () -> sender.offer(header, 0, 0, header, 0, 0),
+                () -> sender.offer(header, 0, FrameSender.MAX_HEADER + 1, header, 0, 0),
+                () -> sender.offer(header, 120, 32, header, 0, 0),
+                () -> sender.offer(header, 0, 32, dead, 0, 16),
+                () -> sender.offer(header, 0, 32, heap, 0, 16),
+                () -> sender.offer(header, 0, 32, header, 100, 64),
+                () -> sender.offerFrame(null, 0))) {
+            Throwable t = thread.call(() -> {
+                try {
+                    bad.run();
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                }
+            });
+            if (!(t instanceof IllegalArgumentException) || t.getMessage() == null) {
+                wrong.add(String.valueOf(t));
+            }
+        }
+        assertEquals(List.of(), wrong, "each should be an IllegalArgumentException with a message");
+        assertEquals(0, (int) thread.call(sender::held), "nothing was queued");
+        assertThrows(IllegalArgumentException.class, () -> new SenderConfig(3, 1, 0, 1, 0, 1, 1));
+        assertNotNull(thread.call(sender::toString));
+    }
+}
