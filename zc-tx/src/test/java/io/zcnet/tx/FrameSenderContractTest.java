@@ -235,6 +235,16 @@ abstract class FrameSenderContractTest {
         }
     }
 
+    /** Offers one frame as a batch of its own and waits until it is reported sent. */
+    private void sendAndAwait(FrameSender sender, Frame f) throws Exception {
+        long token = thread.call(() -> {
+            long t = sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0, (int) f.payload().byteSize());
+            sender.flush();
+            return t;
+        });
+        events.awaitSent(token);
+    }
+
     // ------------------------------------------------------------------ order and completeness
 
     @Test
@@ -331,12 +341,7 @@ abstract class FrameSenderContractTest {
         }
         CompletableFuture<Long> received = readCrc(totalBytes(frames));
         for (Frame f : frames) { // one large batch at a time
-            long token = thread.call(() -> {
-                long t = sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0, (int) f.payload().byteSize());
-                sender.flush();
-                return t;
-            });
-            events.awaitSent(token);
+            sendAndAwait(sender, f);
         }
         assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
         SenderCounters c = thread.call(sender::counters);
@@ -365,12 +370,7 @@ abstract class FrameSenderContractTest {
                     return null;
                 });
             }
-            long token = thread.call(() -> {
-                long t = sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0, (int) f.payload().byteSize());
-                sender.flush();
-                return t;
-            });
-            events.awaitSent(token);
+            sendAndAwait(sender, f);
         }
         assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
         SenderCounters c = thread.call(sender::counters);
