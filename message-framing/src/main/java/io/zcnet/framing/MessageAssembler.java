@@ -72,9 +72,14 @@ public final class MessageAssembler {
     /** {@link #onFrame} and {@link #commit} result: the frame was placed (or, for an ACKNOWLEDGE, applied);
      *  {@link #beginPlacement} result: receive the payload into the target, then commit. */
     public static final int ACCEPTED = 1;
-    /** Result: the frame repeats a segment already placed (or being placed), or a completed message; ignored. */
+    /** Result: the frame repeats a segment already placed, or a completed message; ignored. */
     public static final int DUPLICATE = 2;
-    /** Result: a SEND frame whose receive is not known yet; offer it again later (through {@link #onFrame}). */
+    /**
+     * Result: keep the frame and offer it again later (through {@link #onFrame}): a SEND frame whose receive
+     * is not known yet, or a copy of a segment that a direct placement on another subflow is receiving
+     * right now (offer it again once that placement is committed or aborted: if it was aborted, this copy
+     * is what keeps the segment from being lost).
+     */
     public static final int DEFERRED = 3;
 
     // completeMessage: the completion or read-request queue is full; the message waits, complete.
@@ -158,6 +163,13 @@ public final class MessageAssembler {
     private int expectedMsn;
     private boolean heldBack;
     private long receivesRetired;
+    /** {@link #receiveFor}'s cursor: the first message it has not passed, and that message's receive. */
+    private int scanMsn;
+    private long scanIndex;
+    /** The receive index each message the cursor passed would take (by slot). */
+    private final long[] passedIndex;
+    /** Messages the cursor has stepped over, for the test that bounds the work per frame. */
+    long receiveScanSteps;
     private int state = STATE_READY;
     private int error = FrameError.OK;
     private long framesAccepted;
@@ -189,6 +201,7 @@ public final class MessageAssembler {
         this.sendFlow = sendFlow;
         kinds = new byte[window];
         consumers = new byte[window];
+        passedIndex = new long[window];
         complete = new boolean[window];
         segmentsPlaced = new int[window];
         segmentsExpected = new int[window];
@@ -442,17 +455,19 @@ public final class MessageAssembler {
      * {@link #abort}.
      *
      * <p>Nothing that a failed payload receive could leave wrong is changed here: the segment is only
-     * <em>reserved</em>, so that another copy of it (a retransmission on another subflow) is drained instead
-     * of being written over the first while the kernel fills it; its bytes count, and its message can
+     * <em>reserved</em>, so that another copy of it (a retransmission on another subflow) is kept by the
+     * caller ({@link #DEFERRED}) instead of being written over the first while the kernel fills it, and is
+     * placed if this placement is aborted; its bytes count, and its message can
      * complete, only at {@code commit}. The header and extension are copied into {@code target}, so
      * {@code headers} may be reused at once. With the ICRC negotiated, it is checked at {@code commit},
      * once the payload is in.
      *
      * @return {@link #ACCEPTED}: {@code target} names the place in a posted receive or a registered region
      *         (for frames without payload, 0 bytes of the drain) and is pending;
-     *         {@link #DUPLICATE}: a copy of a placed or reserved segment, or of a completed message:
+     *         {@link #DUPLICATE}: a copy of a placed segment, or of a completed message:
      *         {@code target} names the drain, receive the payload there and forget it;
-     *         {@link #DEFERRED}: a SEND frame whose receive is not known yet: {@code target} names the
+     *         {@link #DEFERRED}: a SEND frame whose receive is not known yet, or a copy of a segment another
+     *         placement is receiving: {@code target} names the
      *         drain; keep the payload (there or in a buffer of your own) and offer the whole frame to
      *         {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} after later frames;
      *         {@link FrameError#TRUNCATED}: fewer than the header and extension bytes were given (nothing
@@ -586,9 +601,9 @@ public final class MessageAssembler {
 
     /**
      * Gives up a placement whose payload receive failed (the subflow broke, the receive was cancelled):
-     * the segment's reservation is dropped and nothing else changes, so a retransmission of the frame is
-     * placed normally. Bytes the failed receive wrote stay inside the target, which a retransmission
-     * overwrites. In ERROR, aborting the last placement in flight emits the flush that waited for it.
+     * the segment's reservation is dropped and nothing else changes, so a copy kept meanwhile
+     * ({@link #DEFERRED}) or a later retransmission of the frame is placed normally. Bytes the failed
+     * receive wrote stay inside the target, which that copy overwrites. In ERROR, aborting the last placement in flight emits the flush that waited for it.
      *
      * @throws IllegalStateException if {@code target} holds no placement of this assembler
      */
@@ -674,8 +689,14 @@ public final class MessageAssembler {
             return FrameError.INCONSISTENT_MESSAGE;
         }
         int word = slot * wordsPerMessage + (segment >>> 6);
-        if (((placed[word] | reserved[word]) & (1L << segment)) != 0) {
+        if ((placed[word] & (1L << segment)) != 0) {
             return DUPLICATE;
+        }
+        if ((reserved[word] & (1L << segment)) != 0) {
+            // Another subflow's kernel is receiving this very segment and may still fail. Dropping this copy
+            // would lose the segment with that subflow; writing it now would race the kernel's write. It is
+            // kept by the caller instead and offered again once the placement is committed or aborted.
+            return DEFERRED;
         }
         return switch (family) {
             case Opcode.KIND_SEND -> checkSend(slot, msn, messageOffset, length);
@@ -719,19 +740,33 @@ public final class MessageAssembler {
         return ACCEPTED;
     }
 
-    /** The receive message {@code msn} takes, or -1 while an earlier message's kind is unknown. */
+    /**
+     * The receive message {@code msn} takes, or -1 while an earlier message's kind is unknown. A cursor
+     * walks the window once: every message it passes has a known kind and had its receive index noted,
+     * so a SEND frame costs amortised O(1) however deep the window, not a scan of it.
+     */
     private long receiveFor(int msn) {
-        long index = receivesRetired;
-        for (int m = expectedMsn; m != msn; m = Msn.add(m, 1)) {
-            int s = m & slotMask;
+        if (Msn.distance(expectedMsn, scanMsn) > window) { // the window moved past the cursor
+            scanMsn = expectedMsn;
+            scanIndex = receivesRetired;
+        }
+        int target = Msn.distance(expectedMsn, msn);
+        if (target < Msn.distance(expectedMsn, scanMsn)) {
+            return passedIndex[msn & slotMask];
+        }
+        while (scanMsn != msn) {
+            int s = scanMsn & slotMask;
+            receiveScanSteps++;
             if (consumers[s] == CONSUMER_UNKNOWN) {
                 return -1;
             }
+            passedIndex[s] = scanIndex;
             if (consumers[s] == CONSUMER_YES) {
-                index++;
+                scanIndex++;
             }
+            scanMsn = Msn.add(scanMsn, 1);
         }
-        return index;
+        return scanIndex;
     }
 
     private int checkWrite(MemorySegment headers, long extOffset, int length) {

@@ -154,29 +154,50 @@ class DirectPlacementTest {
     }
 
     @Test
-    void aSegmentBeingReceivedIsNotPlacedTwiceAndAnAbortLetsItsRetransmissionIn() {
+    void aRetransmissionOfASegmentBeingReceivedIsKeptSoTheFirstSubflowsAbortLosesNothing() {
+        // Subflow A begins a direct placement of segment 0; the same frame, retransmitted, comes in on B
+        // (once header-first, once whole); then A dies mid-receive. Nothing may be lost.
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
         byte[] data = TestFrames.pattern(2 * MSS, 2);
         List<byte[]> frames = send(0, data);
         PlacementTarget other = new PlacementTarget(arena.allocate(MSS));
         assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));
-        assertEquals(MessageAssembler.DUPLICATE, begin(frames.get(0), other), "a retransmission on another subflow");
-        assertSame(other.drain(), other.segment(), "its payload goes to the drain");
-        assertEquals(0, other.offset());
+        assertEquals(MessageAssembler.DEFERRED, begin(frames.get(0), other),
+                "a second placement of a reserved segment keeps its payload instead of draining it");
+        assertSame(other.drain(), other.segment(), "its payload is received into the drain, to be kept");
         assertEquals(MSS, other.length());
         assertFalse(other.isPending());
-        assertEquals(MessageAssembler.DUPLICATE, assembler.onFrame(MemorySegment.ofArray(frames.get(0)), 0, 32 + MSS),
-                "the copy path also keeps off a reserved segment");
+        MemorySegment copy = MemorySegment.ofArray(frames.get(0));
+        assertEquals(MessageAssembler.DEFERRED, assembler.onFrame(copy, 0, 32 + MSS),
+                "a whole copy is kept too: writing it now would race the kernel's write into the same bytes");
+        assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(1), other), "segment 1 comes in on B");
+        receivePayload(frames.get(1), other);
+        assertEquals(MessageAssembler.ACCEPTED, assembler.commit(other));
+        target.segment().asSlice(target.offset(), 10).fill((byte) 0x77); // A died after a torn write
         assembler.abort(target);
-        assertFalse(target.isPending());
+        assertTrue(cq.isEmpty(), "segment 0 is not placed yet");
+        assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(copy, 0, 32 + MSS), "the kept copy, offered again");
+        assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_LAST, data.length, 0);
+        assertArrayEquals(data, region.segment().asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE),
+                "the copy rewrote the torn bytes");
+    }
+
+    @Test
+    void aKeptCopyOfASegmentThatWasCommittedMeanwhileIsADuplicate() {
+        MemoryRegion region = receiveRegion(1024);
+        assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
+        byte[] data = TestFrames.pattern(2 * MSS, 3);
+        List<byte[]> frames = send(0, data);
+        assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));
+        MemorySegment copy = MemorySegment.ofArray(frames.get(0));
+        assertEquals(MessageAssembler.DEFERRED, assembler.onFrame(copy, 0, 32 + MSS));
+        receivePayload(frames.get(0), target);
+        assertEquals(MessageAssembler.ACCEPTED, assembler.commit(target));
+        assertEquals(MessageAssembler.DUPLICATE, assembler.onFrame(copy, 0, 32 + MSS), "placed by the first subflow");
         assertEquals(MessageAssembler.ACCEPTED, beginReceiveCommit(frames.get(1)));
-        assertTrue(cq.isEmpty(), "segment 0 was given up, the message is not complete");
-        assertEquals(MessageAssembler.ACCEPTED, beginReceiveCommit(frames.get(0)), "the retransmission is placed");
         assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_LAST, data.length, 0);
         assertArrayEquals(data, region.segment().asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
-        assertEquals(MessageAssembler.DUPLICATE, begin(frames.get(1), target), "a completed message");
-        assertEquals(3, assembler.duplicates());
     }
 
     @Test
