@@ -1,6 +1,5 @@
 package io.zcnet.examples;
 
-import io.zcnet.framing.WireDump;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;

@@ -17,11 +17,10 @@ import java.lang.foreign.ValueLayout;
  * frames and fed to a {@link MessageAssembler} whose receive buffers and registered regions sit inside
  * guarded memory. Any exception, an out-of-range result or a changed guard byte is a finding.
  *
- * <p>In the normal test run surefire sets {@code JAZZER_FUZZ=1}, so this fuzzes for {@code maxDuration};
- * without it (e.g. {@code JAZZER_FUZZ=0 mvn test}) it replays only the regression inputs under
- * {@code src/test/resources/io/zcnet/framing/AssemblerFuzzTestInputs/decodeAndPlace/}, where Jazzer also
- * writes each new finding (keep them: they are the regression suite). For a longer run see the module
- * README.
+ * <p>The normal test run replays only the regression inputs under
+ * {@code src/test/resources/io/zcnet/framing/AssemblerFuzzTestInputs/decodeAndPlace/}, so it stays
+ * deterministic; {@code mvn -pl message-framing -am verify -Pfuzz} sets {@code JAZZER_FUZZ=1} and fuzzes for
+ * {@code maxDuration}, writing each new finding there (keep them: they are the regression suite).
  */
 class AssemblerFuzzTest {
 

@@ -1,4 +1,13 @@
-package io.zcnet.framing;
+package io.zcnet.examples;
+
+import io.zcnet.framing.FrameError;
+import io.zcnet.framing.FrameHeader;
+import io.zcnet.framing.FrameValidator;
+import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.Icrc;
+import io.zcnet.framing.Opcode;
+import io.zcnet.framing.ReadRequestExtension;
+import io.zcnet.framing.TaggedExtension;
 
 import java.io.BufferedReader;
 import java.io.FileInputStream;
@@ -29,18 +38,12 @@ import java.util.Map;
  * ({@code icrc_ok: false}) and does not stop the dump. Exit codes: 0 success, 1 rejected input, 2 usage
  * or I/O error. Stateless apart from its arguments; each call is independent.
  */
-public final class WireDump {
+final class WireDump {
 
     private static final String USAGE = "usage: dump [--json [--payload]] [--mss N] [FILE|-]\n"
             + "       dump --encode [--icrc] [FILE|-]   (JSON lines in, raw frames out)";
 
     private WireDump() {
-    }
-
-    public static void main(String[] args) {
-        int code = run(args, System.in, System.out, System.err);
-        System.out.flush();
-        System.exit(code);
     }
 
     /** Runs the tool; {@code out} receives lines (dump) or frame bytes ({@code --encode}). */

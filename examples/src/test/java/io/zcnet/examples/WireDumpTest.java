@@ -1,4 +1,14 @@
-package io.zcnet.framing;
+package io.zcnet.examples;
+
+import io.zcnet.framing.FlowControl;
+import io.zcnet.framing.FrameError;
+import io.zcnet.framing.FrameHeader;
+import io.zcnet.framing.FrameValidator;
+import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.Icrc;
+import io.zcnet.framing.ReadRequestExtension;
+import io.zcnet.framing.Segmenter;
+import io.zcnet.framing.TaggedExtension;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -10,6 +20,7 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -32,12 +43,28 @@ class WireDumpTest {
         return out.toString(StandardCharsets.UTF_8).split("\n");
     }
 
+    /** Every frame of the segmenter's work request, header then payload, onto {@code out}. */
+    private static void writeFrames(Segmenter s, ByteArrayOutputStream out) {
+        byte[] header = new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH];
+        while (s.hasNext()) {
+            int headerBytes = s.next(MemorySegment.ofArray(header), 0);
+            out.write(header, 0, headerBytes);
+            if (s.payloadLength() > 0) {
+                out.writeBytes(s.source().asSlice(s.payloadOffset(), s.payloadLength()).toArray(ValueLayout.JAVA_BYTE));
+            }
+        }
+    }
+
     private static byte[] stream() {
         Segmenter s = new Segmenter(new FramingConfig(MSS, true, 8));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        TestFrames.all(s.beginWriteWithImmediate(65535, MemorySegment.ofArray(TestFrames.pattern(300, 1)), 0, 300,
-                0xF0000001, 0x7FFFFFFF00000001L, -2)).forEach(bytes::writeBytes);
-        TestFrames.all(s.beginReadRequest(0, 7, 8, 9, 10, 11)).forEach(bytes::writeBytes);
+        byte[] payload = new byte[300];
+        for (int i = 0; i < payload.length; i++) {
+            payload[i] = (byte) (i * 31 + 17);
+        }
+        writeFrames(s.beginWriteWithImmediate(65535, MemorySegment.ofArray(payload), 0, 300,
+                0xF0000001, 0x7FFFFFFF00000001L, -2), bytes);
+        writeFrames(s.beginReadRequest(0, 7, 8, 9, 10, 11), bytes);
         byte[] ack = new byte[32];
         FlowControl.writeAcknowledge(new FrameHeader().wrap(MemorySegment.ofArray(ack), 0), 3, 99, true, false);
         new FrameHeader().wrap(MemorySegment.ofArray(ack), 0).subflow(2).timestampPresent(true).timestamp(5).timestampEcho(6);

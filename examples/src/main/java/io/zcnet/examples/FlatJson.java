@@ -1,4 +1,5 @@
-package io.zcnet.framing;
+package io.zcnet.examples;
+
 
 import java.util.LinkedHashMap;
 import java.util.Map;
