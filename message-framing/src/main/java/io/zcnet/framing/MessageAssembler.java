@@ -89,15 +89,11 @@ public final class MessageAssembler {
     private static final int STATE_ERROR = 1;
 
     // Whether a slot's message consumes a receive.
-    private static final byte CONSUMER_UNKNOWN = 0;
-    private static final byte CONSUMER_YES = 1;
-    private static final byte CONSUMER_NO = 2;
 
     private final int segmentSize;
     private final boolean icrcEnabled;
     private final int window;
     private final int slotMask;
-    private final int wordsPerMessage;
     private final MemoryRegistry registry;
     private final ReceiveQueue receives;
     private final CompletionQueue completions;
@@ -107,42 +103,9 @@ public final class MessageAssembler {
     private final ReadRequestExtension readExtension = new ReadRequestExtension();
     private final Icrc icrc = new Icrc();
 
-    // Per-slot state of the messages in the window; slot = msn & slotMask. kind 0 = nothing seen.
-    private final byte[] kinds;
-    private final byte[] consumers;
-    private final boolean[] complete;
-    private final int[] segmentsPlaced;
-    private final int[] segmentsExpected;
-    /** Highest segment placed or reserved: a LAST frame below it contradicts the message. */
-    private final int[] highestSegment;
-    /** Direct placements in flight into the slot's message; it cannot complete while any is. */
-    private final int[] reservations;
-    private final int[] totalLengths;
-    private final int[] immediates;
-    private final int[] finalOpcodes;
-    private final long[] receiveIndexes;
-    // Per-message segment bitmaps: placed, and reserved by a direct placement still receiving its payload.
-    private final long[] placed;
-    private final long[] reserved;
-    private final int[] readRkeys;
-    private final long[] readOffsets;
-    private final int[] readLengths;
-    private final int[] readSinkRkeys;
-    private final long[] readSinkOffsets;
-
-    // Validated read requests waiting for the responder to answer (ring of window entries).
-    private final int[] pendingReadSlots;
-    private final ReadRequest[] pendingReads;
-    private long pendingReadHead;
-    private long pendingReadTail;
-
-    // Reads this side issued, whose responses it expects, in request order (ring of window entries).
-    private final long[] outstandingReadIds;
-    private final int[] outstandingReadKeys;
-    private final long[] outstandingReadOffsets;
-    private final int[] outstandingReadLengths;
-    private long outstandingReadHead;
-    private long outstandingReadTail;
+    /** Every message in the window, slot = msn & slotMask. */
+    private final MessageSlots slots;
+    private final ReadTracker reads;
 
     // What check() found out about the frame it judged, for placing it or for failing the queue pair.
     private int checkedSlot;
@@ -166,8 +129,6 @@ public final class MessageAssembler {
     /** {@link #receiveFor}'s cursor: the first message it has not passed, and that message's receive. */
     private int scanMsn;
     private long scanIndex;
-    /** The receive index each message the cursor passed would take (by slot). */
-    private final long[] passedIndex;
     /** Messages the cursor has stepped over, for the test that bounds the work per frame. */
     long receiveScanSteps;
     private int state = STATE_READY;
@@ -194,40 +155,12 @@ public final class MessageAssembler {
         this.icrcEnabled = config.icrcEnabled();
         this.window = config.messageWindow();
         this.slotMask = window - 1;
-        this.wordsPerMessage = FramingConfig.bitmapWordsPerMessage(segmentSize);
         this.registry = registry;
         this.receives = new ReceiveQueue(receiveCapacity);
         this.completions = completions;
         this.sendFlow = sendFlow;
-        kinds = new byte[window];
-        consumers = new byte[window];
-        passedIndex = new long[window];
-        complete = new boolean[window];
-        segmentsPlaced = new int[window];
-        segmentsExpected = new int[window];
-        highestSegment = new int[window];
-        reservations = new int[window];
-        totalLengths = new int[window];
-        immediates = new int[window];
-        finalOpcodes = new int[window];
-        receiveIndexes = new long[window];
-        placed = new long[window * wordsPerMessage];
-        reserved = new long[window * wordsPerMessage];
-        readRkeys = new int[window];
-        readOffsets = new long[window];
-        readLengths = new int[window];
-        readSinkRkeys = new int[window];
-        readSinkOffsets = new long[window];
-        pendingReadSlots = new int[window];
-        pendingReads = new ReadRequest[window];
-        for (int i = 0; i < window; i++) {
-            pendingReads[i] = new ReadRequest();
-            resetSlot(i);
-        }
-        outstandingReadIds = new long[window];
-        outstandingReadKeys = new int[window];
-        outstandingReadOffsets = new long[window];
-        outstandingReadLengths = new int[window];
+        this.slots = new MessageSlots(window, FramingConfig.bitmapWordsPerMessage(segmentSize));
+        this.reads = new ReadTracker(window);
     }
 
     // ---------------------------------------------------------------- posting
@@ -267,7 +200,7 @@ public final class MessageAssembler {
      * outstanding one has a free entry kept for it, so its completion (success or flush) is never dropped.
      */
     private boolean completionReserved() {
-        return completions.remaining() > receives.size() + (outstandingReadTail - outstandingReadHead);
+        return completions.remaining() > receives.size() + reads.expected();
     }
 
     /**
@@ -295,16 +228,7 @@ public final class MessageAssembler {
             throw new IllegalArgumentException("read " + workRequestId + ": sink rkey 0x" + Integer.toHexString(sinkRkey)
                     + " range " + sinkOffset + "+" + length + " does not name a live LOCAL_WRITE region range: " + sink);
         }
-        if (outstandingReadTail - outstandingReadHead >= window || !completionReserved()) {
-            return false;
-        }
-        int i = (int) outstandingReadTail & slotMask;
-        outstandingReadIds[i] = workRequestId;
-        outstandingReadKeys[i] = sinkRkey;
-        outstandingReadOffsets[i] = sinkOffset;
-        outstandingReadLengths[i] = length;
-        outstandingReadTail++;
-        return true;
+        return completionReserved() && reads.expect(workRequestId, sinkRkey, sinkOffset, length);
     }
 
     /**
@@ -317,16 +241,9 @@ public final class MessageAssembler {
         if (into == null) {
             throw new IllegalArgumentException("into is null");
         }
-        if (pendingReadHead == pendingReadTail) {
+        if (!reads.poll(into)) {
             return false;
         }
-        ReadRequest r = pendingReads[(int) pendingReadHead++ & slotMask];
-        into.msn = r.msn;
-        into.rkey = r.rkey;
-        into.regionOffset = r.regionOffset;
-        into.length = r.length;
-        into.sinkRkey = r.sinkRkey;
-        into.sinkOffset = r.sinkOffset;
         if (heldBack && state == STATE_READY) {
             retire();
         }
@@ -521,11 +438,7 @@ public final class MessageAssembler {
             target.region = destinationRegion;
             if (slot >= 0) {
                 int segment = header.messageOffset() / segmentSize;
-                reserved[slot * wordsPerMessage + (segment >>> 6)] |= 1L << segment;
-                reservations[slot]++;
-                if (segment > highestSegment[slot]) {
-                    highestSegment[slot] = segment;
-                }
+                slots.reserve(slot, segment);
                 target.segmentIndex = segment;
             }
             target.slot = slot;
@@ -632,9 +545,7 @@ public final class MessageAssembler {
         }
         int slot = target.slot;
         if (slot >= 0) {
-            int segment = target.segmentIndex;
-            reserved[slot * wordsPerMessage + (segment >>> 6)] &= ~(1L << segment);
-            reservations[slot]--;
+            slots.unreserve(slot, target.segmentIndex);
         }
         if (state == STATE_ERROR) {
             flushIfIdle();
@@ -674,25 +585,24 @@ public final class MessageAssembler {
         }
         int slot = msn & slotMask;
         checkedSlot = slot;
-        checkedReceive = receiveIndexes[slot]; // the receive the message holds, which an error must complete
+        checkedReceive = slots.receiveIndexes[slot]; // the receive the message holds, which an error must complete
         int family = family(Opcode.kind(opcode));
-        if (kinds[slot] != 0 && kinds[slot] != family) {
+        if (slots.kinds[slot] != 0 && slots.kinds[slot] != family) {
             return FrameError.INCONSISTENT_MESSAGE;
         }
         int messageOffset = header.messageOffset();
         int segment = messageOffset / segmentSize;
         if (Opcode.isLast(opcode)) {
-            if ((segmentsExpected[slot] >= 0 && totalLengths[slot] != messageOffset + length) || highestSegment[slot] > segment) {
+            if ((slots.segmentsExpected[slot] >= 0 && slots.totalLengths[slot] != messageOffset + length) || slots.highestSegment[slot] > segment) {
                 return FrameError.INCONSISTENT_MESSAGE;
             }
-        } else if (segmentsExpected[slot] >= 0 && segment >= segmentsExpected[slot] - 1) {
+        } else if (slots.segmentsExpected[slot] >= 0 && segment >= slots.segmentsExpected[slot] - 1) {
             return FrameError.INCONSISTENT_MESSAGE;
         }
-        int word = slot * wordsPerMessage + (segment >>> 6);
-        if ((placed[word] & (1L << segment)) != 0) {
+        if (slots.isPlaced(slot, segment)) {
             return DUPLICATE;
         }
-        if ((reserved[word] & (1L << segment)) != 0) {
+        if (slots.isReserved(slot, segment)) {
             // Another subflow's kernel is receiving this very segment and may still fail. Dropping this copy
             // would lose the segment with that subflow; writing it now would race the kernel's write. It is
             // kept by the caller instead and offered again once the placement is committed or aborted.
@@ -716,7 +626,7 @@ public final class MessageAssembler {
     }
 
     private int checkSend(int slot, int msn, int messageOffset, int length) {
-        long receive = receiveIndexes[slot];
+        long receive = slots.receiveIndexes[slot];
         if (receive < 0) {
             receive = receiveFor(msn);
             if (receive < 0) {
@@ -752,16 +662,16 @@ public final class MessageAssembler {
         }
         int target = Msn.distance(expectedMsn, msn);
         if (target < Msn.distance(expectedMsn, scanMsn)) {
-            return passedIndex[msn & slotMask];
+            return slots.passedIndex[msn & slotMask];
         }
         while (scanMsn != msn) {
             int s = scanMsn & slotMask;
             receiveScanSteps++;
-            if (consumers[s] == CONSUMER_UNKNOWN) {
+            if (slots.consumers[s] == MessageSlots.CONSUMER_UNKNOWN) {
                 return -1;
             }
-            passedIndex[s] = scanIndex;
-            if (consumers[s] == CONSUMER_YES) {
+            slots.passedIndex[s] = scanIndex;
+            if (slots.consumers[s] == MessageSlots.CONSUMER_YES) {
                 scanIndex++;
             }
             scanMsn = Msn.add(scanMsn, 1);
@@ -784,12 +694,12 @@ public final class MessageAssembler {
         int key = tagged.rkey();
         long regionOffset = tagged.regionOffset();
         // Every frame of one response names the same sink: key and message start agree.
-        if (segmentsPlaced[slot] > 0 && (readRkeys[slot] != key || readSinkOffsets[slot] != regionOffset - messageOffset)) {
+        if (slots.segmentsPlaced[slot] > 0 && (slots.readRkeys[slot] != key || slots.readSinkOffsets[slot] != regionOffset - messageOffset)) {
             return FrameError.INCONSISTENT_MESSAGE;
         }
         // The sink is named by its remote key; matching a read this side registered is the authorisation,
         // so the region needs LOCAL_WRITE (not REMOTE_WRITE), checked here as it is now.
-        if (!withinOutstandingRead(key, regionOffset, length)) {
+        if (!reads.covers(key, regionOffset, length)) {
             return FrameError.UNEXPECTED_READ_RESPONSE;
         }
         MemoryRegion sink = registry.lookupRemote(key);
@@ -811,18 +721,6 @@ public final class MessageAssembler {
         return ACCEPTED;
     }
 
-    private boolean withinOutstandingRead(int key, long offset, int length) {
-        for (long i = outstandingReadHead; i < outstandingReadTail; i++) {
-            int s = (int) i & slotMask;
-            long start = outstandingReadOffsets[s];
-            if (outstandingReadKeys[s] == key && offset >= start
-                    && offset - start <= outstandingReadLengths[s] - (long) length) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private int checkReadRequest(MemorySegment headers, long extOffset) {
         readExtension.wrap(headers, extOffset);
         long length = readExtension.readLength();
@@ -840,12 +738,12 @@ public final class MessageAssembler {
     private void classify(int slot, int opcode) {
         int kind = Opcode.kind(opcode);
         int family = family(kind);
-        if (kinds[slot] == 0) {
-            kinds[slot] = (byte) family;
+        if (slots.kinds[slot] == 0) {
+            slots.kinds[slot] = (byte) family;
         }
         // A WRITE takes a receive only if it carries immediate data, which only its last frame says.
-        if (consumers[slot] == CONSUMER_UNKNOWN && (family != Opcode.KIND_WRITE || Opcode.isLast(opcode))) {
-            consumers[slot] = Opcode.consumesReceive(kind) ? CONSUMER_YES : CONSUMER_NO;
+        if (slots.consumers[slot] == MessageSlots.CONSUMER_UNKNOWN && (family != Opcode.KIND_WRITE || Opcode.isLast(opcode))) {
+            slots.consumers[slot] = Opcode.consumesReceive(kind) ? MessageSlots.CONSUMER_YES : MessageSlots.CONSUMER_NO;
         }
     }
 
@@ -862,34 +760,30 @@ public final class MessageAssembler {
         int slot = checkedSlot;
         classify(slot, opcode);
         int messageOffset = header.messageOffset();
-        switch (kinds[slot]) {
-            case Opcode.KIND_SEND -> receiveIndexes[slot] = checkedReceive;
+        switch (slots.kinds[slot]) {
+            case Opcode.KIND_SEND -> slots.receiveIndexes[slot] = checkedReceive;
             case Opcode.KIND_READ_RESPONSE -> {
                 tagged.wrap(headers, extOffset);
-                readRkeys[slot] = tagged.rkey();
-                readSinkOffsets[slot] = tagged.regionOffset() - messageOffset;
+                slots.readRkeys[slot] = tagged.rkey();
+                slots.readSinkOffsets[slot] = tagged.regionOffset() - messageOffset;
             }
             case Opcode.KIND_READ_REQUEST -> {
                 readExtension.wrap(headers, extOffset);
-                readRkeys[slot] = readExtension.rkey();
-                readOffsets[slot] = readExtension.regionOffset();
-                readLengths[slot] = (int) readExtension.readLength();
-                readSinkRkeys[slot] = readExtension.sinkRkey();
-                readSinkOffsets[slot] = readExtension.sinkOffset();
+                slots.readRkeys[slot] = readExtension.rkey();
+                slots.readOffsets[slot] = readExtension.regionOffset();
+                slots.readLengths[slot] = (int) readExtension.readLength();
+                slots.readSinkRkeys[slot] = readExtension.sinkRkey();
+                slots.readSinkOffsets[slot] = readExtension.sinkOffset();
             }
             default -> { }
         }
         int segment = messageOffset / segmentSize;
-        placed[slot * wordsPerMessage + (segment >>> 6)] |= 1L << segment;
-        segmentsPlaced[slot]++;
-        if (segment > highestSegment[slot]) {
-            highestSegment[slot] = segment;
-        }
+        slots.place(slot, segment);
         if (Opcode.isLast(opcode)) {
-            segmentsExpected[slot] = segment + 1;
-            totalLengths[slot] = messageOffset + length;
-            finalOpcodes[slot] = opcode;
-            immediates[slot] = Opcode.hasImmediate(opcode) ? header.immData() : 0;
+            slots.segmentsExpected[slot] = segment + 1;
+            slots.totalLengths[slot] = messageOffset + length;
+            slots.finalOpcodes[slot] = opcode;
+            slots.immediates[slot] = Opcode.hasImmediate(opcode) ? header.immData() : 0;
         }
         return completeIfDone(slot);
     }
@@ -899,8 +793,8 @@ public final class MessageAssembler {
      * (the kernel may still be writing into its buffer), and completes it if it is the oldest.
      */
     private int completeIfDone(int slot) {
-        if (!complete[slot] && reservations[slot] == 0 && segmentsPlaced[slot] == segmentsExpected[slot]) {
-            complete[slot] = true;
+        if (!slots.complete[slot] && slots.reservations[slot] == 0 && slots.segmentsPlaced[slot] == slots.segmentsExpected[slot]) {
+            slots.complete[slot] = true;
             if (slot == (expectedMsn & slotMask)) {
                 return retire();
             }
@@ -914,7 +808,7 @@ public final class MessageAssembler {
     private int retire() {
         heldBack = false;
         int slot = expectedMsn & slotMask;
-        while (complete[slot]) {
+        while (slots.complete[slot]) {
             int r = completeMessage(slot);
             if (r == HELD_BACK) {
                 // Not acknowledged, so the peer's MSN window stops it until the application makes room.
@@ -924,7 +818,7 @@ public final class MessageAssembler {
             if (r != FrameError.OK) {
                 return r;
             }
-            resetSlot(slot);
+            slots.reset(slot);
             expectedMsn = Msn.add(expectedMsn, 1);
             slot = expectedMsn & slotMask;
         }
@@ -933,13 +827,13 @@ public final class MessageAssembler {
 
     private int completeMessage(int slot) {
         int msn = expectedMsn;
-        switch (kinds[slot]) {
+        switch (slots.kinds[slot]) {
             case Opcode.KIND_SEND, Opcode.KIND_WRITE -> {
-                if (consumers[slot] != CONSUMER_YES) {
+                if (slots.consumers[slot] != MessageSlots.CONSUMER_YES) {
                     return FrameError.OK;
                 }
                 if (!receives.isPosted(receivesRetired)) {
-                    return fail(FrameError.RECEIVER_NOT_READY, slot, receiveIndexes[slot]);
+                    return fail(FrameError.RECEIVER_NOT_READY, slot, slots.receiveIndexes[slot]);
                 }
                 if (completions.remaining() == 0) {
                     return HELD_BACK; // only if the queue is shared: the reservation kept a slot otherwise
@@ -947,34 +841,30 @@ public final class MessageAssembler {
                 long id = receives.workRequestId(receivesRetired);
                 receives.consume();
                 receivesRetired++;
-                completions.offer(id, CompletionStatus.SUCCESS, finalOpcodes[slot], totalLengths[slot], immediates[slot], msn);
+                completions.offer(id, CompletionStatus.SUCCESS, slots.finalOpcodes[slot], slots.totalLengths[slot], slots.immediates[slot], msn);
             }
             case Opcode.KIND_READ_RESPONSE -> {
-                int s = (int) outstandingReadHead & slotMask;
-                if (outstandingReadHead == outstandingReadTail || outstandingReadKeys[s] != readRkeys[slot]
-                        || outstandingReadOffsets[s] != readSinkOffsets[slot]
-                        || outstandingReadLengths[s] != totalLengths[slot]) {
-                    return fail(FrameError.UNEXPECTED_READ_RESPONSE, slot, receiveIndexes[slot]);
+                if (!reads.oldestIs(slots.readRkeys[slot], slots.readSinkOffsets[slot], slots.totalLengths[slot])) {
+                    return fail(FrameError.UNEXPECTED_READ_RESPONSE, slot, slots.receiveIndexes[slot]);
                 }
                 if (completions.remaining() == 0) {
                     return HELD_BACK;
                 }
-                outstandingReadHead++;
-                completions.offer(outstandingReadIds[s], CompletionStatus.SUCCESS, finalOpcodes[slot], totalLengths[slot], 0, msn);
+                completions.offer(reads.takeOldest(), CompletionStatus.SUCCESS, slots.finalOpcodes[slot], slots.totalLengths[slot], 0, msn);
             }
             case Opcode.KIND_READ_REQUEST -> {
-                if (pendingReadTail - pendingReadHead >= window) {
+                if (reads.pendingFull()) {
                     return HELD_BACK;
                 }
-                ReadRequest r = pendingReads[(int) pendingReadTail++ & slotMask];
+                ReadRequest r = reads.nextPending();
                 r.msn = msn;
-                r.rkey = readRkeys[slot];
-                r.regionOffset = readOffsets[slot];
-                r.length = readLengths[slot];
-                r.sinkRkey = readSinkRkeys[slot];
-                r.sinkOffset = readSinkOffsets[slot];
+                r.rkey = slots.readRkeys[slot];
+                r.regionOffset = slots.readOffsets[slot];
+                r.length = slots.readLengths[slot];
+                r.sinkRkey = slots.readSinkRkeys[slot];
+                r.sinkOffset = slots.readSinkOffsets[slot];
             }
-            default -> throw new IllegalStateException("complete slot " + slot + " has kind " + kinds[slot]);
+            default -> throw new IllegalStateException("complete slot " + slot + " has kind " + slots.kinds[slot]);
         }
         return FrameError.OK;
     }
@@ -982,30 +872,6 @@ public final class MessageAssembler {
     /** The MSN of the in-window message held by {@code slot}. */
     private int slotMsn(int slot) {
         return Msn.add(expectedMsn, (slot - expectedMsn) & slotMask);
-    }
-
-    private void resetSlot(int slot) {
-        // Bits set lie at or below the highest segment placed or reserved (and below segmentsExpected).
-        int segments = Math.max(segmentsExpected[slot], highestSegment[slot] + 1);
-        int words = segments > 0 ? Math.min((segments + 63) >>> 6, wordsPerMessage) : wordsPerMessage;
-        int base = slot * wordsPerMessage;
-        for (int w = 0; w < words; w++) {
-            placed[base + w] = 0;
-            reserved[base + w] = 0;
-        }
-        reservations[slot] = 0;
-        kinds[slot] = 0;
-        consumers[slot] = CONSUMER_UNKNOWN;
-        complete[slot] = false;
-        segmentsPlaced[slot] = 0;
-        segmentsExpected[slot] = -1;
-        highestSegment[slot] = -1;
-        totalLengths[slot] = -1;
-        immediates[slot] = 0;
-        finalOpcodes[slot] = -1;
-        receiveIndexes[slot] = -1;
-        readRkeys[slot] = 0;
-        readSinkOffsets[slot] = 0;
     }
 
     // ---------------------------------------------------------------- errors
@@ -1020,7 +886,7 @@ public final class MessageAssembler {
         error = code;
         failedReceive = receive;
         failedStatus = FrameError.completionStatus(code);
-        failedOpcode = slot >= 0 ? finalOpcodes[slot] : -1;
+        failedOpcode = slot >= 0 ? slots.finalOpcodes[slot] : -1;
         failedMsn = slot >= 0 ? slotMsn(slot) : -1;
         flushOwed = true;
         flushIfIdle();
@@ -1039,9 +905,8 @@ public final class MessageAssembler {
             completions.offer(receives.workRequestId(index), failed ? failedStatus : CompletionStatus.FLUSH_ERROR,
                     failed ? failedOpcode : -1, 0, 0, failed ? failedMsn : -1);
         }
-        while (outstandingReadHead < outstandingReadTail) {
-            int s = (int) outstandingReadHead++ & slotMask;
-            completions.offer(outstandingReadIds[s], CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
+        while (reads.expected() > 0) {
+            completions.offer(reads.takeOldest(), CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
         }
     }
 
