@@ -85,37 +85,37 @@ public final class MessageAssembler {
     // completeMessage: the completion or read-request queue is full; the message waits, complete.
     private static final int HELD_BACK = 1;
 
-    private static final int STATE_READY = 0;
-    private static final int STATE_ERROR = 1;
+    static final int STATE_READY = 0;
+    static final int STATE_ERROR = 1;
 
     // Whether a slot's message consumes a receive.
 
-    private final int segmentSize;
-    private final boolean icrcEnabled;
+    final int segmentSize;
+    final boolean icrcEnabled;
     private final int window;
     private final int slotMask;
     private final MemoryRegistry registry;
     private final ReceiveQueue receives;
     private final CompletionQueue completions;
     private final FlowControl sendFlow;
-    private final FrameHeader header = new FrameHeader();
+    final FrameHeader header = new FrameHeader();
     private final TaggedExtension tagged = new TaggedExtension();
     private final ReadRequestExtension readExtension = new ReadRequestExtension();
-    private final Icrc icrc = new Icrc();
+    final Icrc icrc = new Icrc();
 
     /** Every message in the window, slot = msn & slotMask. */
-    private final MessageSlots slots;
+    final MessageSlots slots;
     private final ReadTracker reads;
+    private final DirectPlacement placements = new DirectPlacement(this);
 
     // What check() found out about the frame it judged, for placing it or for failing the queue pair.
-    private int checkedSlot;
-    private long checkedReceive;
-    private MemorySegment destination;
-    private long destinationOffset;
-    private MemoryRegion destinationRegion;
+    int checkedSlot;
+    long checkedReceive;
+    MemorySegment destination;
+    long destinationOffset;
+    MemoryRegion destinationRegion;
 
     // Targets handed out by beginPlacement and not yet committed or aborted.
-    private int pendingPlacements;
     // What fail() recorded for the flush, which waits while placements are pending.
     private boolean flushOwed;
     private long failedReceive = -1;
@@ -131,7 +131,7 @@ public final class MessageAssembler {
     private long scanIndex;
     /** Messages the cursor has stepped over, for the test that bounds the work per frame. */
     long receiveScanSteps;
-    private int state = STATE_READY;
+    int state = STATE_READY;
     private int error = FrameError.OK;
     private long framesAccepted;
     private long duplicates;
@@ -352,7 +352,7 @@ public final class MessageAssembler {
         }
     }
 
-    private int count(int result) {
+    int count(int result) {
         if (result == ACCEPTED) {
             framesAccepted++;
         } else if (result == DUPLICATE) {
@@ -394,69 +394,7 @@ public final class MessageAssembler {
      * @throws IllegalStateException    if {@code target} still holds a placement not committed or aborted
      */
     public int beginPlacement(MemorySegment headers, long offset, long available, PlacementTarget target) {
-        if (headers == null || target == null) {
-            throw new IllegalArgumentException("headers and target must not be null");
-        }
-        if (offset < 0 || available < 0 || offset > headers.byteSize() || available > headers.byteSize() - offset) {
-            throw new IllegalArgumentException("range " + offset + "+" + available + " outside the header segment");
-        }
-        if (target.owner != null) {
-            throw new IllegalStateException("target still holds a placement: commit or abort it first: " + target);
-        }
-        if (target.drain.byteSize() < segmentSize) {
-            throw new IllegalArgumentException("drain of " + target.drain.byteSize() + " bytes is smaller than the "
-                    + segmentSize + "-byte segment size");
-        }
-        target.clear();
-        if (state == STATE_ERROR) {
-            return FrameError.QUEUE_PAIR_IN_ERROR;
-        }
-        if (available < FrameHeader.LENGTH) {
-            return FrameError.TRUNCATED;
-        }
-        header.wrap(headers, offset);
-        int result = FrameValidator.validateHeader(header, segmentSize);
-        if (result != FrameError.OK) {
-            return fail(result, -1, -1);
-        }
-        int headerBytes = FrameHeader.LENGTH + header.extLength();
-        if (available < headerBytes) {
-            return FrameError.TRUNCATED;
-        }
-        MemorySegment copy = target.headerCopy;
-        MemorySegment.copy(headers, offset, copy, 0, headerBytes);
-        header.wrap(copy, 0);
-        int length = (int) header.length();
-        result = check(copy, FrameHeader.LENGTH, length);
-        if (result == ACCEPTED) {
-            int slot = checkedSlot;
-            if (destinationRegion != null && !destinationRegion.pin()) {
-                // Deregistered since the check: nothing may be received into it.
-                return fail(checkedReceive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS,
-                        slot, checkedReceive);
-            }
-            target.region = destinationRegion;
-            if (slot >= 0) {
-                int segment = header.messageOffset() / segmentSize;
-                slots.reserve(slot, segment);
-                target.segmentIndex = segment;
-            }
-            target.slot = slot;
-            target.receive = checkedReceive;
-            target.owner = this;
-            pendingPlacements++;
-            if (destination != null) {
-                target.describe(destination, destinationOffset, length);
-            } else {
-                target.describe(target.drain, 0, 0);
-            }
-            return ACCEPTED;
-        }
-        if (result == DUPLICATE || result == DEFERRED) {
-            target.describe(target.drain, 0, length);
-            return result == DUPLICATE ? count(result) : result;
-        }
-        return fail(result, checkedSlot, checkedReceive);
+        return placements.begin(headers, offset, available, target);
     }
 
     /**
@@ -472,44 +410,7 @@ public final class MessageAssembler {
      * @throws IllegalStateException if {@code target} holds no placement of this assembler
      */
     public int commit(PlacementTarget target) {
-        release(target);
-        if (state == STATE_ERROR) {
-            return FrameError.QUEUE_PAIR_IN_ERROR;
-        }
-        MemorySegment copy = target.headerCopy;
-        header.wrap(copy, 0);
-        if (icrcEnabled) {
-            int verified = verifyPlaced(copy, target);
-            if (verified != ACCEPTED) {
-                return verified;
-            }
-        }
-        // The reservation kept every other copy of this segment out, and the receive a SEND takes was
-        // known at beginPlacement and never changes: the check yields the same place, or an error.
-        int result = check(copy, FrameHeader.LENGTH, target.length);
-        if (result == ACCEPTED) {
-            result = apply(copy, FrameHeader.LENGTH, target.length);
-        } else if (result < 0) {
-            return fail(result, checkedSlot, checkedReceive);
-        }
-        return count(result);
-    }
-
-    /**
-     * Verifies the ICRC of a committed frame over the bytes in its destination, whose memory may have been
-     * freed meanwhile: that is an access error (the receive's LOCAL_PROTECTION, a region's REMOTE_ACCESS),
-     * never an exception escaping into the receive loop.
-     */
-    private int verifyPlaced(MemorySegment copy, PlacementTarget target) {
-        int gone = target.receive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS;
-        if (target.length > 0 && !target.segment.scope().isAlive()) {
-            return fail(gone, target.slot, target.receive);
-        }
-        try {
-            return icrc.verify(copy, 0, target.segment, target.offset) ? ACCEPTED : fail(FrameError.ICRC_MISMATCH, -1, -1);
-        } catch (IllegalStateException | WrongThreadException closedMeanwhile) {
-            return fail(gone, target.slot, target.receive);
-        }
+        return placements.commit(target);
     }
 
     /**
@@ -521,41 +422,12 @@ public final class MessageAssembler {
      * @throws IllegalStateException if {@code target} holds no placement of this assembler
      */
     public void abort(PlacementTarget target) {
-        int slot = release(target);
-        target.clear();
-        if (slot >= 0 && state == STATE_READY) {
-            completeIfDone(slot);
-        }
-    }
-
-    /** Ends a placement's reservation and pin; in ERROR, flushes once none is left. Returns its slot. */
-    private int release(PlacementTarget target) {
-        if (target == null) {
-            throw new IllegalArgumentException("target is null");
-        }
-        if (target.owner != this) {
-            throw new IllegalStateException(target.owner == null ? "target holds no placement: " + target
-                    : "target holds a placement of another assembler: " + target);
-        }
-        target.owner = null;
-        pendingPlacements--;
-        if (target.region != null) {
-            target.region.unpin();
-            target.region = null;
-        }
-        int slot = target.slot;
-        if (slot >= 0) {
-            slots.unreserve(slot, target.segmentIndex);
-        }
-        if (state == STATE_ERROR) {
-            flushIfIdle();
-        }
-        return slot;
+        placements.abort(target);
     }
 
     /** Placements handed out by {@link #beginPlacement} and not yet committed or aborted. */
     public int pendingPlacements() {
-        return pendingPlacements;
+        return placements.pending();
     }
 
     // ---------------------------------------------------------------- judging and placing
@@ -568,7 +440,7 @@ public final class MessageAssembler {
      * without payload); {@link #checkedSlot} and {@link #checkedReceive} are set as far as they were
      * determined, for {@link #fail}.
      */
-    private int check(MemorySegment headers, long extOffset, int length) {
+    int check(MemorySegment headers, long extOffset, int length) {
         checkedSlot = -1;
         checkedReceive = -1;
         destination = null;
@@ -751,7 +623,7 @@ public final class MessageAssembler {
      * Marks a frame that {@link #check} accepted (and whose payload is in place) as placed, and completes
      * what is now complete.
      */
-    private int apply(MemorySegment headers, long extOffset, int length) {
+    int apply(MemorySegment headers, long extOffset, int length) {
         int opcode = header.opcode();
         if (opcode == Opcode.ACKNOWLEDGE) {
             int r = sendFlow.onAcknowledge(header.msn(), header.immData());
@@ -792,7 +664,7 @@ public final class MessageAssembler {
      * Marks the slot's message complete once every segment is placed and no placement into it is in flight
      * (the kernel may still be writing into its buffer), and completes it if it is the oldest.
      */
-    private int completeIfDone(int slot) {
+    int completeIfDone(int slot) {
         if (!slots.complete[slot] && slots.reservations[slot] == 0 && slots.segmentsPlaced[slot] == slots.segmentsExpected[slot]) {
             slots.complete[slot] = true;
             if (slot == (expectedMsn & slotMask)) {
@@ -881,7 +753,7 @@ public final class MessageAssembler {
      * every other outstanding receive and expected read response is flushed, in posting order, as soon as
      * no direct placement is in flight.
      */
-    private int fail(int code, int slot, long receive) {
+    int fail(int code, int slot, long receive) {
         state = STATE_ERROR;
         error = code;
         failedReceive = receive;
@@ -894,8 +766,8 @@ public final class MessageAssembler {
     }
 
     /** Flushes what fail() owes unless a placement may still be writing into a receive or sink. */
-    private void flushIfIdle() {
-        if (!flushOwed || pendingPlacements > 0) {
+    void flushIfIdle() {
+        if (!flushOwed || placements.pending() > 0) {
             return;
         }
         flushOwed = false;
@@ -949,7 +821,7 @@ public final class MessageAssembler {
     public String toString() {
         return "MessageAssembler[" + (state == STATE_ERROR ? "ERROR " + FrameError.name(error) : "READY")
                 + " expectedMsn=" + expectedMsn + " receives=" + receives.size() + "/" + receives.capacity()
-                + " placementsInFlight=" + pendingPlacements
+                + " placementsInFlight=" + placements.pending()
                 + " accepted=" + framesAccepted + " duplicates=" + duplicates + "]";
     }
 }
