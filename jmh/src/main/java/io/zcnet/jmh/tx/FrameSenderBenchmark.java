@@ -76,6 +76,7 @@ public class FrameSenderBenchmark {
         CompletionHandler onConnect = (op, tag, result, flags) -> connected[0] = result;
         int id = loop.registerHandler(onConnect);
         loop.connect(id, 0, socket, address);
+        loop.poll(0); // submits the connect: the kernel completes the handshake into the listener's backlog
         peer = listener.accept();
         while (connected[0] == 1) {
             loop.poll(1_000_000);
