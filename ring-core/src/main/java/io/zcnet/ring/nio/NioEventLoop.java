@@ -385,10 +385,25 @@ public final class NioEventLoop extends EventLoop {
         int count = message.count();
         if (op.gather == null || op.gather.length < count) {
             op.gather = new ByteBuffer[Math.max(count, 8)];
+            op.gatherSources = new MemorySegment[op.gather.length];
         }
-        // Slices, not the cached whole-segment views: two pieces of one segment need their own positions.
+        // One view per piece (two pieces of one segment need their own positions), reused while the piece
+        // in that place comes from the same segment object.
         for (int i = 0; i < count; i++) {
-            op.gather[i] = message.buffer(i).asSlice(message.offset(i), message.length(i)).asByteBuffer();
+            MemorySegment source = message.buffer(i);
+            if (source.byteSize() > Integer.MAX_VALUE) { // no whole-segment view: a slice of its own
+                op.gather[i] = source.asSlice(message.offset(i), message.length(i)).asByteBuffer();
+                op.gatherSources[i] = null;
+                continue;
+            }
+            ByteBuffer view = op.gather[i];
+            if (op.gatherSources[i] != source || view == null) {
+                view = source.asByteBuffer();
+                op.gather[i] = view;
+                op.gatherSources[i] = source;
+            }
+            int offset = (int) message.offset(i);
+            view.limit(offset + (int) message.length(i)).position(offset);
         }
         op.gatherCount = count;
         op.socket = socket;

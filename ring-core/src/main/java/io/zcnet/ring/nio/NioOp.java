@@ -1,5 +1,6 @@
 package io.zcnet.ring.nio;
 
+import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 
@@ -27,8 +28,14 @@ final class NioOp {
     long userData;
     int socket;
 
-    /** SENDMSG: one view per piece, written with one gathering write; null for every other kind. */
+    /**
+     * SENDMSG: one view per piece, written with one gathering write. Each is a whole-segment view of
+     * {@code gatherSources[i]}, re-positioned when the same segment comes back in the same place (a sender's
+     * header, staging and payload segments do), so a steady stream of gathered sends allocates nothing.
+     * Kept across reuse of this pooled op, as the ring buffers' views are.
+     */
     ByteBuffer[] gather;
+    MemorySegment[] gatherSources;
     int gatherCount;
     /** RECV_SELECT: the BUFFER flag and id of the buffer the last read filled. */
     int selectedFlags;
@@ -76,9 +83,6 @@ final class NioOp {
         userData = 0;
         socket = -1;
         view = null;
-        if (gather != null) {
-            java.util.Arrays.fill(gather, 0, gatherCount, null); // the array is kept for the next SENDMSG
-        }
         gatherCount = 0;
         selectedFlags = 0;
         linkToNext = false;
