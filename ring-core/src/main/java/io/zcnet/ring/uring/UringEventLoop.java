@@ -25,8 +25,6 @@ import io.zcnet.ring.sys.Timespec;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -50,7 +48,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <h2>Wake-ups</h2>
  * An eventfd with a READ kept armed on the ring. A waker writes to it only when the loop announced
- * that it may sleep (a CAS on {@code sleepState}), so a busy loop costs other threads no system call.
+ * that it may sleep ({@link WakeupLatch}), so a busy loop costs other threads no system call.
  *
  * <h2>Memory that must outlive an SQE</h2>
  * Connect addresses and timeout timespecs live in a side slot keyed by the SQE's index. The ring is
@@ -97,28 +95,12 @@ public final class UringEventLoop extends EventLoop {
     private static final long CONTROL_LEN = 40;
     private static final long CONTROL_OPT = 48;
 
-    private static final int AWAKE = 0;
-    private static final int SLEEPING = 1;
-    /** A waker won the CAS from SLEEPING and is writing the eventfd; the fd must stay open. */
-    private static final int SIGNALLING = 2;
-    private static final int CLOSED = 3;
-    /** A wake-up arrived while the loop was awake: the next poll must not block, and costs no syscall. */
-    private static final int WOKEN = 4;
-    private static final VarHandle SLEEP_STATE;
-
-    static {
-        try {
-            SLEEP_STATE = MethodHandles.lookup().findVarHandle(UringEventLoop.class, "sleepState", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     private final LoopCounters counters = LoopCounters.forLoop(EngineKind.URING);
     private final Arena arena;
     private final Native sys;
     private final Ring ring;
     private final int eventFd;
+    private final WakeupLatch wakeups;
     private final MemorySegment eventValue;
     private final MemorySegment slots;
     private final MemorySegment control;
@@ -137,8 +119,6 @@ public final class UringEventLoop extends EventLoop {
     private final List<String> notes;
 
     private volatile EngineFeatures features;
-    @SuppressWarnings("unused") // accessed through SLEEP_STATE
-    private volatile int sleepState;
     private int userPending;
     private int internalPending;
     private boolean wakeupArmed;
@@ -169,6 +149,7 @@ public final class UringEventLoop extends EventLoop {
             throw new ErrnoException("eventfd", efd, "wake-up descriptor");
         }
         this.eventFd = efd;
+        this.wakeups = new WakeupLatch(() -> Native.signalEventFd(efd));
         this.eventValue = arena.allocate(JAVA_LONG);
         this.slots = arena.allocate(SLOT_SIZE * ring.sqEntries(), 8);
         this.control = arena.allocate(CONTROL_SIZE, 8);
@@ -554,13 +535,8 @@ public final class UringEventLoop extends EventLoop {
     private void enter(boolean wait, long timeoutNanos) {
         boolean announced = false;
         if (wait) {
-            // Fails when a wake-up came while awake (WOKEN: consume it, do not block) or while a waker is
-            // still SIGNALLING (its write may already have been consumed: do not block this round either).
-            announced = SLEEP_STATE.compareAndSet(this, AWAKE, SLEEPING);
-            if (!announced) {
-                SLEEP_STATE.compareAndSet(this, WOKEN, AWAKE);
-                wait = false;
-            } else if (hasTasks()) { // a task queued before the CAS saw AWAKE and wrote nothing
+            announced = wakeups.announceSleep();
+            if (!announced || hasTasks()) { // a task's waker may have found nothing to signal
                 wait = false;
             }
         }
@@ -568,7 +544,7 @@ public final class UringEventLoop extends EventLoop {
         // non-waiting poll enters while operations are pending.
         int r = ring.submit(true, wait ? 1 : 0, timeoutNanos);
         if (announced) {
-            SLEEP_STATE.compareAndSet(this, SLEEPING, AWAKE); // fails when a waker took it: it resets it
+            wakeups.endSleep();
         }
         // ETIME/EINTR end a wait; EAGAIN/EBUSY ask for the CQ to be drained; EBADR reports dropped
         // completions, which the CQ's overflow counter already counts.
@@ -680,18 +656,7 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public void wakeup() {
-        // Awake: leave a mark the next poll sees instead of writing the eventfd. Losing the CAS means the
-        // loop has just gone to sleep (or closed): fall through to the sleeper case.
-        if ((int) SLEEP_STATE.getVolatile(this) == AWAKE && SLEEP_STATE.compareAndSet(this, AWAKE, WOKEN)) {
-            return;
-        }
-        if ((int) SLEEP_STATE.getVolatile(this) == SLEEPING && SLEEP_STATE.compareAndSet(this, SLEEPING, SIGNALLING)) {
-            try {
-                Native.signalEventFd(eventFd);
-            } finally {
-                SLEEP_STATE.compareAndSet(this, SIGNALLING, AWAKE);
-            }
-        }
+        wakeups.wakeup();
     }
 
     @Override
@@ -874,7 +839,7 @@ public final class UringEventLoop extends EventLoop {
                 closeBufferRing(open, drained);
             }
             ring.close();
-            shutOutWakers();
+            wakeups.shutOut();
             sys.close(eventFd);
             if (drained) {
                 arena.close(); // else leaked: the wake-up read may still write eventValue
@@ -891,18 +856,6 @@ public final class UringEventLoop extends EventLoop {
             open.close();
         } catch (IllegalStateException e) { // the rest of close() must still run; the ring leaked itself
             System.err.println("zcnet: " + e.getMessage());
-        }
-    }
-
-    /** Moves the sleep state to CLOSED once no waker is mid-write, so no write can hit a reused fd. */
-    private void shutOutWakers() {
-        while (true) {
-            int state = (int) SLEEP_STATE.getVolatile(this);
-            if (state == SIGNALLING) {
-                Thread.onSpinWait();
-            } else if (SLEEP_STATE.compareAndSet(this, state, CLOSED)) {
-                return;
-            }
         }
     }
 
