@@ -536,7 +536,7 @@ public final class UringEventLoop extends EventLoop {
         boolean announced = false;
         if (wait) {
             announced = wakeups.announceSleep();
-            if (!announced || hasTasks()) { // a task's waker may have found nothing to signal
+            if (!announced || hasTasks()) { // a task's waker is on its way: no need to wait for its write
                 wait = false;
             }
         }

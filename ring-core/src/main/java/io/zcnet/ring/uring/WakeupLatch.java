@@ -9,25 +9,29 @@ import java.lang.invoke.VarHandle;
  * block, so waking a busy loop costs no syscall.
  *
  * <pre>
- *              wakeup()                          announceSleep() fails and takes the mark
- *   AWAKE ---------------------------&gt; WOKEN ----------------------------------------&gt; AWAKE
- *    | ^
- *    | | endSleep() (unless a waker took it first)
- *    v |
- *   SLEEPING --wakeup() wins the CAS--&gt; SIGNALLING --the signal is written--&gt; AWAKE
+ *            wakeup()                    announceSleep() fails and takes the mark
+ *   AWAKE -------------------&gt; WOKEN ------------------------------------------&gt; AWAKE
+ *    | ^                          ^
+ *    | | endSleep(), unless       | the write is done
+ *    v |  a waker took SLEEPING   |
+ *   SLEEPING --wakeup()--&gt; SIGNALLING --wakeup()--&gt; SIGNALLING_WOKEN
+ *                              |
+ *                              +--the write is done--&gt; AWAKE
  *
- *   any state but SIGNALLING --shutOut()--&gt; CLOSED (final: wakeup() does nothing)
+ *   any state but SIGNALLING and SIGNALLING_WOKEN --shutOut()--&gt; CLOSED (final)
  * </pre>
+ *
+ * No wake-up is lost: one that finds the sleeper awake leaves a mark that makes its next
+ * {@link #announceSleep} fail; one that finds it SLEEPING writes the signal; one that finds another
+ * waker mid-write leaves a mark that waker hands on when done, because the sleeper may have consumed
+ * that write already. A waker that loses a CAS looks at the state again.
  *
  * <h2>Threading</h2>
  * {@link #announceSleep}, {@link #endSleep} and {@link #shutOut} are the sleeper's; {@link #wakeup} is
  * for any thread. Every transition is a CAS on one volatile int; the latch orders nothing else (the
- * loop's task queue carries its own happens-before). The signal runs only in SIGNALLING, and
- * {@link #shutOut} waits that state out, so after it returns no signal is written: the eventfd may then
- * be closed and its number reused.
- *
- * <p>The sleeper re-checks its own work queue after a successful {@link #announceSleep}: a waker that
- * finds the latch SIGNALLING or WOKEN writes nothing and leaves no mark of its own.
+ * loop's task queue carries its own happens-before). The signal is written only in SIGNALLING and
+ * SIGNALLING_WOKEN, and {@link #shutOut} waits those out, so after it returns no signal is written:
+ * the eventfd may then be closed and its number reused.
  */
 final class WakeupLatch {
     private static final int AWAKE = 0;
@@ -37,6 +41,8 @@ final class WakeupLatch {
     private static final int CLOSED = 3;
     /** A wake-up arrived while the sleeper was awake: its next announcement fails, and costs no syscall. */
     private static final int WOKEN = 4;
+    /** SIGNALLING, and another wake-up arrived meanwhile: WOKEN once the write is done. */
+    private static final int SIGNALLING_WOKEN = 5;
     private static final VarHandle STATE;
 
     static {
@@ -51,7 +57,7 @@ final class WakeupLatch {
     @SuppressWarnings("unused") // accessed through STATE
     private volatile int state;
 
-    /** @param signal wakes the blocked sleeper (writes the eventfd); called by a waker in SIGNALLING */
+    /** @param signal wakes the blocked sleeper (writes the eventfd); called by the waker that took SLEEPING */
     WakeupLatch(Runnable signal) {
         this.signal = signal;
     }
@@ -60,7 +66,7 @@ final class WakeupLatch {
      * Sleeper: announces that it is about to block.
      *
      * @return true if it may block until signalled; false when a wake-up came while it was awake (the
-     *         mark is taken) or a waker is still SIGNALLING (its write may already have been consumed), so
+     *         mark is taken) or a waker is still writing (the write may already have been consumed), so
      *         it must not block this round
      */
     boolean announceSleep() {
@@ -78,29 +84,59 @@ final class WakeupLatch {
 
     /** Any thread: makes the sleeper's current or next block return. */
     void wakeup() {
-        // Awake: leave a mark the next announcement sees instead of writing the eventfd. Losing the CAS
-        // means the sleeper has just announced (or closed): fall through to the sleeper case.
-        if ((int) STATE.getVolatile(this) == AWAKE && STATE.compareAndSet(this, AWAKE, WOKEN)) {
-            return;
-        }
-        if ((int) STATE.getVolatile(this) == SLEEPING && STATE.compareAndSet(this, SLEEPING, SIGNALLING)) {
-            try {
-                signal.run();
-            } finally {
-                STATE.compareAndSet(this, SIGNALLING, AWAKE);
+        while (true) {
+            int s = (int) STATE.getVolatile(this);
+            if (s == AWAKE) {
+                if (STATE.compareAndSet(this, AWAKE, WOKEN)) {
+                    return;
+                }
+            } else if (s == SLEEPING) {
+                if (STATE.compareAndSet(this, SLEEPING, SIGNALLING)) {
+                    signal();
+                    return;
+                }
+            } else if (s == SIGNALLING) {
+                if (STATE.compareAndSet(this, SIGNALLING, SIGNALLING_WOKEN)) {
+                    return;
+                }
+            } else {
+                return; // WOKEN or SIGNALLING_WOKEN: a mark is there already; CLOSED: nobody to wake
             }
         }
     }
 
-    /** Sleeper: moves to CLOSED once no waker is mid-signal, so no signal can hit a closed or reused fd. */
+    private void signal() {
+        try {
+            signal.run();
+        } finally {
+            // Only this waker leaves SIGNALLING or SIGNALLING_WOKEN, so if the first CAS fails the second holds.
+            if (!STATE.compareAndSet(this, SIGNALLING, AWAKE)) {
+                STATE.compareAndSet(this, SIGNALLING_WOKEN, WOKEN);
+            }
+        }
+    }
+
+    /** Sleeper: moves to CLOSED once no waker is mid-write, so no signal can hit a closed or reused fd. */
     void shutOut() {
         while (true) {
             int s = (int) STATE.getVolatile(this);
-            if (s == SIGNALLING) {
+            if (s == SIGNALLING || s == SIGNALLING_WOKEN) {
                 Thread.onSpinWait();
             } else if (STATE.compareAndSet(this, s, CLOSED)) {
                 return;
             }
         }
+    }
+
+    @Override
+    public String toString() {
+        return switch ((int) STATE.getVolatile(this)) {
+            case AWAKE -> "AWAKE";
+            case SLEEPING -> "SLEEPING";
+            case SIGNALLING -> "SIGNALLING";
+            case CLOSED -> "CLOSED";
+            case WOKEN -> "WOKEN";
+            default -> "SIGNALLING_WOKEN";
+        };
     }
 }
