@@ -15,7 +15,6 @@ import io.zcnet.ring.Op;
 import io.zcnet.ring.UserData;
 import io.zcnet.ring.sys.ErrnoException;
 import io.zcnet.ring.sys.IoUring;
-import io.zcnet.ring.sys.Iovec;
 import io.zcnet.ring.sys.Linux;
 import io.zcnet.ring.sys.Native;
 import io.zcnet.ring.sys.SockAddr;
@@ -31,7 +30,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
@@ -90,10 +88,6 @@ public final class UringEventLoop extends EventLoop {
     private static final int MIN_SQ_ENTRIES = 8;
     /** Side-slot bytes per SQE: room for a sockaddr_in6 (28) or a __kernel_timespec (16). */
     private static final long SLOT_SIZE = 32;
-    /** Control-path scratch: a sockaddr_in6 plus its length word and an int option value. */
-    private static final long CONTROL_SIZE = 64;
-    private static final long CONTROL_LEN = 40;
-    private static final long CONTROL_OPT = 48;
 
     private final LoopCounters counters = LoopCounters.forLoop(EngineKind.URING);
     private final Arena arena;
@@ -103,13 +97,12 @@ public final class UringEventLoop extends EventLoop {
     private final WakeupLatch wakeups;
     private final MemorySegment eventValue;
     private final MemorySegment slots;
-    private final MemorySegment control;
+    private final ControlPath control;
     private final int internalHandler;
     private final long wakeupUserData;
     private final long cancelUserData;
     private final int[] pendingByOp = new int[Op.WAKEUP + 1];
     private final List<UringBufferRing> bufferRings = new ArrayList<>();
-    private final List<MemoryRegion> fixedRegions = new ArrayList<>();
     private final OpenFds openFds = new OpenFds();
     private final ReceiveRings receiveRings = new ReceiveRings();
     /** While closing: user_data of operations prepared by handlers, to complete with -ECANCELED unsubmitted. */
@@ -152,7 +145,7 @@ public final class UringEventLoop extends EventLoop {
         this.wakeups = new WakeupLatch(() -> Native.signalEventFd(efd));
         this.eventValue = arena.allocate(JAVA_LONG);
         this.slots = arena.allocate(SLOT_SIZE * ring.sqEntries(), 8);
-        this.control = arena.allocate(CONTROL_SIZE, 8);
+        this.control = new ControlPath(sys, arena, ring.fd(), openFds);
         this.internalHandler = registerInternalHandler(new InternalHandler());
         this.wakeupUserData = UserData.pack(internalHandler, Op.WAKEUP, 0);
         this.cancelUserData = UserData.pack(internalHandler, Op.CANCEL, 0);
@@ -368,7 +361,7 @@ public final class UringEventLoop extends EventLoop {
         checkSocket(socket);
         checkBuffer(buffer, offset, length);
         long addr = address(buffer, offset);
-        checkFixedBuffer(fixedBufferIndex, fixedRegions, buffer, offset, length);
+        checkFixedBuffer(fixedBufferIndex, control.fixedRegions(), buffer, offset, length);
         long ud = begin(handler, Op.SEND_ZC, tag);
         if (closing) {
             return refusedByClose(ud);
@@ -673,55 +666,28 @@ public final class UringEventLoop extends EventLoop {
         if (backlog < 1) {
             throw new IllegalArgumentException("backlog must be >= 1, got " + backlog);
         }
-        int fd = newSocket(address);
-        try {
-            setIntOption(fd, Linux.SOL_SOCKET, Linux.SO_REUSEADDR, 1, "SO_REUSEADDR");
-            int length = SockAddr.write(control, 0, address);
-            int r = sys.bind(fd, control, length);
-            if (r < 0) {
-                throw new ErrnoException("bind", r, address.toString());
-            }
-            ErrnoException.check("listen", sys.listen(fd, backlog));
-            openFds.add(fd);
-            return fd;
-        } catch (IOException | RuntimeException e) {
-            sys.close(fd);
-            throw e;
-        }
+        return control.listen(address, backlog);
     }
 
     @Override
     public int socket(InetSocketAddress address) throws IOException {
         ensureOwner();
         checkAddress(address, "address");
-        int fd = newSocket(address);
-        openFds.add(fd);
-        return fd;
-    }
-
-    private int newSocket(InetSocketAddress address) throws ErrnoException {
-        int family = SockAddr.family(address);
-        int fd = sys.socket(family, Linux.SOCK_STREAM | Linux.SOCK_CLOEXEC, Linux.IPPROTO_TCP);
-        if (fd < 0) {
-            throw new ErrnoException("socket", fd, family == Linux.AF_INET6 ? "AF_INET6" : "AF_INET");
-        }
-        return fd;
+        return control.socket(address);
     }
 
     @Override
     public InetSocketAddress localAddress(int socket) throws IOException {
         ensureOwner();
         checkSocket(socket);
-        control.set(JAVA_INT, CONTROL_LEN, (int) SockAddr.MAX_SIZE);
-        ErrnoException.check("getsockname", sys.getsockname(socket, control, control.asSlice(CONTROL_LEN, 4)));
-        return SockAddr.read(control, 0);
+        return control.localAddress(socket);
     }
 
     @Override
     public void setTcpNoDelay(int socket, boolean on) throws IOException {
         ensureOwner();
         checkSocket(socket);
-        setIntOption(socket, Linux.IPPROTO_TCP, Linux.TCP_NODELAY, on ? 1 : 0, "TCP_NODELAY");
+        control.setTcpNoDelay(socket, on);
     }
 
     @Override
@@ -729,64 +695,14 @@ public final class UringEventLoop extends EventLoop {
         ensureOwner();
         checkSocket(socket);
         checkBufferSizes(sendBytes, receiveBytes);
-        if (sendBytes > 0) {
-            setIntOption(socket, Linux.SOL_SOCKET, Linux.SO_SNDBUF, sendBytes, "SO_SNDBUF");
-        }
-        if (receiveBytes > 0) {
-            setIntOption(socket, Linux.SOL_SOCKET, Linux.SO_RCVBUF, receiveBytes, "SO_RCVBUF");
-        }
-    }
-
-    private void setIntOption(int fd, int level, int name, int value, String what) throws ErrnoException {
-        control.set(JAVA_INT, CONTROL_OPT, value);
-        int r = sys.setsockopt(fd, level, name, control.asSlice(CONTROL_OPT, 4), 4);
-        if (r < 0) {
-            throw new ErrnoException("setsockopt " + what, r, null);
-        }
+        control.setBufferSizes(socket, sendBytes, receiveBytes);
     }
 
     @Override
     public void registerFixedBuffers(MemoryRegion... regions) throws IOException {
         ensureOwner();
         checkRegions(regions);
-        List<MemoryRegion> all = new ArrayList<>(fixedRegions);
-        for (MemoryRegion region : regions) {
-            if (!all.contains(region)) {
-                all.add(region);
-            }
-        }
-        try (Arena scratch = Arena.ofConfined()) {
-            MemorySegment iovecs = scratch.allocate(Iovec.LAYOUT, all.size());
-            long bytes = 0;
-            for (int i = 0; i < all.size(); i++) {
-                MemorySegment segment = all.get(i).segment();
-                iovecs.set(JAVA_LONG, i * Iovec.SIZE + Iovec.IOV_BASE, segment.address());
-                iovecs.set(JAVA_LONG, i * Iovec.SIZE + Iovec.IOV_LEN, segment.byteSize());
-                bytes += segment.byteSize();
-            }
-            if (!fixedRegions.isEmpty()) {
-                // The table is replaced whole; requests already holding old entries keep them alive.
-                ErrnoException.check("io_uring_register(UNREGISTER_BUFFERS)",
-                        sys.ioUringRegister(ring.fd(), IoUring.UNREGISTER_BUFFERS, MemorySegment.NULL, 0));
-            }
-            int r = sys.ioUringRegister(ring.fd(), IoUring.REGISTER_BUFFERS, iovecs, all.size());
-            if (r < 0) {
-                for (MemoryRegion region : fixedRegions) {
-                    region.fixedBufferIndex(MemoryRegion.NO_FIXED_BUFFER);
-                }
-                fixedRegions.clear();
-                String detail = r == -Errno.ENOMEM
-                        ? bytes + " bytes exceed the locked-memory limit RLIMIT_MEMLOCK of "
-                                + Uring.formatLimit(Uring.memlockLimit()) + " (raise ulimit -l or grant CAP_IPC_LOCK)"
-                        : all.size() + " regions, " + bytes + " bytes";
-                throw new ErrnoException("io_uring_register(BUFFERS)", r, detail);
-            }
-        }
-        fixedRegions.clear();
-        fixedRegions.addAll(all);
-        for (int i = 0; i < all.size(); i++) {
-            all.get(i).fixedBufferIndex(i);
-        }
+        control.registerFixedBuffers(regions);
     }
 
     @Override
