@@ -96,7 +96,11 @@ public final class UringEventLoop extends EventLoop {
     private final int eventFd;
     private final WakeupLatch wakeups;
     private final MemorySegment eventValue;
+    /** One side slot per SQE index, and one more for the refused entry. */
     private final MemorySegment slots;
+    /** Where operations refused while closing are prepared: an SQE that never reaches the ring. */
+    private final MemorySegment refusedEntry;
+    private final Sqe refusedSqe = new Sqe();
     private final ControlPath control;
     private final int internalHandler;
     private final long wakeupUserData;
@@ -144,7 +148,8 @@ public final class UringEventLoop extends EventLoop {
         this.eventFd = efd;
         this.wakeups = new WakeupLatch(() -> Native.signalEventFd(efd));
         this.eventValue = arena.allocate(JAVA_LONG);
-        this.slots = arena.allocate(SLOT_SIZE * ring.sqEntries(), 8);
+        this.slots = arena.allocate(SLOT_SIZE * (ring.sqEntries() + 1), 8);
+        this.refusedEntry = arena.allocate(Sqe.LAYOUT);
         this.control = new ControlPath(sys, arena, ring.fd(), openFds);
         this.internalHandler = registerInternalHandler(new InternalHandler());
         this.wakeupUserData = UserData.pack(internalHandler, Op.WAKEUP, 0);
@@ -226,9 +231,7 @@ public final class UringEventLoop extends EventLoop {
     }
 
     private void armWakeup() {
-        Sqe sqe = take(1);
-        sqe.prepare(IoUring.OP_READ, eventFd, eventValue.address(), (int) JAVA_LONG.byteSize(), 0)
-                .userData(wakeupUserData);
+        Prep.read(take(1), eventFd, eventValue.address(), (int) JAVA_LONG.byteSize(), 0).userData(wakeupUserData);
         wakeupArmed = true;
     }
 
@@ -254,9 +257,10 @@ public final class UringEventLoop extends EventLoop {
     }
 
     /**
-     * Validates a user operation's handler and makes its user_data. Counts nothing: {@link #submitted}
-     * does, once the operation's SQEs are in the SQ, because {@link #take} may still throw (SQ stuck
-     * full) and an operation that never reached the ring must not stay pending.
+     * Prologue of every operation, after its own argument checks: confines to the owner, checks the
+     * handler id and makes the user_data. Counts nothing: {@link #end} does, once the operation's SQEs
+     * are in the SQ, because {@link #take} may still throw (SQ stuck full) and an operation that never
+     * reached the ring must not stay pending.
      */
     private long begin(int handler, int op, int tag) {
         ensureOwner();
@@ -267,23 +271,42 @@ public final class UringEventLoop extends EventLoop {
         return UserData.pack(handler, op, tag);
     }
 
-    /** The operation's SQEs are prepared: it is pending until its final completion. */
-    private long submitted(long userData) {
-        userPending++;
-        pendingByOp[UserData.op(userData)]++;
-        return userData;
+    /**
+     * The SQE of a one-entry operation, with its user_data: the next free entry, or while {@link #close()}
+     * drains the refused entry, which is never submitted, so that every operation has one shape.
+     */
+    private Sqe sqe(long userData) {
+        Sqe sqe = closing ? refusedSqe.wrap(refusedEntry, 0) : take(1);
+        return sqe.userData(userData);
+    }
+
+    /** Offset in {@link #slots} of the side slot of the entry {@link #sqe} or {@link Ring#nextSqe} gave last. */
+    private long slot() {
+        return SLOT_SIZE * (closing ? ring.sqEntries() : ring.lastSqeIndex());
+    }
+
+    /** Writes {@code nanos} as a {@code __kernel_timespec} into the last entry's slot: its address. */
+    private long timespec(long nanos) {
+        long slot = slot();
+        Timespec.set(slots, slot, nanos);
+        return slots.address() + slot;
     }
 
     /**
-     * An operation prepared while {@link #close()} drains: never submitted (the cancel-all has gone by,
-     * nothing would cancel it), it completes with {@code -ECANCELED} from the drain, as on NIO.
+     * Epilogue of every operation: it is pending until its final completion. One prepared while
+     * {@link #close()} drains was refused: never submitted (the cancel-all has gone by, nothing would
+     * cancel it), it completes with {@code -ECANCELED} from the drain, as on NIO.
      */
-    private long refusedByClose(long userData) {
-        if (refusedCount == refusedAtClose.length) {
-            refusedAtClose = Arrays.copyOf(refusedAtClose, refusedCount * 2);
+    private long end(long userData) {
+        if (closing) {
+            if (refusedCount == refusedAtClose.length) {
+                refusedAtClose = Arrays.copyOf(refusedAtClose, refusedCount * 2);
+            }
+            refusedAtClose[refusedCount++] = userData;
         }
-        refusedAtClose[refusedCount++] = userData;
-        return submitted(userData);
+        userPending++;
+        pendingByOp[UserData.op(userData)]++;
+        return userData;
     }
 
     /** The address the kernel reads or writes: {@code buffer} must be native, the range checked already. */
@@ -294,34 +317,21 @@ public final class UringEventLoop extends EventLoop {
         return buffer.address() + offset;
     }
 
-    private long slot(int sqeIndex) {
-        return SLOT_SIZE * sqeIndex;
-    }
-
     // ---------------------------------------------------------------- asynchronous operations
 
     @Override
     public long nop(int handler, int tag) {
         long ud = begin(handler, Op.NOP, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_NOP, -1, 0, 0, 0).userData(ud);
-        return submitted(ud);
+        Prep.nop(sqe(ud));
+        return end(ud);
     }
 
     @Override
     public long accept(int handler, int tag, int listenSocket, boolean multishot) {
         checkSocket(listenSocket);
         long ud = begin(handler, Op.ACCEPT, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_ACCEPT, listenSocket, 0, 0, 0)
-                .opFlags(Linux.SOCK_CLOEXEC)
-                .ioprio(multishot ? IoUring.ACCEPT_MULTISHOT : 0)
-                .userData(ud);
-        return submitted(ud);
+        Prep.accept(sqe(ud), listenSocket, Linux.SOCK_CLOEXEC, multishot);
+        return end(ud);
     }
 
     @Override
@@ -329,14 +339,10 @@ public final class UringEventLoop extends EventLoop {
         checkSocket(socket);
         checkAddress(remote, "remote");
         long ud = begin(handler, Op.CONNECT, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        Sqe sqe = take(1);
-        long slot = slot(ring.lastSqeIndex());
-        int length = SockAddr.write(slots, slot, remote);
-        sqe.prepare(IoUring.OP_CONNECT, socket, slots.address() + slot, 0, length).userData(ud);
-        return submitted(ud);
+        Sqe sqe = sqe(ud);
+        long slot = slot();
+        Prep.connect(sqe, socket, slots.address() + slot, SockAddr.write(slots, slot, remote));
+        return end(ud);
     }
 
     @Override
@@ -346,13 +352,8 @@ public final class UringEventLoop extends EventLoop {
         checkBuffer(buffer, offset, length);
         long addr = address(buffer, offset);
         long ud = begin(handler, Op.SEND, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_SEND, socket, addr, length, 0)
-                .opFlags(Linux.MSG_NOSIGNAL | (waitAll ? Linux.MSG_WAITALL : 0))
-                .userData(ud);
-        return submitted(ud);
+        Prep.send(sqe(ud), socket, addr, length, Linux.MSG_NOSIGNAL | (waitAll ? Linux.MSG_WAITALL : 0));
+        return end(ud);
     }
 
     @Override
@@ -363,18 +364,13 @@ public final class UringEventLoop extends EventLoop {
         long addr = address(buffer, offset);
         checkFixedBuffer(fixedBufferIndex, control.fixedRegions(), buffer, offset, length);
         long ud = begin(handler, Op.SEND_ZC, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        Sqe sqe = take(1).prepare(IoUring.OP_SEND_ZC, socket, addr, length, 0)
-                .opFlags(Linux.MSG_NOSIGNAL)
-                .userData(ud);
         if (fixedBufferIndex >= 0) {
-            sqe.ioprio(IoUring.SEND_ZC_REPORT_USAGE | IoUring.RECVSEND_FIXED_BUF).bufIndex(fixedBufferIndex);
+            Prep.sendZcFixed(sqe(ud), socket, addr, length, Linux.MSG_NOSIGNAL, IoUring.SEND_ZC_REPORT_USAGE,
+                    fixedBufferIndex);
         } else {
-            sqe.ioprio(IoUring.SEND_ZC_REPORT_USAGE);
+            Prep.sendZc(sqe(ud), socket, addr, length, Linux.MSG_NOSIGNAL, IoUring.SEND_ZC_REPORT_USAGE);
         }
-        return submitted(ud);
+        return end(ud);
     }
 
     @Override
@@ -384,13 +380,8 @@ public final class UringEventLoop extends EventLoop {
         checkReceiveBuffer(buffer, offset, length);
         long addr = address(buffer, offset);
         long ud = begin(handler, Op.RECV, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_RECV, socket, addr, length, 0)
-                .opFlags(waitAll ? Linux.MSG_WAITALL : 0)
-                .userData(ud);
-        return submitted(ud);
+        Prep.recv(sqe(ud), socket, addr, length, waitAll ? Linux.MSG_WAITALL : 0);
+        return end(ud);
     }
 
     /**
@@ -411,18 +402,13 @@ public final class UringEventLoop extends EventLoop {
                     + " is armed on buffer group " + armed.groupId() + "; use another tag for group " + own.groupId());
         }
         long ud = begin(handler, Op.RECV_MULTISHOT, tag);
-        if (closing) {
-            return refusedByClose(ud);
+        // No address, length 0 (no per-shot cap): buffers are picked from the group.
+        Prep.selectBuffer(Prep.recvMultishot(sqe(ud), socket, 0, 0, 0), own.groupId());
+        if (!closing) { // a refused receive takes no buffer
+            receiveRings.arm(ud, own);
+            own.armed();
         }
-        // Multishot recv: no address, length 0 (no per-shot cap), buffers picked from the group.
-        take(1).prepare(IoUring.OP_RECV, socket, 0, 0, 0)
-                .ioprio(IoUring.RECV_MULTISHOT)
-                .flags(IoUring.IOSQE_BUFFER_SELECT)
-                .bufIndex(own.groupId())
-                .userData(ud);
-        receiveRings.arm(ud, own);
-        own.armed();
-        return submitted(ud);
+        return end(ud);
     }
 
     @Override
@@ -430,11 +416,8 @@ public final class UringEventLoop extends EventLoop {
         checkSocket(socket);
         checkShutdownHow(how);
         long ud = begin(handler, Op.SHUTDOWN, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_SHUTDOWN, socket, 0, how, 0).userData(ud);
-        return submitted(ud);
+        Prep.shutdown(sqe(ud), socket, how);
+        return end(ud);
     }
 
     @Override
@@ -442,35 +425,28 @@ public final class UringEventLoop extends EventLoop {
         checkSocket(socket);
         long ud = begin(handler, Op.CLOSE, tag);
         if (closing) {
-            return refusedByClose(ud); // the fd stays tracked: close() closes it with the others
+            return end(ud); // refused; the fd stays tracked: close() closes it with the others
         }
         // Cancel everything on the fd, then close it. The hard link runs the close even when the cancel
         // finds nothing (-ENOENT); the cancel's completion stays internal.
-        take(2).prepare(IoUring.OP_ASYNC_CANCEL, socket, 0, 0, 0)
-                .opFlags(IoUring.ASYNC_CANCEL_FD | IoUring.ASYNC_CANCEL_ALL)
+        Prep.cancelFd(take(2), socket, IoUring.ASYNC_CANCEL_ALL)
                 .flags(IoUring.IOSQE_IO_HARDLINK)
                 .userData(cancelUserData);
         internalPending++;
-        ring.nextSqe().prepare(IoUring.OP_CLOSE, socket, 0, 0, 0).userData(ud);
+        Prep.close(ring.nextSqe(), socket).userData(ud);
         // Forgotten now (take() can no longer throw), not at the completion: once the kernel frees the fd
         // an accept may reuse it.
         openFds.remove(socket);
-        return submitted(ud);
+        return end(ud);
     }
 
     @Override
     public long timeout(int handler, int tag, long nanos) {
         checkNanos(nanos);
         long ud = begin(handler, Op.TIMEOUT, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        Sqe sqe = take(1);
-        long slot = slot(ring.lastSqeIndex());
-        Timespec.set(slots, slot, nanos);
-        // off = 0: a pure timer, not "after N completions".
-        sqe.prepare(IoUring.OP_TIMEOUT, -1, slots.address() + slot, 1, 0).userData(ud);
-        return submitted(ud);
+        Sqe sqe = sqe(ud);
+        Prep.timeout(sqe, timespec(nanos), 0, 0); // count 0: a pure timer, not "after N completions"
+        return end(ud);
     }
 
     @Override
@@ -478,7 +454,7 @@ public final class UringEventLoop extends EventLoop {
         checkNanos(nanos);
         ensureOwner();
         if (closing) {
-            return refusedByClose(begin(handler, Op.LINK_TIMEOUT, tag)); // what it bounds was refused too
+            return end(begin(handler, Op.LINK_TIMEOUT, tag)); // refused, as what it bounds was
         }
         Sqe previous = ring.lastUnsubmittedSqe();
         if (previous == null || UserData.handler(previous.userData()) == internalHandler) {
@@ -491,21 +467,16 @@ public final class UringEventLoop extends EventLoop {
         long ud = begin(handler, Op.LINK_TIMEOUT, tag);
         previous.addFlags(IoUring.IOSQE_IO_LINK);
         // No flush here: the linked SQE must reach the kernel in the same batch. take() kept a spare.
-        Sqe sqe = ring.nextSqe();
-        long slot = slot(ring.lastSqeIndex());
-        Timespec.set(slots, slot, nanos);
-        sqe.prepare(IoUring.OP_LINK_TIMEOUT, -1, slots.address() + slot, 1, 0).userData(ud);
-        return submitted(ud);
+        Sqe sqe = ring.nextSqe().userData(ud);
+        Prep.linkTimeout(sqe, timespec(nanos), 0);
+        return end(ud);
     }
 
     @Override
     public long cancel(int handler, int tag, long target) {
         long ud = begin(handler, Op.CANCEL, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_ASYNC_CANCEL, -1, target, 0, 0).userData(ud);
-        return submitted(ud);
+        Prep.cancel(sqe(ud), target, 0);
+        return end(ud);
     }
 
     // ---------------------------------------------------------------- driving the loop
@@ -777,16 +748,14 @@ public final class UringEventLoop extends EventLoop {
 
     /**
      * One cancel-all, then reaps until nothing is in the kernel. Operations handlers prepare meanwhile
-     * are never submitted ({@link #refusedByClose}): they complete {@code -ECANCELED} here, in rounds, so
+     * are never submitted ({@link #end}): they complete {@code -ECANCELED} here, in rounds, so
      * a handler that re-arms on every completion cannot hold close() up; after {@link #CLOSE_ROUNDS}
      * rounds the rest are dropped.
      *
      * @return true if everything left the kernel, false if the deadline passed first
      */
     private boolean drainForClose() {
-        take(1).prepare(IoUring.OP_ASYNC_CANCEL, -1, 0, 0, 0)
-                .opFlags(IoUring.ASYNC_CANCEL_ANY | IoUring.ASYNC_CANCEL_ALL)
-                .userData(cancelUserData);
+        Prep.cancel(take(1), 0, IoUring.ASYNC_CANCEL_ANY | IoUring.ASYNC_CANCEL_ALL).userData(cancelUserData);
         internalPending++;
         long deadline = System.nanoTime() + CLOSE_DEADLINE_NANOS;
         int rounds = 0;
