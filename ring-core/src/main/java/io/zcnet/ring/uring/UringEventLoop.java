@@ -26,9 +26,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -46,7 +44,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <h2>Wake-ups</h2>
  * An eventfd with a READ kept armed on the ring. A waker writes to it only when the loop announced
- * that it may sleep ({@link WakeupLatch}), so a busy loop costs other threads no system call.
+ * that it may sleep ({@code WakeupLatch}), so a busy loop costs other threads no system call.
  *
  * <h2>Memory that must outlive an SQE</h2>
  * Connect addresses and timeout timespecs live in a side slot keyed by the SQE's index. The ring is
@@ -74,14 +72,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * Nothing on the data path allocates: no lambdas, boxing or per-operation objects.
  */
 public final class UringEventLoop extends EventLoop {
-    /** How long {@link #close()} waits for cancelled operations and zero-copy notifications. */
-    static final long CLOSE_DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(5);
-    private static final long CLOSE_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-    /**
-     * Rounds of {@code -ECANCELED} completions {@link #close()} dispatches for operations that handlers
-     * prepare while it drains, before it drops the rest (the NIO engine's bound too).
-     */
-    private static final int CLOSE_ROUNDS = 16;
     /** SQEs the ring keeps free beyond an operation's own, so a link timeout can follow any op. */
     private static final int LINK_RESERVE = 1;
     /** The smallest SQ that leaves room for close's two SQEs plus a link timeout and the wake-up read. */
@@ -102,6 +92,7 @@ public final class UringEventLoop extends EventLoop {
     private final MemorySegment refusedEntry;
     private final Sqe refusedSqe = new Sqe();
     private final ControlPath control;
+    private final CloseDrain closer;
     private final int internalHandler;
     private final long wakeupUserData;
     private final long cancelUserData;
@@ -109,9 +100,6 @@ public final class UringEventLoop extends EventLoop {
     private final List<UringBufferRing> bufferRings = new ArrayList<>();
     private final OpenFds openFds = new OpenFds();
     private final ReceiveRings receiveRings = new ReceiveRings();
-    /** While closing: user_data of operations prepared by handlers, to complete with -ECANCELED unsubmitted. */
-    private long[] refusedAtClose = new long[16];
-    private int refusedCount;
     /** Degradations the loop itself made (the ring keeps its own). */
     private final List<String> notes;
 
@@ -119,8 +107,6 @@ public final class UringEventLoop extends EventLoop {
     private int userPending;
     private int internalPending;
     private boolean wakeupArmed;
-    private boolean closing;
-    private boolean closed;
     /** Set while completions are dispatched: the rings must stay mapped until the pass ends. */
     private boolean reaping;
     private boolean closeRequested;
@@ -154,6 +140,7 @@ public final class UringEventLoop extends EventLoop {
         this.internalHandler = registerInternalHandler(new InternalHandler());
         this.wakeupUserData = UserData.pack(internalHandler, Op.WAKEUP, 0);
         this.cancelUserData = UserData.pack(internalHandler, Op.CANCEL, 0);
+        this.closer = new CloseDrain(this, sys, arena, ring, openFds, bufferRings, wakeups, efd);
         refreshFeatures();
     }
 
@@ -225,7 +212,7 @@ public final class UringEventLoop extends EventLoop {
             refreshFeatures();
             armWakeup();
         }
-        if (closed) {
+        if (closer.closed()) {
             throw new IllegalStateException("event loop is closed");
         }
     }
@@ -276,13 +263,13 @@ public final class UringEventLoop extends EventLoop {
      * drains the refused entry, which is never submitted, so that every operation has one shape.
      */
     private Sqe sqe(long userData) {
-        Sqe sqe = closing ? refusedSqe.wrap(refusedEntry, 0) : take(1);
+        Sqe sqe = closer.closing() ? refusedSqe.wrap(refusedEntry, 0) : take(1);
         return sqe.userData(userData);
     }
 
     /** Offset in {@link #slots} of the side slot of the entry {@link #sqe} or {@link Ring#nextSqe} gave last. */
     private long slot() {
-        return SLOT_SIZE * (closing ? ring.sqEntries() : ring.lastSqeIndex());
+        return SLOT_SIZE * (closer.closing() ? ring.sqEntries() : ring.lastSqeIndex());
     }
 
     /** Writes {@code nanos} as a {@code __kernel_timespec} into the last entry's slot: its address. */
@@ -294,15 +281,11 @@ public final class UringEventLoop extends EventLoop {
 
     /**
      * Epilogue of every operation: it is pending until its final completion. One prepared while
-     * {@link #close()} drains was refused: never submitted (the cancel-all has gone by, nothing would
-     * cancel it), it completes with {@code -ECANCELED} from the drain, as on NIO.
+     * {@link #close()} drains is refused: it completes {@code -ECANCELED} from the drain ({@link CloseDrain}).
      */
     private long end(long userData) {
-        if (closing) {
-            if (refusedCount == refusedAtClose.length) {
-                refusedAtClose = Arrays.copyOf(refusedAtClose, refusedCount * 2);
-            }
-            refusedAtClose[refusedCount++] = userData;
+        if (closer.closing()) {
+            closer.refuse(userData);
         }
         userPending++;
         pendingByOp[UserData.op(userData)]++;
@@ -404,7 +387,7 @@ public final class UringEventLoop extends EventLoop {
         long ud = begin(handler, Op.RECV_MULTISHOT, tag);
         // No address, length 0 (no per-shot cap): buffers are picked from the group.
         Prep.selectBuffer(Prep.recvMultishot(sqe(ud), socket, 0, 0, 0), own.groupId());
-        if (!closing) { // a refused receive takes no buffer
+        if (!closer.closing()) { // a refused receive takes no buffer
             receiveRings.arm(ud, own);
             own.armed();
         }
@@ -424,7 +407,7 @@ public final class UringEventLoop extends EventLoop {
     public long close(int handler, int tag, int socket) {
         checkSocket(socket);
         long ud = begin(handler, Op.CLOSE, tag);
-        if (closing) {
+        if (closer.closing()) {
             return end(ud); // refused; the fd stays tracked: close() closes it with the others
         }
         // Cancel everything on the fd, then close it. The hard link runs the close even when the cancel
@@ -453,7 +436,7 @@ public final class UringEventLoop extends EventLoop {
     public long linkTimeout(int handler, int tag, long nanos) {
         checkNanos(nanos);
         ensureOwner();
-        if (closing) {
+        if (closer.closing()) {
             return end(begin(handler, Op.LINK_TIMEOUT, tag)); // refused, as what it bounds was
         }
         Sqe previous = ring.lastUnsubmittedSqe();
@@ -602,7 +585,7 @@ public final class UringEventLoop extends EventLoop {
             if (result >= 0) {
                 counters.wakeup();
             }
-            if (!closing) {
+            if (!closer.closing()) {
                 armWakeup();
             }
         } else {
@@ -692,9 +675,9 @@ public final class UringEventLoop extends EventLoop {
 
     /**
      * Cancels everything in flight ({@code ASYNC_CANCEL ANY|ALL}), reaps (dispatching the cancelled
-     * completions) until nothing is pending and every zero-copy notification is in, or until
-     * {@link #CLOSE_DEADLINE_NANOS} passes (then it reports on stderr what is stuck), closes the
-     * sockets the user left open, the loop's buffer rings, the eventfd and the ring. An operation a
+     * completions) until nothing is pending and every zero-copy notification is in, or until a deadline
+     * of 5 s passes (then it reports on stderr what is stuck), closes the sockets the user left open, the
+     * loop's buffer rings, the eventfd and the ring ({@code CloseDrain} does the work). An operation a
      * handler prepares meanwhile is not submitted: it completes {@code -ECANCELED} (bounded rounds, as
      * on NIO). When the deadline passed, the buffer rings and the loop's native memory are leaked on
      * purpose, since the kernel may still write into them. Owner thread only; idempotent. Called from a
@@ -702,117 +685,42 @@ public final class UringEventLoop extends EventLoop {
      */
     @Override
     public void close() {
-        if (closed || closing) { // closing: called again by a handler while the drain dispatches
+        if (closer.closing()) { // closed, or called again by a handler while the drain dispatches
             return;
         }
         if (reaping) {
             closeRequested = true;
             return;
         }
-        boolean neverUsed = claimOwner();
-        closing = true;
-        // Unless every operation provably left the kernel, the memory it may still write is leaked: the
-        // kernel tears a ring down asynchronously after its fd is closed.
-        boolean drained = neverUsed;
-        try {
-            if (!neverUsed) {
-                drained = drainForClose();
-            }
-        } finally {
-            closed = true;
-            counters.retire();
-            openFds.closeAll(sys);
-            for (UringBufferRing open : new ArrayList<>(bufferRings)) {
-                closeBufferRing(open, drained);
-            }
-            ring.close();
-            wakeups.shutOut();
-            sys.close(eventFd);
-            if (drained) {
-                arena.close(); // else leaked: the wake-up read may still write eventValue
-            }
-        }
+        closer.close(claimOwner());
     }
 
-    private static void closeBufferRing(UringBufferRing open, boolean drained) {
-        if (!drained) {
-            open.leak();
-            return;
-        }
-        try {
-            open.close();
-        } catch (IllegalStateException e) { // the rest of close() must still run; the ring leaked itself
-            System.err.println("zcnet: " + e.getMessage());
-        }
-    }
-
-    /**
-     * One cancel-all, then reaps until nothing is in the kernel. Operations handlers prepare meanwhile
-     * are never submitted ({@link #end}): they complete {@code -ECANCELED} here, in rounds, so
-     * a handler that re-arms on every completion cannot hold close() up; after {@link #CLOSE_ROUNDS}
-     * rounds the rest are dropped.
-     *
-     * @return true if everything left the kernel, false if the deadline passed first
-     */
-    private boolean drainForClose() {
+    /** For {@link CloseDrain}: prepares one cancel of everything in flight, an internal operation. */
+    void cancelAll() {
         Prep.cancel(take(1), 0, IoUring.ASYNC_CANCEL_ANY | IoUring.ASYNC_CANCEL_ALL).userData(cancelUserData);
         internalPending++;
-        long deadline = System.nanoTime() + CLOSE_DEADLINE_NANOS;
-        int rounds = 0;
-        while (true) {
-            if (refusedCount > 0) {
-                if (rounds++ < CLOSE_ROUNDS) {
-                    completeRefused();
-                    continue;
-                }
-                System.err.println("zcnet: io_uring event loop dropped " + refusedCount
-                        + " operations that handlers kept preparing during close");
-                userPending -= refusedCount;
-                for (int i = 0; i < refusedCount; i++) {
-                    pendingByOp[UserData.op(refusedAtClose[i])]--;
-                }
-                refusedCount = 0;
-            }
-            if (userPending == 0 && internalPending == 0 && !wakeupArmed) {
-                return true;
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                System.err.println("zcnet: io_uring event loop closed with operations still in the kernel: " + this);
-                return false;
-            }
-            enter(true, Math.min(left, CLOSE_POLL_NANOS));
-            reap();
-        }
     }
 
-    /**
-     * Dispatches {@code -ECANCELED} for the operations refused so far, as the kernel completes a request
-     * cancelled before it ran (a SEND_ZC also gets its notification); those refused meanwhile wait for
-     * the next round.
-     */
-    private void completeRefused() {
-        int count = refusedCount;
-        int done = 0;
-        try {
-            while (done < count) {
-                long userData = refusedAtClose[done++];
-                userPending--;
-                pendingByOp[UserData.op(userData)]--;
-                if (UserData.op(userData) == Op.SEND_ZC) {
-                    dispatch(userData, -Errno.ECANCELED, CqeFlags.MORE);
-                    dispatch(userData, 0, CqeFlags.NOTIF);
-                } else {
-                    dispatch(userData, -Errno.ECANCELED, 0);
-                }
-            }
-        } finally {
-            refusedCount -= done;
-            System.arraycopy(refusedAtClose, done, refusedAtClose, 0, refusedCount);
-            if (done > 0) {
-                counters.completed(done);
-            }
-        }
+    /** For {@link CloseDrain}: no operation, internal request or wake-up read is left in the kernel. */
+    boolean nothingInKernel() {
+        return userPending == 0 && internalPending == 0 && !wakeupArmed;
+    }
+
+    /** For {@link CloseDrain}: submits, waits up to {@code nanos} for a completion, and dispatches. */
+    void waitAndReap(long nanos) {
+        enter(true, nanos);
+        reap();
+    }
+
+    /** For {@link CloseDrain}: a refused operation is no longer pending (completed or dropped). */
+    void forget(long userData) {
+        userPending--;
+        pendingByOp[UserData.op(userData)]--;
+    }
+
+    /** For {@link CloseDrain}: dispatches a completion the kernel never posted. */
+    void complete(long userData, int result, int flags) {
+        dispatch(userData, result, flags);
     }
 
     @Override
@@ -824,9 +732,9 @@ public final class UringEventLoop extends EventLoop {
             }
         }
         return "UringEventLoop[" + ring + " pending=" + userPending + (pendingOps.isEmpty() ? "" : " (" + pendingOps.toString().trim() + ")")
-                + " internal=" + internalPending + (refusedCount > 0 ? " refused=" + refusedCount : "")
+                + " internal=" + internalPending + (closer.refused() > 0 ? " refused=" + closer.refused() : "")
                 + " openSockets=" + openFds.count()
-                + (wakeupArmed ? " wakeup-armed" : "") + (closed ? " closed" : "")
+                + (wakeupArmed ? " wakeup-armed" : "") + (closer.closed() ? " closed" : "")
                 + " " + counters + "]";
     }
 }
