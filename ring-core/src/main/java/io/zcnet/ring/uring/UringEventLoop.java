@@ -17,7 +17,6 @@ import io.zcnet.ring.UserData;
 import io.zcnet.ring.internal.Counters;
 import io.zcnet.ring.sys.ErrnoException;
 import io.zcnet.ring.sys.IoUring;
-import io.zcnet.ring.sys.Iovec;
 import io.zcnet.ring.sys.Linux;
 import io.zcnet.ring.sys.Native;
 import io.zcnet.ring.sys.SockAddr;
@@ -27,15 +26,10 @@ import io.zcnet.ring.sys.Timespec;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
@@ -52,7 +46,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <h2>Wake-ups</h2>
  * An eventfd with a READ kept armed on the ring. A waker writes to it only when the loop announced
- * that it may sleep (a CAS on {@code sleepState}), so a busy loop costs other threads no system call.
+ * that it may sleep ({@code WakeupLatch}), so a busy loop costs other threads no system call.
  *
  * <h2>Memory that must outlive an SQE</h2>
  * Connect addresses and timeout timespecs live in a side slot keyed by the SQE's index. The ring is
@@ -80,50 +74,27 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * Nothing on the data path allocates: no lambdas, boxing or per-operation objects.
  */
 public final class UringEventLoop extends EventLoop {
-    /** How long {@link #close()} waits for cancelled operations and zero-copy notifications. */
-    static final long CLOSE_DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(5);
-    private static final long CLOSE_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-    /**
-     * Rounds of {@code -ECANCELED} completions {@link #close()} dispatches for operations that handlers
-     * prepare while it drains, before it drops the rest (the NIO engine's bound too).
-     */
-    private static final int CLOSE_ROUNDS = 16;
     /** SQEs the ring keeps free beyond an operation's own, so a link timeout can follow any op. */
     private static final int LINK_RESERVE = 1;
     /** The smallest SQ that leaves room for close's two SQEs plus a link timeout and the wake-up read. */
     private static final int MIN_SQ_ENTRIES = 8;
     /** Side-slot bytes per SQE: room for a sockaddr_in6 (28) or a __kernel_timespec (16). */
     private static final long SLOT_SIZE = 32;
-    /** Control-path scratch: a sockaddr_in6 plus its length word and an int option value. */
-    private static final long CONTROL_SIZE = 64;
-    private static final long CONTROL_LEN = 40;
-    private static final long CONTROL_OPT = 48;
-
-    private static final int AWAKE = 0;
-    private static final int SLEEPING = 1;
-    /** A waker won the CAS from SLEEPING and is writing the eventfd; the fd must stay open. */
-    private static final int SIGNALLING = 2;
-    private static final int CLOSED = 3;
-    /** A wake-up arrived while the loop was awake: the next poll must not block, and costs no syscall. */
-    private static final int WOKEN = 4;
-    private static final VarHandle SLEEP_STATE;
-
-    static {
-        try {
-            SLEEP_STATE = MethodHandles.lookup().findVarHandle(UringEventLoop.class, "sleepState", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
 
     private final Counters counters = counterSet();
     private final Arena arena;
     private final Native sys;
     private final Ring ring;
     private final int eventFd;
+    private final WakeupLatch wakeups;
     private final MemorySegment eventValue;
+    /** One side slot per SQE index, and one more for the refused entry. */
     private final MemorySegment slots;
-    private final MemorySegment control;
+    /** Where operations refused while closing are prepared: an SQE that never reaches the ring. */
+    private final MemorySegment refusedEntry;
+    private final Sqe refusedSqe = new Sqe();
+    private final ControlPath control;
+    private final CloseDrain closer;
     private final int internalHandler;
     private final long wakeupUserData;
     private final long cancelUserData;
@@ -131,20 +102,13 @@ public final class UringEventLoop extends EventLoop {
     private final List<UringBufferRing> bufferRings = new ArrayList<>();
     private final OpenFds openFds = new OpenFds();
     private final ReceiveRings receiveRings = new ReceiveRings();
-    /** While closing: user_data of operations prepared by handlers, to complete with -ECANCELED unsubmitted. */
-    private long[] refusedAtClose = new long[16];
-    private int refusedCount;
     /** Degradations the loop itself made (the ring keeps its own). */
     private final List<String> notes;
 
     private volatile EngineFeatures features;
-    @SuppressWarnings("unused") // accessed through SLEEP_STATE
-    private volatile int sleepState;
     private int userPending;
     private int internalPending;
     private boolean wakeupArmed;
-    private boolean closing;
-    private boolean closed;
     /** Set while completions are dispatched: the rings must stay mapped until the pass ends. */
     private boolean reaping;
     private boolean closeRequested;
@@ -172,12 +136,15 @@ public final class UringEventLoop extends EventLoop {
             throw new ErrnoException("eventfd", efd, "wake-up descriptor");
         }
         this.eventFd = efd;
+        this.wakeups = new WakeupLatch(() -> Native.signalEventFd(efd));
         this.eventValue = arena.allocate(JAVA_LONG);
-        this.slots = arena.allocate(SLOT_SIZE * ring.sqEntries(), 8);
-        this.control = arena.allocate(CONTROL_SIZE, 8);
+        this.slots = arena.allocate(SLOT_SIZE * (ring.sqEntries() + 1), 8);
+        this.refusedEntry = arena.allocate(Sqe.LAYOUT);
+        this.control = new ControlPath(sys, arena, ring.fd(), openFds);
         this.internalHandler = registerInternalHandler(new InternalHandler());
         this.wakeupUserData = UserData.pack(internalHandler, Op.WAKEUP, 0);
         this.cancelUserData = UserData.pack(internalHandler, Op.CANCEL, 0);
+        this.closer = new CloseDrain(this, sys, arena, ring, openFds, bufferRings, wakeups, efd);
         refreshFeatures();
     }
 
@@ -244,15 +211,13 @@ public final class UringEventLoop extends EventLoop {
             refreshFeatures();
             armWakeup();
         }
-        if (closed) {
+        if (closer.closed()) {
             throw new IllegalStateException("event loop is closed");
         }
     }
 
     private void armWakeup() {
-        Sqe sqe = take(1);
-        sqe.prepare(IoUring.OP_READ, eventFd, eventValue.address(), (int) JAVA_LONG.byteSize(), 0)
-                .userData(wakeupUserData);
+        Prep.read(take(1), eventFd, eventValue.address(), (int) JAVA_LONG.byteSize(), 0).userData(wakeupUserData);
         wakeupArmed = true;
     }
 
@@ -285,9 +250,10 @@ public final class UringEventLoop extends EventLoop {
     }
 
     /**
-     * Validates a user operation's handler and makes its user_data. Counts nothing: {@link #submitted}
-     * does, once the operation's SQEs are in the SQ, because {@link #take} may still throw (SQ stuck
-     * full) and an operation that never reached the ring must not stay pending.
+     * Prologue of every operation, after its own argument checks: confines to the owner, checks the
+     * handler id and makes the user_data. Counts nothing: {@link #end} does, once the operation's SQEs
+     * are in the SQ, because {@link #take} may still throw (SQ stuck full) and an operation that never
+     * reached the ring must not stay pending.
      */
     private long begin(int handler, int op, int tag) {
         ensureOwner();
@@ -295,25 +261,40 @@ public final class UringEventLoop extends EventLoop {
         return UserData.pack(handler, op, tag);
     }
 
-    /** The operation's SQEs are prepared: it is pending until its final completion. */
-    private long submitted(long userData) {
+    /**
+     * The SQE of a one-entry operation, with its user_data: the next free entry, or while {@link #close()}
+     * drains the refused entry, which is never submitted, so that every operation has one shape.
+     */
+    private Sqe sqe(long userData) {
+        Sqe sqe = closer.closing() ? refusedSqe.wrap(refusedEntry, 0) : take(1);
+        return sqe.userData(userData);
+    }
+
+    /** Offset in {@link #slots} of the side slot of the entry {@link #sqe} or {@link Ring#nextSqe} gave last. */
+    private long slot() {
+        return SLOT_SIZE * (closer.closing() ? ring.sqEntries() : ring.lastSqeIndex());
+    }
+
+    /** Writes {@code nanos} as a {@code __kernel_timespec} into the last entry's slot: its address. */
+    private long timespec(long nanos) {
+        long slot = slot();
+        Timespec.set(slots, slot, nanos);
+        return slots.address() + slot;
+    }
+
+    /**
+     * Epilogue of every operation: it is pending until its final completion. One prepared while
+     * {@link #close()} drains is refused: it completes {@code -ECANCELED} from the drain ({@link CloseDrain}).
+     */
+    private long end(long userData) {
+        if (closer.closing()) {
+            closer.refuse(userData);
+        }
         linkOpen = false;
         operationStarted(userData);
         userPending++;
         pendingByOp[UserData.op(userData)]++;
         return userData;
-    }
-
-    /**
-     * An operation prepared while {@link #close()} drains: never submitted (the cancel-all has gone by,
-     * nothing would cancel it), it completes with {@code -ECANCELED} from the drain, as on NIO.
-     */
-    private long refusedByClose(long userData) {
-        if (refusedCount == refusedAtClose.length) {
-            refusedAtClose = Arrays.copyOf(refusedAtClose, refusedCount * 2);
-        }
-        refusedAtClose[refusedCount++] = userData;
-        return submitted(userData);
     }
 
     /** The address the kernel reads or writes: {@code buffer} must be native, the range checked already. */
@@ -324,34 +305,21 @@ public final class UringEventLoop extends EventLoop {
         return buffer.address() + offset;
     }
 
-    private long slot(int sqeIndex) {
-        return SLOT_SIZE * sqeIndex;
-    }
-
     // ---------------------------------------------------------------- asynchronous operations
 
     @Override
     public long nop(int handler, int tag) {
         long ud = begin(handler, Op.NOP, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_NOP, -1, 0, 0, 0).userData(ud);
-        return submitted(ud);
+        Prep.nop(sqe(ud));
+        return end(ud);
     }
 
     @Override
     public long accept(int handler, int tag, int listenSocket, boolean multishot) {
         checkSocket(listenSocket);
         long ud = begin(handler, Op.ACCEPT, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_ACCEPT, listenSocket, 0, 0, 0)
-                .opFlags(Linux.SOCK_CLOEXEC)
-                .ioprio(multishot ? IoUring.ACCEPT_MULTISHOT : 0)
-                .userData(ud);
-        return submitted(ud);
+        Prep.accept(sqe(ud), listenSocket, Linux.SOCK_CLOEXEC, multishot);
+        return end(ud);
     }
 
     @Override
@@ -359,14 +327,10 @@ public final class UringEventLoop extends EventLoop {
         checkSocket(socket);
         checkAddress(remote, "remote");
         long ud = begin(handler, Op.CONNECT, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        Sqe sqe = take(1);
-        long slot = slot(ring.lastSqeIndex());
-        int length = SockAddr.write(slots, slot, remote);
-        sqe.prepare(IoUring.OP_CONNECT, socket, slots.address() + slot, 0, length).userData(ud);
-        return submitted(ud);
+        Sqe sqe = sqe(ud);
+        long slot = slot();
+        Prep.connect(sqe, socket, slots.address() + slot, SockAddr.write(slots, slot, remote));
+        return end(ud);
     }
 
     @Override
@@ -377,13 +341,8 @@ public final class UringEventLoop extends EventLoop {
         checkSendFlags(msgFlags);
         long addr = address(buffer, offset);
         long ud = begin(handler, Op.SEND, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_SEND, socket, addr, length, 0)
-                .opFlags(Linux.MSG_NOSIGNAL | msgFlags)
-                .userData(ud);
-        return submitted(ud);
+        Prep.send(sqe(ud), socket, addr, length, Linux.MSG_NOSIGNAL | msgFlags);
+        return end(ud);
     }
 
     @Override
@@ -394,20 +353,38 @@ public final class UringEventLoop extends EventLoop {
         checkSendFlags(msgFlags);
         long addr = address(buffer, offset);
         checkFixedBuffer(fixedBufferIndex, buffer, offset, length);
-        long ud = begin(handler, Op.SEND_ZC, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
         requireOpcode(IoUring.OP_SEND_ZC);
-        Sqe sqe = take(1).prepare(IoUring.OP_SEND_ZC, socket, addr, length, 0)
-                .opFlags(Linux.MSG_NOSIGNAL | msgFlags)
-                .userData(ud);
+        long ud = begin(handler, Op.SEND_ZC, tag);
+        int flags = Linux.MSG_NOSIGNAL | msgFlags;
         if (fixedBufferIndex >= 0) {
-            sqe.ioprio(IoUring.SEND_ZC_REPORT_USAGE | IoUring.RECVSEND_FIXED_BUF).bufIndex(fixedBufferIndex);
+            Prep.sendZcFixed(sqe(ud), socket, addr, length, flags, IoUring.SEND_ZC_REPORT_USAGE, fixedBufferIndex);
         } else {
-            sqe.ioprio(IoUring.SEND_ZC_REPORT_USAGE);
+            Prep.sendZc(sqe(ud), socket, addr, length, flags, IoUring.SEND_ZC_REPORT_USAGE);
         }
-        return submitted(ud);
+        return end(ud);
+    }
+
+    @Override
+    public long sendMessage(int handler, int tag, int socket, GatherList message, int msgFlags) {
+        checkSocket(socket);
+        checkMessage(message);
+        checkSendFlags(msgFlags);
+        requireOpcode(IoUring.OP_SENDMSG);
+        long ud = begin(handler, Op.SENDMSG, tag);
+        Prep.sendmsg(sqe(ud), socket, message.messageHeaderAddress(), Linux.MSG_NOSIGNAL | msgFlags);
+        return end(ud);
+    }
+
+    @Override
+    public long sendMessageZeroCopy(int handler, int tag, int socket, GatherList message, int msgFlags) {
+        checkSocket(socket);
+        checkMessage(message);
+        checkSendFlags(msgFlags);
+        requireOpcode(IoUring.OP_SENDMSG_ZC);
+        long ud = begin(handler, Op.SENDMSG_ZC, tag);
+        Prep.sendmsgZc(sqe(ud), socket, message.messageHeaderAddress(), Linux.MSG_NOSIGNAL | msgFlags,
+                IoUring.SEND_ZC_REPORT_USAGE);
+        return end(ud);
     }
 
     @Override
@@ -418,43 +395,8 @@ public final class UringEventLoop extends EventLoop {
         checkReceiveFlags(msgFlags);
         long addr = address(buffer, offset);
         long ud = begin(handler, Op.RECV, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_RECV, socket, addr, length, 0)
-                .opFlags(msgFlags)
-                .userData(ud);
-        return submitted(ud);
-    }
-
-    @Override
-    public long sendMessage(int handler, int tag, int socket, GatherList message, int msgFlags) {
-        return prepareSendMessage(IoUring.OP_SENDMSG, Op.SENDMSG, handler, tag, socket, message, msgFlags);
-    }
-
-    @Override
-    public long sendMessageZeroCopy(int handler, int tag, int socket, GatherList message, int msgFlags) {
-        return prepareSendMessage(IoUring.OP_SENDMSG_ZC, Op.SENDMSG_ZC, handler, tag, socket, message, msgFlags);
-    }
-
-    private long prepareSendMessage(int opcode, int op, int handler, int tag, int socket, GatherList message,
-            int msgFlags) {
-        checkSocket(socket);
-        checkMessage(message);
-        checkSendFlags(msgFlags);
-        requireOpcode(opcode);
-        long ud = begin(handler, op, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        // len 1: one msghdr; the kernel reads it (and its iovecs) when it issues the request.
-        Sqe sqe = take(1).prepare(opcode, socket, message.messageHeaderAddress(), 1, 0)
-                .opFlags(Linux.MSG_NOSIGNAL | msgFlags)
-                .userData(ud);
-        if (opcode == IoUring.OP_SENDMSG_ZC) {
-            sqe.ioprio(IoUring.SEND_ZC_REPORT_USAGE);
-        }
-        return submitted(ud);
+        Prep.recv(sqe(ud), socket, addr, length, msgFlags);
+        return end(ud);
     }
 
     /**
@@ -468,16 +410,13 @@ public final class UringEventLoop extends EventLoop {
         UringBufferRing own = (UringBufferRing) checkRing(ring);
         checkReceiveRingFree(handler, Op.RECV_SELECT, tag, own);
         long ud = begin(handler, Op.RECV_SELECT, tag);
-        if (closing) {
-            return refusedByClose(ud);
+        // Up to one buffer's size, picked from the group when the kernel issues the receive.
+        Prep.selectBuffer(Prep.recv(sqe(ud), socket, 0, own.bufferSize(), 0), own.groupId());
+        if (!closer.closing()) { // a refused receive takes no buffer
+            receiveRings.arm(ud, own);
+            own.armed();
         }
-        take(1).prepare(IoUring.OP_RECV, socket, 0, own.bufferSize(), 0)
-                .flags(IoUring.IOSQE_BUFFER_SELECT)
-                .bufIndex(own.groupId())
-                .userData(ud);
-        receiveRings.arm(ud, own);
-        own.armed();
-        return submitted(ud);
+        return end(ud);
     }
 
     /** Throws if a receive with the same user_data is armed on another ring: completions find rings by it. */
@@ -537,75 +476,60 @@ public final class UringEventLoop extends EventLoop {
         UringBufferRing own = (UringBufferRing) checkRing(ring);
         checkReceiveRingFree(handler, Op.RECV_MULTISHOT, tag, own);
         long ud = begin(handler, Op.RECV_MULTISHOT, tag);
-        if (closing) {
-            return refusedByClose(ud);
+        // No address, length 0 (no per-shot cap): buffers are picked from the group.
+        Prep.selectBuffer(Prep.recvMultishot(sqe(ud), socket, 0, 0, 0), own.groupId());
+        if (!closer.closing()) { // a refused receive takes no buffer
+            receiveRings.arm(ud, own);
+            own.armed();
         }
-        // Multishot recv: no address, length 0 (no per-shot cap), buffers picked from the group.
-        take(1).prepare(IoUring.OP_RECV, socket, 0, 0, 0)
-                .ioprio(IoUring.RECV_MULTISHOT)
-                .flags(IoUring.IOSQE_BUFFER_SELECT)
-                .bufIndex(own.groupId())
-                .userData(ud);
-        receiveRings.arm(ud, own);
-        own.armed();
-        return submitted(ud);
+        return end(ud);
     }
 
     @Override
     public long shutdown(int handler, int tag, int socket, int how) {
         checkSocket(socket);
         checkShutdownHow(how);
-        long ud = begin(handler, Op.SHUTDOWN, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
         requireOpcode(IoUring.OP_SHUTDOWN);
-        take(1).prepare(IoUring.OP_SHUTDOWN, socket, 0, how, 0).userData(ud);
-        return submitted(ud);
+        long ud = begin(handler, Op.SHUTDOWN, tag);
+        Prep.shutdown(sqe(ud), socket, how);
+        return end(ud);
     }
 
     @Override
     public long close(int handler, int tag, int socket) {
         checkSocket(socket);
         long ud = begin(handler, Op.CLOSE, tag);
-        if (closing) {
-            return refusedByClose(ud); // the fd stays tracked: close() closes it with the others
+        if (closer.closing()) {
+            return end(ud); // refused; the fd stays tracked: close() closes it with the others
         }
         // Cancel everything on the fd, then close it. The hard link runs the close even when the cancel
         // finds nothing (-ENOENT); the cancel's completion stays internal.
-        take(2).prepare(IoUring.OP_ASYNC_CANCEL, socket, 0, 0, 0)
-                .opFlags(IoUring.ASYNC_CANCEL_FD | IoUring.ASYNC_CANCEL_ALL)
+        Prep.cancelFd(take(2), socket, IoUring.ASYNC_CANCEL_ALL)
                 .flags(IoUring.IOSQE_IO_HARDLINK)
                 .userData(cancelUserData);
         internalPending++;
-        ring.nextSqe().prepare(IoUring.OP_CLOSE, socket, 0, 0, 0).userData(ud);
+        Prep.close(ring.nextSqe(), socket).userData(ud);
         // Forgotten now (take() can no longer throw), not at the completion: once the kernel frees the fd
         // an accept may reuse it.
         openFds.remove(socket);
-        return submitted(ud);
+        return end(ud);
     }
 
     @Override
     public long timeout(int handler, int tag, long nanos) {
         checkNanos(nanos);
         long ud = begin(handler, Op.TIMEOUT, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        Sqe sqe = take(1);
-        long slot = slot(ring.lastSqeIndex());
-        Timespec.set(slots, slot, nanos);
-        // off = 0: a pure timer, not "after N completions".
-        sqe.prepare(IoUring.OP_TIMEOUT, -1, slots.address() + slot, 1, 0).userData(ud);
-        return submitted(ud);
+        Sqe sqe = sqe(ud);
+        Prep.timeout(sqe, timespec(nanos), 0, 0); // count 0: a pure timer, not "after N completions"
+        return end(ud);
     }
 
     @Override
     public long linkTimeout(int handler, int tag, long nanos) {
         checkNanos(nanos);
         ensureOwner();
-        if (closing) {
-            return refusedByClose(begin(handler, Op.LINK_TIMEOUT, tag)); // what it bounds was refused too
+        if (closer.closing()) {
+            return end(begin(handler, Op.LINK_TIMEOUT, tag)); // refused, as what it bounds was
         }
         Sqe previous = ring.lastUnsubmittedSqe();
         if (previous == null || UserData.handler(previous.userData()) == internalHandler) {
@@ -618,21 +542,16 @@ public final class UringEventLoop extends EventLoop {
         long ud = begin(handler, Op.LINK_TIMEOUT, tag);
         previous.addFlags(IoUring.IOSQE_IO_LINK);
         // No flush here: the linked SQE must reach the kernel in the same batch. take() kept a spare.
-        Sqe sqe = ring.nextSqe();
-        long slot = slot(ring.lastSqeIndex());
-        Timespec.set(slots, slot, nanos);
-        sqe.prepare(IoUring.OP_LINK_TIMEOUT, -1, slots.address() + slot, 1, 0).userData(ud);
-        return submitted(ud);
+        Sqe sqe = ring.nextSqe().userData(ud);
+        Prep.linkTimeout(sqe, timespec(nanos), 0);
+        return end(ud);
     }
 
     @Override
     public long cancel(int handler, int tag, long target) {
         long ud = begin(handler, Op.CANCEL, tag);
-        if (closing) {
-            return refusedByClose(ud);
-        }
-        take(1).prepare(IoUring.OP_ASYNC_CANCEL, -1, target, 0, 0).userData(ud);
-        return submitted(ud);
+        Prep.cancel(sqe(ud), target, 0);
+        return end(ud);
     }
 
     // ---------------------------------------------------------------- driving the loop
@@ -661,13 +580,8 @@ public final class UringEventLoop extends EventLoop {
     private void enter(boolean wait, long timeoutNanos) {
         boolean announced = false;
         if (wait) {
-            // Fails when a wake-up came while awake (WOKEN: consume it, do not block) or while a waker is
-            // still SIGNALLING (its write may already have been consumed: do not block this round either).
-            announced = SLEEP_STATE.compareAndSet(this, AWAKE, SLEEPING);
-            if (!announced) {
-                SLEEP_STATE.compareAndSet(this, WOKEN, AWAKE);
-                wait = false;
-            } else if (hasTasks()) { // a task queued before the CAS saw AWAKE and wrote nothing
+            announced = wakeups.announceSleep();
+            if (!announced || hasTasks()) { // a task's waker is on its way: no need to wait for its write
                 wait = false;
             }
         }
@@ -675,7 +589,7 @@ public final class UringEventLoop extends EventLoop {
         // non-waiting poll enters while operations are pending.
         int r = ring.submit(true, wait ? 1 : 0, timeoutNanos);
         if (announced) {
-            SLEEP_STATE.compareAndSet(this, SLEEPING, AWAKE); // fails when a waker took it: it resets it
+            wakeups.endSleep();
         }
         // ETIME/EINTR end a wait; EAGAIN/EBUSY ask for the CQ to be drained; EBADR reports dropped
         // completions, which the CQ's overflow counter already counts.
@@ -770,7 +684,7 @@ public final class UringEventLoop extends EventLoop {
             if (result >= 0) {
                 counters.wakeup();
             }
-            if (!closing) {
+            if (!closer.closing()) {
                 armWakeup();
             }
         } else {
@@ -788,18 +702,7 @@ public final class UringEventLoop extends EventLoop {
 
     @Override
     public void wakeup() {
-        // Awake: leave a mark the next poll sees instead of writing the eventfd. Losing the CAS means the
-        // loop has just gone to sleep (or closed): fall through to the sleeper case.
-        if ((int) SLEEP_STATE.getVolatile(this) == AWAKE && SLEEP_STATE.compareAndSet(this, AWAKE, WOKEN)) {
-            return;
-        }
-        if ((int) SLEEP_STATE.getVolatile(this) == SLEEPING && SLEEP_STATE.compareAndSet(this, SLEEPING, SIGNALLING)) {
-            try {
-                Native.signalEventFd(eventFd);
-            } finally {
-                SLEEP_STATE.compareAndSet(this, SIGNALLING, AWAKE);
-            }
-        }
+        wakeups.wakeup();
     }
 
     @Override
@@ -816,55 +719,28 @@ public final class UringEventLoop extends EventLoop {
         if (backlog < 1) {
             throw new IllegalArgumentException("backlog must be >= 1, got " + backlog);
         }
-        int fd = newSocket(address);
-        try {
-            setIntOption(fd, Linux.SOL_SOCKET, Linux.SO_REUSEADDR, 1, "SO_REUSEADDR");
-            int length = SockAddr.write(control, 0, address);
-            int r = sys.bind(fd, control, length);
-            if (r < 0) {
-                throw new ErrnoException("bind", r, address.toString());
-            }
-            ErrnoException.check("listen", sys.listen(fd, backlog));
-            openFds.add(fd);
-            return fd;
-        } catch (IOException | RuntimeException e) {
-            sys.close(fd);
-            throw e;
-        }
+        return control.listen(address, backlog);
     }
 
     @Override
     public int socket(InetSocketAddress address) throws IOException {
         ensureOwner();
         checkAddress(address, "address");
-        int fd = newSocket(address);
-        openFds.add(fd);
-        return fd;
-    }
-
-    private int newSocket(InetSocketAddress address) throws ErrnoException {
-        int family = SockAddr.family(address);
-        int fd = sys.socket(family, Linux.SOCK_STREAM | Linux.SOCK_CLOEXEC, Linux.IPPROTO_TCP);
-        if (fd < 0) {
-            throw new ErrnoException("socket", fd, family == Linux.AF_INET6 ? "AF_INET6" : "AF_INET");
-        }
-        return fd;
+        return control.socket(address);
     }
 
     @Override
     public InetSocketAddress localAddress(int socket) throws IOException {
         ensureOwner();
         checkSocket(socket);
-        control.set(JAVA_INT, CONTROL_LEN, (int) SockAddr.MAX_SIZE);
-        ErrnoException.check("getsockname", sys.getsockname(socket, control, control.asSlice(CONTROL_LEN, 4)));
-        return SockAddr.read(control, 0);
+        return control.localAddress(socket);
     }
 
     @Override
     public void setTcpNoDelay(int socket, boolean on) throws IOException {
         ensureOwner();
         checkSocket(socket);
-        setIntOption(socket, Linux.IPPROTO_TCP, Linux.TCP_NODELAY, on ? 1 : 0, "TCP_NODELAY");
+        control.setTcpNoDelay(socket, on);
     }
 
     @Override
@@ -872,20 +748,7 @@ public final class UringEventLoop extends EventLoop {
         ensureOwner();
         checkSocket(socket);
         checkBufferSizes(sendBytes, receiveBytes);
-        if (sendBytes > 0) {
-            setIntOption(socket, Linux.SOL_SOCKET, Linux.SO_SNDBUF, sendBytes, "SO_SNDBUF");
-        }
-        if (receiveBytes > 0) {
-            setIntOption(socket, Linux.SOL_SOCKET, Linux.SO_RCVBUF, receiveBytes, "SO_RCVBUF");
-        }
-    }
-
-    private void setIntOption(int fd, int level, int name, int value, String what) throws ErrnoException {
-        control.set(JAVA_INT, CONTROL_OPT, value);
-        int r = sys.setsockopt(fd, level, name, control.asSlice(CONTROL_OPT, 4), 4);
-        if (r < 0) {
-            throw new ErrnoException("setsockopt " + what, r, null);
-        }
+        control.setBufferSizes(socket, sendBytes, receiveBytes);
     }
 
     @Override
@@ -893,46 +756,9 @@ public final class UringEventLoop extends EventLoop {
         ensureOwner();
     }
 
-    /**
-     * {@inheritDoc}
-     *
-     * <p>The kernel's table cannot grow in place, so it is replaced whole: unregistered, then registered
-     * with every region. Requests in flight hold references to the old entries, which keeps their pages
-     * pinned until they complete. Should the new table be refused, the old one is put back.
-     */
     @Override
     protected void installFixedBuffers(List<MemoryRegion> all, int kept) throws IOException {
-        if (kept > 0) {
-            ErrnoException.check("io_uring_register(UNREGISTER_BUFFERS)",
-                    sys.ioUringRegister(ring.fd(), IoUring.UNREGISTER_BUFFERS, MemorySegment.NULL, 0));
-        }
-        int r = registerBufferTable(all);
-        if (r < 0) {
-            if (kept > 0) {
-                registerBufferTable(all.subList(0, kept)); // the old table fitted before
-            }
-            long bytes = 0;
-            for (MemoryRegion region : all) {
-                bytes += region.segment().byteSize();
-            }
-            String detail = r == -Errno.ENOMEM
-                    ? bytes + " bytes exceed the locked-memory limit RLIMIT_MEMLOCK of "
-                            + Uring.formatLimit(Uring.memlockLimit()) + " (raise ulimit -l or grant CAP_IPC_LOCK)"
-                    : all.size() + " regions, " + bytes + " bytes";
-            throw new ErrnoException("io_uring_register(BUFFERS)", r, detail);
-        }
-    }
-
-    private int registerBufferTable(List<MemoryRegion> regions) {
-        try (Arena scratch = Arena.ofConfined()) {
-            MemorySegment iovecs = scratch.allocate(Iovec.LAYOUT, regions.size());
-            for (int i = 0; i < regions.size(); i++) {
-                MemorySegment segment = regions.get(i).segment();
-                iovecs.set(JAVA_LONG, i * Iovec.SIZE + Iovec.IOV_BASE, segment.address());
-                iovecs.set(JAVA_LONG, i * Iovec.SIZE + Iovec.IOV_LEN, segment.byteSize());
-            }
-            return sys.ioUringRegister(ring.fd(), IoUring.REGISTER_BUFFERS, iovecs, regions.size());
-        }
+        control.installFixedBuffers(all, kept);
     }
 
     @Override
@@ -951,9 +777,9 @@ public final class UringEventLoop extends EventLoop {
 
     /**
      * Cancels everything in flight ({@code ASYNC_CANCEL ANY|ALL}), reaps (dispatching the cancelled
-     * completions) until nothing is pending and every zero-copy notification is in, or until
-     * {@link #CLOSE_DEADLINE_NANOS} passes (then it reports on stderr what is stuck), closes the
-     * sockets the user left open, the loop's buffer rings, the eventfd and the ring. An operation a
+     * completions) until nothing is pending and every zero-copy notification is in, or until a deadline
+     * of 5 s passes (then it reports on stderr what is stuck), closes the sockets the user left open, the
+     * loop's buffer rings, the eventfd and the ring ({@code CloseDrain} does the work). An operation a
      * handler prepares meanwhile is not submitted: it completes {@code -ECANCELED} (bounded rounds, as
      * on NIO). When the deadline passed, the buffer rings and the loop's native memory are leaked on
      * purpose, since the kernel may still write into them. Owner thread only; idempotent. Called from a
@@ -961,7 +787,7 @@ public final class UringEventLoop extends EventLoop {
      */
     @Override
     public void close() {
-        if (closed || closing) { // closing: called again by a handler while the drain dispatches
+        if (closer.closing()) { // closed, or called again by a handler while the drain dispatches
             return;
         }
         if (reaping) {
@@ -970,125 +796,52 @@ public final class UringEventLoop extends EventLoop {
         }
         boolean neverUsed = claimOwner();
         closeTasks();
-        closing = true;
-        // Unless every operation provably left the kernel, the memory it may still write is leaked: the
-        // kernel tears a ring down asynchronously after its fd is closed.
-        boolean drained = neverUsed;
-        try {
-            if (!neverUsed) {
-                drained = drainForClose();
-            }
-        } finally {
-            closed = true;
-            retireCounters();
-            closeBookkeeping(drained);
-            openFds.closeAll(sys);
-            for (UringBufferRing open : new ArrayList<>(bufferRings)) {
-                closeBufferRing(open, drained);
-            }
-            ring.close();
-            shutOutWakers();
-            sys.close(eventFd);
-            if (drained) {
-                arena.close(); // else leaked: the wake-up read may still write eventValue
-            }
-        }
+        closer.close(neverUsed);
     }
 
-    private static void closeBufferRing(UringBufferRing open, boolean drained) {
-        if (!drained) {
-            open.leak();
-            return;
-        }
-        try {
-            open.close();
-        } catch (IllegalStateException e) { // the rest of close() must still run; the ring leaked itself
-            System.err.println("zcnet: " + e.getMessage());
-        }
+    /** For {@link CloseDrain}, once the loop is closed: whether everything provably left the kernel. */
+    void afterClose(boolean drained) {
+        retireCounters();
+        closeBookkeeping(drained);
     }
 
-    /** Moves the sleep state to CLOSED once no waker is mid-write, so no write can hit a reused fd. */
-    private void shutOutWakers() {
-        while (true) {
-            int state = (int) SLEEP_STATE.getVolatile(this);
-            if (state == SIGNALLING) {
-                Thread.onSpinWait();
-            } else if (SLEEP_STATE.compareAndSet(this, state, CLOSED)) {
-                return;
-            }
-        }
+    /** For {@link CloseDrain}: the writable counters. */
+    Counters writableCounters() {
+        return counters;
     }
 
-    /**
-     * One cancel-all, then reaps until nothing is in the kernel. Operations handlers prepare meanwhile
-     * are never submitted ({@link #refusedByClose}): they complete {@code -ECANCELED} here, in rounds, so
-     * a handler that re-arms on every completion cannot hold close() up; after {@link #CLOSE_ROUNDS}
-     * rounds the rest are dropped.
-     *
-     * @return true if everything left the kernel, false if the deadline passed first
-     */
-    private boolean drainForClose() {
-        take(1).prepare(IoUring.OP_ASYNC_CANCEL, -1, 0, 0, 0)
-                .opFlags(IoUring.ASYNC_CANCEL_ANY | IoUring.ASYNC_CANCEL_ALL)
-                .userData(cancelUserData);
+    /** For {@link CloseDrain}: prepares one cancel of everything in flight, an internal operation. */
+    void cancelAll() {
+        Prep.cancel(take(1), 0, IoUring.ASYNC_CANCEL_ANY | IoUring.ASYNC_CANCEL_ALL).userData(cancelUserData);
         internalPending++;
-        long deadline = System.nanoTime() + CLOSE_DEADLINE_NANOS;
-        int rounds = 0;
-        while (true) {
-            if (refusedCount > 0) {
-                if (rounds++ < CLOSE_ROUNDS) {
-                    completeRefused();
-                    continue;
-                }
-                System.err.println("zcnet: io_uring event loop dropped " + refusedCount
-                        + " operations that handlers kept preparing during close");
-                userPending -= refusedCount;
-                for (int i = 0; i < refusedCount; i++) {
-                    pendingByOp[UserData.op(refusedAtClose[i])]--;
-                    operationDropped(refusedAtClose[i]);
-                }
-                refusedCount = 0;
-            }
-            if (userPending == 0 && internalPending == 0 && !wakeupArmed) {
-                return true;
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                System.err.println("zcnet: io_uring event loop closed with operations still in the kernel: " + this);
-                return false;
-            }
-            enter(true, Math.min(left, CLOSE_POLL_NANOS));
-            reap();
-        }
     }
 
-    /**
-     * Dispatches {@code -ECANCELED} for the operations refused so far, as the kernel completes a request
-     * cancelled before it ran (a SEND_ZC also gets its notification); those refused meanwhile wait for
-     * the next round.
-     */
-    private void completeRefused() {
-        int count = refusedCount;
-        int done = 0;
-        try {
-            while (done < count) {
-                long userData = refusedAtClose[done++];
-                userPending--;
-                pendingByOp[UserData.op(userData)]--;
-                if (UserData.op(userData) == Op.SEND_ZC) {
-                    dispatch(userData, -Errno.ECANCELED, CqeFlags.MORE);
-                    dispatch(userData, 0, CqeFlags.NOTIF);
-                } else {
-                    dispatch(userData, -Errno.ECANCELED, 0);
-                }
-            }
-        } finally {
-            refusedCount -= done;
-            System.arraycopy(refusedAtClose, done, refusedAtClose, 0, refusedCount);
-            if (done > 0) {
-                counters.completed(done);
-            }
-        }
+    /** For {@link CloseDrain}: no operation, internal request or wake-up read is left in the kernel. */
+    boolean nothingInKernel() {
+        return userPending == 0 && internalPending == 0 && !wakeupArmed;
+    }
+
+    /** For {@link CloseDrain}: submits, waits up to {@code nanos} for a completion, and dispatches. */
+    void waitAndReap(long nanos) {
+        enter(true, nanos);
+        reap();
+    }
+
+    /** For {@link CloseDrain}: a refused operation is no longer pending (completed or dropped). */
+    void forget(long userData) {
+        userPending--;
+        pendingByOp[UserData.op(userData)]--;
+    }
+
+    /** For {@link CloseDrain}: a refused operation is dropped without a completion. */
+    void drop(long userData) {
+        forget(userData);
+        operationDropped(userData);
+    }
+
+    /** For {@link CloseDrain}: dispatches a completion the kernel never posted. */
+    void complete(long userData, int result, int flags) {
+        dispatch(userData, result, flags);
     }
 
     @Override
@@ -1100,9 +853,9 @@ public final class UringEventLoop extends EventLoop {
             }
         }
         return "UringEventLoop[" + ring + " pending=" + userPending + (pendingOps.isEmpty() ? "" : " (" + pendingOps.toString().trim() + ")")
-                + " internal=" + internalPending + (refusedCount > 0 ? " refused=" + refusedCount : "")
+                + " internal=" + internalPending + (closer.refused() > 0 ? " refused=" + closer.refused() : "")
                 + " openSockets=" + openFds.count()
-                + (wakeupArmed ? " wakeup-armed" : "") + (closed ? " closed" : "")
+                + (wakeupArmed ? " wakeup-armed" : "") + (closer.closed() ? " closed" : "")
                 + " " + counters + "]";
     }
 }
