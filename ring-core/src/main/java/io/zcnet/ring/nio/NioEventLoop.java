@@ -420,15 +420,24 @@ public final class NioEventLoop extends EventLoop {
      */
     @Override
     public long recvSelect(int handler, int tag, int socket, BufferRing ring) {
+        NioOp op = recordRingReceive(Op.RECV_SELECT, handler, tag, socket, ring);
+        op.length = op.ring.bufferSize();
+        return op.userData;
+    }
+
+    /**
+     * A receive into buffers of {@code ring}, armed from now to its final completion as on io_uring: the
+     * ring refuses to close meanwhile.
+     */
+    private NioOp recordRingReceive(int kind, int handler, int tag, int socket, BufferRing ring) {
         checkSocket(socket);
         NioBufferRing nioRing = (NioBufferRing) checkRing(ring);
-        NioOp op = record(Op.RECV_SELECT, handler, tag);
+        NioOp op = record(kind, handler, tag);
         op.socket = socket;
         op.ring = nioRing;
-        op.length = nioRing.bufferSize();
         nioRing.armed();
         op.armed = true;
-        return op.userData;
+        return op;
     }
 
     @Override
@@ -446,15 +455,8 @@ public final class NioEventLoop extends EventLoop {
 
     @Override
     public long recvMultishot(int handler, int tag, int socket, BufferRing ring) {
-        checkSocket(socket);
-        NioBufferRing nioRing = (NioBufferRing) checkRing(ring);
-        NioOp op = record(Op.RECV_MULTISHOT, handler, tag);
-        op.socket = socket;
-        op.ring = nioRing;
+        NioOp op = recordRingReceive(Op.RECV_MULTISHOT, handler, tag, socket, ring);
         op.multishot = true;
-        // Armed from now to its final completion, as on io_uring: the ring refuses to close meanwhile.
-        nioRing.armed();
-        op.armed = true;
         return op.userData;
     }
 
