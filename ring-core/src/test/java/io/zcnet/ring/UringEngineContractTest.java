@@ -1,19 +1,7 @@
 package io.zcnet.ring;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
-import io.zcnet.ring.uring.Uring;
-
-import org.junit.jupiter.api.BeforeAll;
-
 /** The engine contract on io_uring; skipped with the kernel's reason where io_uring cannot run. */
-class UringEngineContractTest extends EngineContractTest {
-
-    @BeforeAll
-    static void requireUring() {
-        Availability uring = Uring.availability();
-        assumeTrue(uring.usable(), () -> "io_uring not usable here: " + uring.reason());
-    }
+class UringEngineContractTest extends EngineContractTest implements RequiresUring {
 
     @Override
     protected EventLoopConfig.Choice engine() {
