@@ -9,7 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
-/** {@code zcnet dump}: the wire-format dump tool of message-framing, on the command line. */
+/** {@code zcnet dump}: the wire-format dump tool ({@link WireDump}) on the command line. */
 @Command(name = "dump", mixinStandardHelpOptions = true,
         description = {"Print a raw zcnet frame stream one frame per line, or encode frames from JSON lines.",
                 "Stops at the first frame it must reject, with the error and its byte position.",

@@ -1,6 +1,5 @@
 package io.zcnet.examples;
 
-
 import java.util.LinkedHashMap;
 import java.util.Map;
 

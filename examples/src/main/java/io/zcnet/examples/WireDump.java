@@ -22,9 +22,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The wire-dump tool: prints a raw wire format v1 frame stream one line per frame (or one JSON object
- * per line with {@code --json}, fields named as in DESIGN.md), and with {@code --encode} turns such JSON
- * lines back into frames so frames can be crafted by hand. A diagnostic tool, not a fast path: it
+ * The wire-dump tool behind {@code ./zcnet dump} ({@link DumpCommand}): prints a raw wire format v1 frame
+ * stream one line per frame (or one JSON object per line with {@code --json}, fields named as in
+ * DESIGN.md), and with {@code --encode} turns such JSON lines back into frames so frames can be crafted by
+ * hand. It lives here, not in message-framing, because it does I/O: message-framing stays pure logic. A diagnostic tool, not a fast path: it
  * allocates freely, but never in proportion to a length it reads (a frame's bytes are bounded by the
  * segment size given with {@code --mss}).
  *
@@ -46,8 +47,8 @@ final class WireDump {
     private WireDump() {
     }
 
-    /** Runs the tool; {@code out} receives lines (dump) or frame bytes ({@code --encode}). */
-    public static int run(String[] args, InputStream in, PrintStream out, PrintStream err) {
+    /** Runs the tool; {@code out} receives lines (dump) or frame bytes ({@code --encode}); returns the exit code. */
+    static int run(String[] args, InputStream in, PrintStream out, PrintStream err) {
         if (args == null || in == null || out == null || err == null) {
             throw new IllegalArgumentException("args and streams are required");
         }

@@ -1,5 +1,11 @@
 package io.zcnet.examples;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.zcnet.framing.FlowControl;
 import io.zcnet.framing.FrameError;
 import io.zcnet.framing.FrameHeader;
@@ -9,13 +15,6 @@ import io.zcnet.framing.Icrc;
 import io.zcnet.framing.ReadRequestExtension;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.framing.TaggedExtension;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -43,26 +42,10 @@ class WireDumpTest {
         return out.toString(StandardCharsets.UTF_8).split("\n");
     }
 
-    /** Every frame of the segmenter's work request, header then payload, onto {@code out}. */
-    private static void writeFrames(Segmenter s, ByteArrayOutputStream out) {
-        byte[] header = new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH];
-        while (s.hasNext()) {
-            int headerBytes = s.next(MemorySegment.ofArray(header), 0);
-            out.write(header, 0, headerBytes);
-            if (s.payloadLength() > 0) {
-                out.writeBytes(s.source().asSlice(s.payloadOffset(), s.payloadLength()).toArray(ValueLayout.JAVA_BYTE));
-            }
-        }
-    }
-
     private static byte[] stream() {
         Segmenter s = new Segmenter(new FramingConfig(MSS, true, 8));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        byte[] payload = new byte[300];
-        for (int i = 0; i < payload.length; i++) {
-            payload[i] = (byte) (i * 31 + 17);
-        }
-        writeFrames(s.beginWriteWithImmediate(65535, MemorySegment.ofArray(payload), 0, 300,
+        writeFrames(s.beginWriteWithImmediate(65535, MemorySegment.ofArray(pattern(300)), 0, 300,
                 0xF0000001, 0x7FFFFFFF00000001L, -2), bytes);
         writeFrames(s.beginReadRequest(0, 7, 8, 9, 10, 11), bytes);
         byte[] ack = new byte[32];
@@ -70,6 +53,25 @@ class WireDumpTest {
         new FrameHeader().wrap(MemorySegment.ofArray(ack), 0).subflow(2).timestampPresent(true).timestamp(5).timestampEcho(6);
         bytes.writeBytes(ack);
         return bytes.toByteArray();
+    }
+
+    /** Every frame of the segmenter's current work request, header and payload, appended to {@code out}. */
+    private static void writeFrames(Segmenter s, ByteArrayOutputStream out) {
+        MemorySegment header = MemorySegment.ofArray(new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH]);
+        for (long i = 0; i < s.frameCount(); i++) {
+            int headerBytes = s.writeFrame(i, header, 0);
+            out.writeBytes(header.asSlice(0, headerBytes).toArray(ValueLayout.JAVA_BYTE));
+            out.writeBytes(s.source() == null ? new byte[0]
+                    : s.source().asSlice(s.payloadOffset(), s.payloadLength()).toArray(ValueLayout.JAVA_BYTE));
+        }
+    }
+
+    private static byte[] pattern(int length) {
+        byte[] b = new byte[length];
+        for (int i = 0; i < length; i++) {
+            b[i] = (byte) (i * 31 + 17);
+        }
+        return b;
     }
 
     @Test

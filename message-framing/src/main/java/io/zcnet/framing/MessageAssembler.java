@@ -52,89 +52,77 @@ import java.lang.foreign.MemorySegment;
  * buffer that was already completed; and it {@linkplain MemoryRegion#pin() pins} its region, so the region
  * cannot be deregistered under the kernel's write.
  *
+ * <p><b>One copy per segment, none lost.</b> Multipath resends a segment on another subflow when the one it
+ * went out on fails, so two copies may meet here while the first is still being received. Each segment is
+ * placed by exactly one copy, and a copy is dropped ({@link #DUPLICATE}) only once another copy is placed:
+ * a copy of a segment that a direct placement is receiving right now is {@link #DEFERRED}, because that
+ * receive may still fail. The caller keeps it and offers it again after the placement ends: after its
+ * {@link #commit} the kept copy is a {@link #DUPLICATE}, after its {@link #abort} it is placed. The rule is
+ * per segment and idempotent: however many copies arrive, by whichever path, the segment's bytes count
+ * once, and never are two receives writing into it at once.
+ *
  * <p>Receives are posted as verbs posts them, by local key, offset and length; the key is checked against
  * the {@link MemoryRegistry} (LOCAL_WRITE) when posted and the region's validity again when data lands.
  *
  * <p>A SEND frame can only be placed once it is known which receive its message takes, that is once a
  * frame of every earlier message in the window has been seen (for a WRITE, its last frame: only that
  * says whether it carries immediate data). Until then the frame is {@link #DEFERRED}: nothing is placed
- * and the caller offers it again after later frames, typically holding its payload in a pool buffer (the
- * single extra copy happens only on reordering across message boundaries). {@link #onFrame} records the
- * deferred frame's opcode, which can resolve later messages' receives; {@link #beginPlacement} records
- * nothing (with the ICRC on, the header is not verified before its payload is in).
+ * and the caller offers it again once {@link #isReceiveKnown} says its receive is known, typically holding
+ * its payload in a pool buffer (the single extra copy happens only on reordering across message
+ * boundaries). {@link #onFrame} records the deferred frame's opcode, which can resolve later messages'
+ * receives; {@link #beginPlacement} records nothing (with the ICRC on, the header is not verified before
+ * its payload is in).
+ *
+ * <p><b>Bounded work per frame.</b> Which receive a SEND takes is kept up to date as messages become known,
+ * each message passed once, so judging a frame is amortised constant work whatever the window (2^15 at
+ * most) and the arrival order; a frame offered again while it is still deferred costs no pass over its
+ * payload (nothing of it is used until it can be placed, and its ICRC is verified then).
  *
  * <p>Steady state allocates nothing: the window's state, bitmaps, completion queue and read-request ring
  * are arrays sized at construction; placement targets are caller-owned holders. Not thread-safe: owned
  * by one thread (the queue pair's receive loop).
+ *
+ * <p>This class is the entry point: it checks arguments, validates headers and verifies ICRCs, and hands
+ * the rest to package-private parts: {@link MessageSlots} (what is known about each message of the window),
+ * {@link FrameJudge} (where a frame may go, changing nothing), {@link DirectPlacements} (reservations and
+ * pins of placements in flight), {@link MessageCompletion} (in-order completion and back-pressure),
+ * {@link QueuePairError} (ERROR and its flush), {@link ExpectedReads} and {@link ReadRequestQueue} (READ
+ * responses expected, READ requests to answer).
  */
 public final class MessageAssembler {
 
     /** {@link #onFrame} and {@link #commit} result: the frame was placed (or, for an ACKNOWLEDGE, applied);
      *  {@link #beginPlacement} result: receive the payload into the target, then commit. */
     public static final int ACCEPTED = 1;
-    /** Result: the frame repeats a segment already placed, or a completed message; ignored. */
+    /** Result: the frame repeats a segment already placed, or a completed message; forget it. */
     public static final int DUPLICATE = 2;
     /**
-     * Result: keep the frame and offer it again later (through {@link #onFrame}): a SEND frame whose receive
-     * is not known yet, or a copy of a segment that a direct placement on another subflow is receiving
-     * right now (offer it again once that placement is committed or aborted: if it was aborted, this copy
-     * is what keeps the segment from being lost).
+     * Result: the frame cannot be placed yet; keep it and offer it again later (through {@link #onFrame}):
+     * a SEND frame whose receive is not known yet, or a copy of a segment that a direct placement is
+     * receiving right now (offer it again once that placement is committed or aborted).
      */
     public static final int DEFERRED = 3;
 
-    // completeMessage: the completion or read-request queue is full; the message waits, complete.
-    private static final int HELD_BACK = 1;
-
-    static final int STATE_READY = 0;
-    static final int STATE_ERROR = 1;
-
-    // Whether a slot's message consumes a receive.
-
-    final int segmentSize;
-    final boolean icrcEnabled;
-    private final int window;
-    private final int slotMask;
+    private final int segmentSize;
+    private final boolean icrcEnabled;
     private final MemoryRegistry registry;
     private final ReceiveQueue receives;
     private final CompletionQueue completions;
     private final FlowControl sendFlow;
-    final FrameHeader header = new FrameHeader();
-    private final TaggedExtension tagged = new TaggedExtension();
-    private final ReadRequestExtension readExtension = new ReadRequestExtension();
-    final Icrc icrc = new Icrc();
+    private final MessageSlots slots;
+    private final ExpectedReads expectedReads;
+    private final ReadRequestQueue readRequests;
+    private final FrameJudge judge;
+    private final DirectPlacements placements;
+    private final QueuePairError failure;
+    private final MessageCompletion completion;
+    private final FrameHeader header = new FrameHeader();
+    private final Icrc icrc = new Icrc();
 
-    /** Every message in the window, slot = msn & slotMask. */
-    final MessageSlots slots;
-    private final ReadTracker reads;
-    private final DirectPlacement placements = new DirectPlacement(this);
-
-    // What check() found out about the frame it judged, for placing it or for failing the queue pair.
-    int checkedSlot;
-    long checkedReceive;
-    MemorySegment destination;
-    long destinationOffset;
-    MemoryRegion destinationRegion;
-
-    // Targets handed out by beginPlacement and not yet committed or aborted.
-    // What fail() recorded for the flush, which waits while placements are pending.
-    private boolean flushOwed;
-    private long failedReceive = -1;
-    private int failedStatus;
-    private int failedOpcode = -1;
-    private int failedMsn = -1;
-
-    private int expectedMsn;
-    private boolean heldBack;
-    private long receivesRetired;
-    /** {@link #receiveFor}'s cursor: the first message it has not passed, and that message's receive. */
-    private int scanMsn;
-    private long scanIndex;
-    /** Messages the cursor has stepped over, for the test that bounds the work per frame. */
-    long receiveScanSteps;
-    int state = STATE_READY;
-    private int error = FrameError.OK;
     private long framesAccepted;
     private long duplicates;
+    /** Passes of the ICRC over a frame: a work counter for tests, never timed. */
+    private long icrcPasses;
 
     /**
      * @param config          negotiated segment size, ICRC and window
@@ -153,14 +141,18 @@ public final class MessageAssembler {
         }
         this.segmentSize = config.segmentSize();
         this.icrcEnabled = config.icrcEnabled();
-        this.window = config.messageWindow();
-        this.slotMask = window - 1;
         this.registry = registry;
         this.receives = new ReceiveQueue(receiveCapacity);
         this.completions = completions;
         this.sendFlow = sendFlow;
-        this.slots = new MessageSlots(window, FramingConfig.bitmapWordsPerMessage(segmentSize));
-        this.reads = new ReadTracker(window);
+        this.slots = new MessageSlots(config.messageWindow(), segmentSize);
+        this.expectedReads = new ExpectedReads(config.messageWindow());
+        this.readRequests = new ReadRequestQueue(config.messageWindow());
+        this.judge = new FrameJudge(config, registry, receives, slots, expectedReads);
+        this.placements = new DirectPlacements(slots, segmentSize);
+        this.failure = new QueuePairError(slots, receives, expectedReads, completions, placements);
+        this.completion = new MessageCompletion(segmentSize, slots, receives, expectedReads, readRequests, completions,
+                failure);
     }
 
     // ---------------------------------------------------------------- posting
@@ -189,7 +181,7 @@ public final class MessageAssembler {
         if (!completionReserved()) {
             return false;
         }
-        if (state == STATE_ERROR && !flushOwed) {
+        if (failure.isSet() && !failure.owesFlush()) {
             return completions.offer(workRequestId, CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
         }
         return receives.offer(workRequestId, region, offset, length);
@@ -200,7 +192,7 @@ public final class MessageAssembler {
      * outstanding one has a free entry kept for it, so its completion (success or flush) is never dropped.
      */
     private boolean completionReserved() {
-        return completions.remaining() > receives.size() + reads.expected();
+        return completions.remaining() > receives.size() + expectedReads.size();
     }
 
     /**
@@ -228,7 +220,11 @@ public final class MessageAssembler {
             throw new IllegalArgumentException("read " + workRequestId + ": sink rkey 0x" + Integer.toHexString(sinkRkey)
                     + " range " + sinkOffset + "+" + length + " does not name a live LOCAL_WRITE region range: " + sink);
         }
-        return completionReserved() && reads.expect(workRequestId, sinkRkey, sinkOffset, length);
+        if (expectedReads.isFull() || !completionReserved()) {
+            return false;
+        }
+        expectedReads.add(workRequestId, sinkRkey, sinkOffset, length);
+        return true;
     }
 
     /**
@@ -241,11 +237,11 @@ public final class MessageAssembler {
         if (into == null) {
             throw new IllegalArgumentException("into is null");
         }
-        if (!reads.poll(into)) {
+        if (!readRequests.poll(into)) {
             return false;
         }
-        if (heldBack && state == STATE_READY) {
-            retire();
+        if (completion.isHeldBack() && !failure.isSet()) {
+            completion.retire();
         }
         return true;
     }
@@ -258,15 +254,32 @@ public final class MessageAssembler {
      *         queue pair is then in ERROR)
      */
     public int resumeCompletions() {
-        if (!heldBack || state == STATE_ERROR) {
-            return state == STATE_ERROR ? FrameError.QUEUE_PAIR_IN_ERROR : ACCEPTED;
+        if (failure.isSet()) {
+            return FrameError.QUEUE_PAIR_IN_ERROR;
         }
-        return retire();
+        return completion.isHeldBack() ? completion.retire() : ACCEPTED;
     }
 
     /** Whether a complete message waits for room in the completion or READ request queue. */
     public boolean isHeldBack() {
-        return heldBack;
+        return completion.isHeldBack();
+    }
+
+    /**
+     * Whether the receive that a SEND of {@code msn} takes is known: the kind of every earlier message in
+     * the window is known (for a WRITE, whether it carries immediate data), or {@code msn} belongs to a
+     * message already completed. Constant time.
+     *
+     * <p>A receive loop that keeps the SEND frames answered {@link #DEFERRED} in MSN order offers them
+     * again only up to the first MSN for which this is false: each is offered again once, when it can be
+     * placed, instead of all of them after every frame. (A frame that is still deferred then waits for a
+     * direct placement of its segment to end: offer it again after that placement's commit or abort.)
+     */
+    public boolean isReceiveKnown(int msn) {
+        if (msn < 0 || msn > Msn.MASK) {
+            throw new IllegalArgumentException("msn " + msn + " outside 0..65535");
+        }
+        return slots.isReceiveKnown(msn);
     }
 
     // ---------------------------------------------------------------- frames, payload supplied
@@ -300,7 +313,7 @@ public final class MessageAssembler {
                 || payloadOffset < 0 || payloadOffset > payload.byteSize()) {
             throw new IllegalArgumentException("offsets outside their segments");
         }
-        if (state == STATE_ERROR) {
+        if (failure.isSet()) {
             return FrameError.QUEUE_PAIR_IN_ERROR;
         }
         if (available < FrameHeader.LENGTH) {
@@ -309,7 +322,7 @@ public final class MessageAssembler {
         header.wrap(frame, offset);
         int result = FrameValidator.validateHeader(header, segmentSize);
         if (result != FrameError.OK) {
-            return fail(result, -1, -1);
+            return failure.fail(result, -1, -1);
         }
         int ext = header.extLength();
         long length = header.length();
@@ -318,11 +331,19 @@ public final class MessageAssembler {
                 || length > payload.byteSize() - payloadOffset) {
             return FrameError.TRUNCATED;
         }
-        if (icrcEnabled && !icrc.verify(frame, offset, payload, payloadOffset)) {
-            return fail(FrameError.ICRC_MISMATCH, -1, -1);
-        }
         long extOffset = offset + FrameHeader.LENGTH;
-        result = check(frame, extOffset, (int) length);
+        // Judging changes nothing, so it may come before the ICRC: nothing judged is used unverified.
+        result = judge.judge(header, frame, extOffset, (int) length);
+        if (result == DEFERRED && !slots.wouldLearn(judge.slot, header.opcode())) {
+            // Offered again and still waiting: nothing of it is used, so it costs no pass over its payload.
+            return DEFERRED;
+        }
+        if (icrcEnabled) {
+            icrcPasses++;
+            if (!icrc.verify(frame, offset, payload, payloadOffset)) {
+                return failure.fail(FrameError.ICRC_MISMATCH, -1, -1);
+            }
+        }
         if (result == ACCEPTED) {
             result = copyPayload(payload, payloadOffset, (int) length);
             if (result == ACCEPTED) {
@@ -330,9 +351,9 @@ public final class MessageAssembler {
             }
         } else if (result == DEFERRED) {
             // The frame is verified: its opcode may already tell which later messages take which receive.
-            classify(checkedSlot, header.opcode());
+            slots.learn(judge.slot, header.opcode());
         } else if (result < 0) {
-            return fail(result, checkedSlot, checkedReceive);
+            return failure.fail(result, judge.slot, judge.receive);
         }
         return count(result);
     }
@@ -342,17 +363,17 @@ public final class MessageAssembler {
             return ACCEPTED;
         }
         try {
-            MemorySegment.copy(payload, payloadOffset, destination, destinationOffset, length);
+            MemorySegment.copy(payload, payloadOffset, judge.destination, judge.destinationOffset, length);
             return ACCEPTED;
         } catch (IllegalStateException | WrongThreadException gone) {
             // The destination's memory was freed concurrently (registration refuses confined memory, so a
             // wrong thread cannot happen; caught all the same): an access error, not a crash of the loop.
-            return fail(checkedReceive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS,
-                    checkedSlot, checkedReceive);
+            return failure.fail(judge.receive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS,
+                    judge.slot, judge.receive);
         }
     }
 
-    int count(int result) {
+    private int count(int result) {
         if (result == ACCEPTED) {
             framesAccepted++;
         } else if (result == DUPLICATE) {
@@ -372,21 +393,21 @@ public final class MessageAssembler {
      * {@link #abort}.
      *
      * <p>Nothing that a failed payload receive could leave wrong is changed here: the segment is only
-     * <em>reserved</em>, so that another copy of it (a retransmission on another subflow) is kept by the
-     * caller ({@link #DEFERRED}) instead of being written over the first while the kernel fills it, and is
-     * placed if this placement is aborted; its bytes count, and its message can
-     * complete, only at {@code commit}. The header and extension are copied into {@code target}, so
+     * <em>reserved</em>, so that another copy of it (a retransmission on another subflow) is not written
+     * over the first while the kernel fills it but {@link #DEFERRED}, kept by the caller until this
+     * placement ends; its bytes count, and its message can complete, only at {@code commit}. The header and extension are copied into {@code target}, so
      * {@code headers} may be reused at once. With the ICRC negotiated, it is checked at {@code commit},
      * once the payload is in.
      *
      * @return {@link #ACCEPTED}: {@code target} names the place in a posted receive or a registered region
      *         (for frames without payload, 0 bytes of the drain) and is pending;
-     *         {@link #DUPLICATE}: a copy of a placed segment, or of a completed message:
-     *         {@code target} names the drain, receive the payload there and forget it;
+     *         {@link #DUPLICATE}: a copy of a placed segment, or of a completed message: {@code target}
+     *         names the drain, receive the payload there and forget it;
      *         {@link #DEFERRED}: a SEND frame whose receive is not known yet, or a copy of a segment another
-     *         placement is receiving: {@code target} names the
-     *         drain; keep the payload (there or in a buffer of your own) and offer the whole frame to
-     *         {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} after later frames;
+     *         placement is receiving: {@code target} names the drain; keep the payload (there or in a
+     *         buffer of your own) and offer the whole frame to
+     *         {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} after later frames, or after
+     *         that placement's commit or abort;
      *         {@link FrameError#TRUNCATED}: fewer than the header and extension bytes were given (nothing
      *         changed); any other negative {@link FrameError}: refused, the queue pair is now in ERROR
      * @throws IllegalArgumentException if an argument is null or out of range, or the target's drain is
@@ -394,7 +415,41 @@ public final class MessageAssembler {
      * @throws IllegalStateException    if {@code target} still holds a placement not committed or aborted
      */
     public int beginPlacement(MemorySegment headers, long offset, long available, PlacementTarget target) {
-        return placements.begin(headers, offset, available, target);
+        placements.checkBegin(headers, offset, available, target);
+        target.clear();
+        if (failure.isSet()) {
+            return FrameError.QUEUE_PAIR_IN_ERROR;
+        }
+        if (available < FrameHeader.LENGTH) {
+            return FrameError.TRUNCATED;
+        }
+        header.wrap(headers, offset);
+        int result = FrameValidator.validateHeader(header, segmentSize);
+        if (result != FrameError.OK) {
+            return failure.fail(result, -1, -1);
+        }
+        int headerBytes = FrameHeader.LENGTH + header.extLength();
+        if (available < headerBytes) {
+            return FrameError.TRUNCATED;
+        }
+        MemorySegment copy = target.headerCopy;
+        MemorySegment.copy(headers, offset, copy, 0, headerBytes);
+        header.wrap(copy, 0);
+        int length = (int) header.length();
+        result = judge.judge(header, copy, FrameHeader.LENGTH, length);
+        if (result == ACCEPTED) {
+            if (!placements.start(this, target, judge, header.messageOffset(), length)) {
+                // Deregistered since the judgement: nothing may be received into it.
+                return failure.fail(judge.receive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS,
+                        judge.slot, judge.receive);
+            }
+            return ACCEPTED;
+        }
+        if (result == DUPLICATE || result == DEFERRED) {
+            target.describe(target.drain, 0, length);
+            return result == DUPLICATE ? count(result) : result;
+        }
+        return failure.fail(result, judge.slot, judge.receive);
     }
 
     /**
@@ -410,19 +465,71 @@ public final class MessageAssembler {
      * @throws IllegalStateException if {@code target} holds no placement of this assembler
      */
     public int commit(PlacementTarget target) {
-        return placements.commit(target);
+        end(target);
+        if (failure.isSet()) {
+            return FrameError.QUEUE_PAIR_IN_ERROR;
+        }
+        MemorySegment copy = target.headerCopy;
+        header.wrap(copy, 0);
+        if (icrcEnabled) {
+            int verified = verifyPlaced(copy, target);
+            if (verified != ACCEPTED) {
+                return verified;
+            }
+        }
+        // The reservation kept every other copy of this segment out, and the receive a SEND takes was
+        // known at beginPlacement and never changes: the judgement yields the same place, or an error.
+        int result = judge.judge(header, copy, FrameHeader.LENGTH, target.length);
+        if (result == ACCEPTED) {
+            result = apply(copy, FrameHeader.LENGTH, target.length);
+        } else if (result < 0) {
+            return failure.fail(result, judge.slot, judge.receive);
+        }
+        return count(result);
+    }
+
+    /**
+     * Verifies the ICRC of a committed frame over the bytes in its destination, whose memory may have been
+     * freed meanwhile: that is an access error (the receive's LOCAL_PROTECTION, a region's REMOTE_ACCESS),
+     * never an exception escaping into the receive loop.
+     */
+    private int verifyPlaced(MemorySegment copy, PlacementTarget target) {
+        int gone = target.receive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS;
+        if (target.length > 0 && !target.segment.scope().isAlive()) {
+            return failure.fail(gone, target.slot, target.receive);
+        }
+        try {
+            icrcPasses++;
+            return icrc.verify(copy, 0, target.segment, target.offset) ? ACCEPTED : failure.fail(FrameError.ICRC_MISMATCH, -1, -1);
+        } catch (IllegalStateException | WrongThreadException closedMeanwhile) {
+            return failure.fail(gone, target.slot, target.receive);
+        }
     }
 
     /**
      * Gives up a placement whose payload receive failed (the subflow broke, the receive was cancelled):
-     * the segment's reservation is dropped and nothing else changes, so a copy kept meanwhile
-     * ({@link #DEFERRED}) or a later retransmission of the frame is placed normally. Bytes the failed
-     * receive wrote stay inside the target, which that copy overwrites. In ERROR, aborting the last placement in flight emits the flush that waited for it.
+     * the segment's reservation is dropped and nothing else changes, so a copy of the frame kept meanwhile
+     * ({@link #DEFERRED}) or still to come is placed normally. Bytes the failed receive wrote stay inside the
+     * target, which that copy overwrites. In ERROR, aborting the last placement in flight emits the flush
+     * that waited for it.
      *
      * @throws IllegalStateException if {@code target} holds no placement of this assembler
      */
     public void abort(PlacementTarget target) {
-        placements.abort(target);
+        int slot = end(target);
+        target.clear();
+        if (slot >= 0 && !failure.isSet()) {
+            completion.completeIfDone(slot);
+        }
+    }
+
+    /** Ends a placement's reservation and pin; in ERROR, flushes once none is left. Returns its slot. */
+    private int end(PlacementTarget target) {
+        int slot = placements.end(this, target);
+        if (failure.isSet()) {
+            failure.flushIfIdle();
+        }
+        return slot;
     }
 
     /** Placements handed out by {@link #beginPlacement} and not yet committed or aborted. */
@@ -430,373 +537,33 @@ public final class MessageAssembler {
         return placements.pending();
     }
 
-    // ---------------------------------------------------------------- judging and placing
-
     /**
-     * Judges a validated frame (header in {@link #header}, extension at {@code extOffset} of
-     * {@code headers}) against the queue pair's state without changing anything: window, message
-     * consistency, duplicates, the receive a SEND takes, keys, rights and bounds. On {@link #ACCEPTED}
-     * {@link #destination} and {@link #destinationOffset} say where the payload goes (null for frames
-     * without payload); {@link #checkedSlot} and {@link #checkedReceive} are set as far as they were
-     * determined, for {@link #fail}.
+     * Applies a frame that the judge accepted and whose payload is in place: an ACKNOWLEDGE updates the
+     * send direction's flow control, any other frame counts in its message.
      */
-    int check(MemorySegment headers, long extOffset, int length) {
-        checkedSlot = -1;
-        checkedReceive = -1;
-        destination = null;
-        destinationOffset = 0;
-        destinationRegion = null;
-        int opcode = header.opcode();
-        if (opcode == Opcode.ACKNOWLEDGE) {
-            return ACCEPTED;
-        }
-        int msn = header.msn();
-        int ahead = Msn.distance(expectedMsn, msn);
-        if (ahead >= window) {
-            return Msn.MODULUS - ahead <= window ? DUPLICATE : FrameError.MSN_OUT_OF_WINDOW;
-        }
-        int slot = msn & slotMask;
-        checkedSlot = slot;
-        checkedReceive = slots.receiveIndexes[slot]; // the receive the message holds, which an error must complete
-        int family = family(Opcode.kind(opcode));
-        if (slots.kinds[slot] != 0 && slots.kinds[slot] != family) {
-            return FrameError.INCONSISTENT_MESSAGE;
-        }
-        int messageOffset = header.messageOffset();
-        int segment = messageOffset / segmentSize;
-        if (Opcode.isLast(opcode)) {
-            if ((slots.segmentsExpected[slot] >= 0 && slots.totalLengths[slot] != messageOffset + length) || slots.highestSegment[slot] > segment) {
-                return FrameError.INCONSISTENT_MESSAGE;
-            }
-        } else if (slots.segmentsExpected[slot] >= 0 && segment >= slots.segmentsExpected[slot] - 1) {
-            return FrameError.INCONSISTENT_MESSAGE;
-        }
-        if (slots.isPlaced(slot, segment)) {
-            return DUPLICATE;
-        }
-        if (slots.isReserved(slot, segment)) {
-            // Another subflow's kernel is receiving this very segment and may still fail. Dropping this copy
-            // would lose the segment with that subflow; writing it now would race the kernel's write. It is
-            // kept by the caller instead and offered again once the placement is committed or aborted.
-            return DEFERRED;
-        }
-        return switch (family) {
-            case Opcode.KIND_SEND -> checkSend(slot, msn, messageOffset, length);
-            case Opcode.KIND_WRITE -> checkWrite(headers, extOffset, length);
-            case Opcode.KIND_READ_RESPONSE -> checkReadResponse(slot, messageOffset, headers, extOffset, length);
-            default -> checkReadRequest(headers, extOffset);
-        };
-    }
-
-    /** SEND, SEND with immediate and WRITE with immediate share the message families SEND and WRITE. */
-    private static int family(int kind) {
-        return switch (kind) {
-            case Opcode.KIND_SEND_WITH_IMMEDIATE -> Opcode.KIND_SEND;
-            case Opcode.KIND_WRITE_WITH_IMMEDIATE -> Opcode.KIND_WRITE;
-            default -> kind;
-        };
-    }
-
-    private int checkSend(int slot, int msn, int messageOffset, int length) {
-        long receive = slots.receiveIndexes[slot];
-        if (receive < 0) {
-            receive = receiveFor(msn);
-            if (receive < 0) {
-                return DEFERRED;
-            }
-            if (!receives.isPosted(receive)) {
-                return FrameError.RECEIVER_NOT_READY;
-            }
-        }
-        checkedReceive = receive;
-        if ((long) messageOffset + length > receives.length(receive)) {
-            return FrameError.LOCAL_LENGTH;
-        }
-        MemoryRegion region = receives.region(receive);
-        if (!region.isValid() || !region.segment().scope().isAlive()) {
-            return FrameError.LOCAL_PROTECTION;
-        }
-        destination = region.segment();
-        destinationOffset = receives.offset(receive) + messageOffset;
-        destinationRegion = region;
-        return ACCEPTED;
-    }
-
-    /**
-     * The receive message {@code msn} takes, or -1 while an earlier message's kind is unknown. A cursor
-     * walks the window once: every message it passes has a known kind and had its receive index noted,
-     * so a SEND frame costs amortised O(1) however deep the window, not a scan of it.
-     */
-    private long receiveFor(int msn) {
-        if (Msn.distance(expectedMsn, scanMsn) > window) { // the window moved past the cursor
-            scanMsn = expectedMsn;
-            scanIndex = receivesRetired;
-        }
-        int target = Msn.distance(expectedMsn, msn);
-        if (target < Msn.distance(expectedMsn, scanMsn)) {
-            return slots.passedIndex[msn & slotMask];
-        }
-        while (scanMsn != msn) {
-            int s = scanMsn & slotMask;
-            receiveScanSteps++;
-            if (slots.consumers[s] == MessageSlots.CONSUMER_UNKNOWN) {
-                return -1;
-            }
-            slots.passedIndex[s] = scanIndex;
-            if (slots.consumers[s] == MessageSlots.CONSUMER_YES) {
-                scanIndex++;
-            }
-            scanMsn = Msn.add(scanMsn, 1);
-        }
-        return scanIndex;
-    }
-
-    private int checkWrite(MemorySegment headers, long extOffset, int length) {
-        tagged.wrap(headers, extOffset);
-        int key = tagged.rkey();
-        long regionOffset = tagged.regionOffset();
-        if (registry.checkRemote(key, regionOffset, length, Access.REMOTE_WRITE) != AccessStatus.OK) {
-            return FrameError.REMOTE_ACCESS;
-        }
-        return target(registry.lookupRemote(key), regionOffset, length);
-    }
-
-    private int checkReadResponse(int slot, int messageOffset, MemorySegment headers, long extOffset, int length) {
-        tagged.wrap(headers, extOffset);
-        int key = tagged.rkey();
-        long regionOffset = tagged.regionOffset();
-        // Every frame of one response names the same sink: key and message start agree.
-        if (slots.segmentsPlaced[slot] > 0 && (slots.readRkeys[slot] != key || slots.readSinkOffsets[slot] != regionOffset - messageOffset)) {
-            return FrameError.INCONSISTENT_MESSAGE;
-        }
-        // The sink is named by its remote key; matching a read this side registered is the authorisation,
-        // so the region needs LOCAL_WRITE (not REMOTE_WRITE), checked here as it is now.
-        if (!reads.covers(key, regionOffset, length)) {
-            return FrameError.UNEXPECTED_READ_RESPONSE;
-        }
-        MemoryRegion sink = registry.lookupRemote(key);
-        if (sink == null || !Access.grants(sink.access(), Access.LOCAL_WRITE) || !sink.segment().scope().isAlive()) {
-            return FrameError.REMOTE_ACCESS;
-        }
-        return target(sink, regionOffset, length);
-    }
-
-    /** Points {@link #destination} into {@code region} after the registry's check. */
-    private int target(MemoryRegion region, long regionOffset, int length) {
-        // The region may have been deregistered between check and lookup; re-check the bounds we write.
-        if (region == null || regionOffset < 0 || regionOffset > region.segment().byteSize() - length) {
-            return FrameError.REMOTE_ACCESS;
-        }
-        destination = region.segment();
-        destinationOffset = regionOffset;
-        destinationRegion = region;
-        return ACCEPTED;
-    }
-
-    private int checkReadRequest(MemorySegment headers, long extOffset) {
-        readExtension.wrap(headers, extOffset);
-        long length = readExtension.readLength();
-        if (length > FramingConfig.MAX_MESSAGE_SIZE) {
-            return FrameError.MESSAGE_TOO_LONG;
-        }
-        if (registry.checkRemote(readExtension.rkey(), readExtension.regionOffset(), length, Access.REMOTE_READ)
-                != AccessStatus.OK || readExtension.sinkOffset() < 0) {
-            return FrameError.REMOTE_ACCESS;
-        }
-        return ACCEPTED;
-    }
-
-    /** Records what a frame of {@code opcode} says about the message in {@code slot}. */
-    private void classify(int slot, int opcode) {
-        int kind = Opcode.kind(opcode);
-        int family = family(kind);
-        if (slots.kinds[slot] == 0) {
-            slots.kinds[slot] = (byte) family;
-        }
-        // A WRITE takes a receive only if it carries immediate data, which only its last frame says.
-        if (slots.consumers[slot] == MessageSlots.CONSUMER_UNKNOWN && (family != Opcode.KIND_WRITE || Opcode.isLast(opcode))) {
-            slots.consumers[slot] = Opcode.consumesReceive(kind) ? MessageSlots.CONSUMER_YES : MessageSlots.CONSUMER_NO;
-        }
-    }
-
-    /**
-     * Marks a frame that {@link #check} accepted (and whose payload is in place) as placed, and completes
-     * what is now complete.
-     */
-    int apply(MemorySegment headers, long extOffset, int length) {
-        int opcode = header.opcode();
-        if (opcode == Opcode.ACKNOWLEDGE) {
+    private int apply(MemorySegment headers, long extOffset, int length) {
+        if (header.opcode() == Opcode.ACKNOWLEDGE) {
             int r = sendFlow.onAcknowledge(header.msn(), header.immData());
-            return r == FrameError.OK ? ACCEPTED : fail(r, -1, -1);
+            return r == FrameError.OK ? ACCEPTED : failure.fail(r, -1, -1);
         }
-        int slot = checkedSlot;
-        classify(slot, opcode);
-        int messageOffset = header.messageOffset();
-        switch (slots.kinds[slot]) {
-            case Opcode.KIND_SEND -> slots.receiveIndexes[slot] = checkedReceive;
-            case Opcode.KIND_READ_RESPONSE -> {
-                tagged.wrap(headers, extOffset);
-                slots.readRkeys[slot] = tagged.rkey();
-                slots.readSinkOffsets[slot] = tagged.regionOffset() - messageOffset;
-            }
-            case Opcode.KIND_READ_REQUEST -> {
-                readExtension.wrap(headers, extOffset);
-                slots.readRkeys[slot] = readExtension.rkey();
-                slots.readOffsets[slot] = readExtension.regionOffset();
-                slots.readLengths[slot] = (int) readExtension.readLength();
-                slots.readSinkRkeys[slot] = readExtension.sinkRkey();
-                slots.readSinkOffsets[slot] = readExtension.sinkOffset();
-            }
-            default -> { }
-        }
-        int segment = messageOffset / segmentSize;
-        slots.place(slot, segment);
-        if (Opcode.isLast(opcode)) {
-            slots.segmentsExpected[slot] = segment + 1;
-            slots.totalLengths[slot] = messageOffset + length;
-            slots.finalOpcodes[slot] = opcode;
-            slots.immediates[slot] = Opcode.hasImmediate(opcode) ? header.immData() : 0;
-        }
-        return completeIfDone(slot);
-    }
-
-    /**
-     * Marks the slot's message complete once every segment is placed and no placement into it is in flight
-     * (the kernel may still be writing into its buffer), and completes it if it is the oldest.
-     */
-    int completeIfDone(int slot) {
-        if (!slots.complete[slot] && slots.reservations[slot] == 0 && slots.segmentsPlaced[slot] == slots.segmentsExpected[slot]) {
-            slots.complete[slot] = true;
-            if (slot == (expectedMsn & slotMask)) {
-                return retire();
-            }
-        }
-        return ACCEPTED;
-    }
-
-    // ---------------------------------------------------------------- completion
-
-    /** Completes every complete message from the oldest on, in MSN order. */
-    private int retire() {
-        heldBack = false;
-        int slot = expectedMsn & slotMask;
-        while (slots.complete[slot]) {
-            int r = completeMessage(slot);
-            if (r == HELD_BACK) {
-                // Not acknowledged, so the peer's MSN window stops it until the application makes room.
-                heldBack = true;
-                return ACCEPTED;
-            }
-            if (r != FrameError.OK) {
-                return r;
-            }
-            slots.reset(slot);
-            expectedMsn = Msn.add(expectedMsn, 1);
-            slot = expectedMsn & slotMask;
-        }
-        return ACCEPTED;
-    }
-
-    private int completeMessage(int slot) {
-        int msn = expectedMsn;
-        switch (slots.kinds[slot]) {
-            case Opcode.KIND_SEND, Opcode.KIND_WRITE -> {
-                if (slots.consumers[slot] != MessageSlots.CONSUMER_YES) {
-                    return FrameError.OK;
-                }
-                if (!receives.isPosted(receivesRetired)) {
-                    return fail(FrameError.RECEIVER_NOT_READY, slot, slots.receiveIndexes[slot]);
-                }
-                if (completions.remaining() == 0) {
-                    return HELD_BACK; // only if the queue is shared: the reservation kept a slot otherwise
-                }
-                long id = receives.workRequestId(receivesRetired);
-                receives.consume();
-                receivesRetired++;
-                completions.offer(id, CompletionStatus.SUCCESS, slots.finalOpcodes[slot], slots.totalLengths[slot], slots.immediates[slot], msn);
-            }
-            case Opcode.KIND_READ_RESPONSE -> {
-                if (!reads.oldestIs(slots.readRkeys[slot], slots.readSinkOffsets[slot], slots.totalLengths[slot])) {
-                    return fail(FrameError.UNEXPECTED_READ_RESPONSE, slot, slots.receiveIndexes[slot]);
-                }
-                if (completions.remaining() == 0) {
-                    return HELD_BACK;
-                }
-                completions.offer(reads.takeOldest(), CompletionStatus.SUCCESS, slots.finalOpcodes[slot], slots.totalLengths[slot], 0, msn);
-            }
-            case Opcode.KIND_READ_REQUEST -> {
-                if (reads.pendingFull()) {
-                    return HELD_BACK;
-                }
-                ReadRequest r = reads.nextPending();
-                r.msn = msn;
-                r.rkey = slots.readRkeys[slot];
-                r.regionOffset = slots.readOffsets[slot];
-                r.length = slots.readLengths[slot];
-                r.sinkRkey = slots.readSinkRkeys[slot];
-                r.sinkOffset = slots.readSinkOffsets[slot];
-            }
-            default -> throw new IllegalStateException("complete slot " + slot + " has kind " + slots.kinds[slot]);
-        }
-        return FrameError.OK;
-    }
-
-    /** The MSN of the in-window message held by {@code slot}. */
-    private int slotMsn(int slot) {
-        return Msn.add(expectedMsn, (slot - expectedMsn) & slotMask);
-    }
-
-    // ---------------------------------------------------------------- errors
-
-    /**
-     * Moves to ERROR: the failing message's receive (if it has one) completes with the error's status,
-     * every other outstanding receive and expected read response is flushed, in posting order, as soon as
-     * no direct placement is in flight.
-     */
-    int fail(int code, int slot, long receive) {
-        state = STATE_ERROR;
-        error = code;
-        failedReceive = receive;
-        failedStatus = FrameError.completionStatus(code);
-        failedOpcode = slot >= 0 ? slots.finalOpcodes[slot] : -1;
-        failedMsn = slot >= 0 ? slotMsn(slot) : -1;
-        flushOwed = true;
-        flushIfIdle();
-        return code;
-    }
-
-    /** Flushes what fail() owes unless a placement may still be writing into a receive or sink. */
-    void flushIfIdle() {
-        if (!flushOwed || placements.pending() > 0) {
-            return;
-        }
-        flushOwed = false;
-        while (receives.size() > 0) {
-            long index = receives.consume();
-            boolean failed = index == failedReceive;
-            completions.offer(receives.workRequestId(index), failed ? failedStatus : CompletionStatus.FLUSH_ERROR,
-                    failed ? failedOpcode : -1, 0, 0, failed ? failedMsn : -1);
-        }
-        while (reads.expected() > 0) {
-            completions.offer(reads.takeOldest(), CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
-        }
+        return completion.placed(header, headers, extOffset, length, judge.slot, judge.receive);
     }
 
     // ---------------------------------------------------------------- state
 
     /** Whether a violation has moved the queue pair to ERROR. */
     public boolean isInError() {
-        return state == STATE_ERROR;
+        return failure.isSet();
     }
 
     /** The {@link FrameError} that moved the queue pair to ERROR, or {@link FrameError#OK}. */
     public int error() {
-        return error;
+        return failure.code();
     }
 
     /** The last MSN completed in order: what an ACKNOWLEDGE carries in {@code msn}. */
     public int acknowledgedMsn() {
-        return Msn.add(expectedMsn, Msn.MASK);
+        return Msn.add(slots.oldestMsn(), Msn.MASK);
     }
 
     /** Receives ever posted, mod 2^32: the cumulative credit limit an ACKNOWLEDGE carries in {@code imm_data}. */
@@ -817,10 +584,20 @@ public final class MessageAssembler {
         return duplicates;
     }
 
+    /** Passes of the ICRC over a frame so far: for tests that bound the work per frame. */
+    long icrcPasses() {
+        return icrcPasses;
+    }
+
+    /** Steps the receive resolution took so far: for tests that bound the work per frame. */
+    long resolutionSteps() {
+        return slots.resolutionSteps;
+    }
+
     @Override
     public String toString() {
-        return "MessageAssembler[" + (state == STATE_ERROR ? "ERROR " + FrameError.name(error) : "READY")
-                + " expectedMsn=" + expectedMsn + " receives=" + receives.size() + "/" + receives.capacity()
+        return "MessageAssembler[" + (failure.isSet() ? "ERROR " + FrameError.name(failure.code()) : "READY")
+                + " expectedMsn=" + slots.oldestMsn() + " receives=" + receives.size() + "/" + receives.capacity()
                 + " placementsInFlight=" + placements.pending()
                 + " accepted=" + framesAccepted + " duplicates=" + duplicates + "]";
     }

@@ -1,129 +1,415 @@
 package io.zcnet.framing;
 
+import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
+
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.ValueLayout;
+
 /**
- * The state of every message in a receive window, one slot per message ({@code slot = msn & (window - 1)}),
- * as parallel arrays so that judging a frame touches no object per message and allocates nothing. A slot is
- * laid out here once and made empty in one place ({@link #reset}), when its message retires.
+ * What the receive side knows about each message of its window: one fixed-size slot per message, at
+ * {@code msn & (window - 1)}, and two segment bitmaps per message (placed, and reserved by a direct
+ * placement still receiving its payload). A slot is laid out once, below, and reset in one place
+ * ({@link #retireOldest}), so a message never inherits anything from the one that used its slot before.
  *
- * <p>Per message: its family ({@link #kinds}, 0 = nothing seen yet), whether it consumes a posted receive
- * ({@link #consumers}: unknown until a frame says so; a WRITE says only in its last frame), segments placed
- * and expected, and two segment bitmaps of {@code wordsPerMessage} longs each: {@code placed}, and
- * {@code reserved} by a direct placement whose payload the kernel is still receiving. The rest is what the
- * message's frames said (total length, immediate, final opcode, the receive it holds, READ fields).
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |     kind      |   consumer    |   complete    |       0       |  0
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                        segments_placed                        |  4
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                       segments_expected                       |  8
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                        highest_segment                        | 12
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                         reservations                          | 16
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                         total_length                          | 20
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                           immediate                           | 24
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                         final_opcode                          | 28
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                           read_rkey                           | 32
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                          read_length                          | 36
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                        read_sink_rkey                         | 40
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                               0                               | 44
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                       receive (64 bits)                       | 48
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                   resolved_receive (64 bits)                  | 56
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                     read_offset (64 bits)                     | 64
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                   read_sink_offset (64 bits)                  | 72
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  *
- * <p>Owned by one {@link MessageAssembler}; not thread-safe.
+ *   kind              message family (Opcode.KIND_SEND, _WRITE, _READ_REQUEST, _READ_RESPONSE); 0: no frame yet
+ *   consumer          whether the message takes a posted receive: unknown, yes, no
+ *   complete          1 once every segment is placed and no placement into it is in flight
+ *   segments_expected set by the LAST frame, -1 before; total_length, final_opcode, immediate likewise
+ *   highest_segment   highest segment placed or reserved, -1 if none: a LAST frame below it contradicts it
+ *   receive           the posted receive (absolute index) a SEND holds once a frame of it is placed, else -1
+ *   resolved_receive  the receive a receive-consuming message takes, once every earlier kind is known, else -1
+ *   read_*            READ REQUEST: source rkey, offset, length and sink rkey, offset;
+ *                     READ RESPONSE: sink rkey, and in read_sink_offset the sink offset of message byte 0
+ * </pre>
+ *
+ * <p>The slots live in one heap segment (slot-major, so one message's state shares cache lines) and are
+ * addressed by slot index, so several slots may be worked on at once. The window start (the oldest
+ * incomplete MSN) and the <em>receive resolution</em> are kept here too: messages from the window start up
+ * to {@link #resolvedMsn} have a known kind, so the SEND at {@code resolvedMsn} takes receive
+ * {@code resolvedReceive}; both move forward as kinds become known, each message passed once, so finding
+ * a SEND's receive is amortised constant work instead of a walk over the window. Not thread-safe: owned by
+ * one {@link MessageAssembler}.
  */
 final class MessageSlots {
+
     static final byte CONSUMER_UNKNOWN = 0;
     static final byte CONSUMER_YES = 1;
     static final byte CONSUMER_NO = 2;
 
-    final int wordsPerMessage;
-    final byte[] kinds;
-    final byte[] consumers;
-    final boolean[] complete;
-    final int[] segmentsPlaced;
-    final int[] segmentsExpected;
-    /** Highest segment placed or reserved: a LAST frame below it contradicts the message. */
-    final int[] highestSegment;
-    /** Direct placements in flight into the slot's message; it cannot complete while any is. */
-    final int[] reservations;
-    final int[] totalLengths;
-    final int[] immediates;
-    final int[] finalOpcodes;
-    final long[] receiveIndexes;
-    final int[] readRkeys;
-    final long[] readOffsets;
-    final int[] readLengths;
-    final int[] readSinkRkeys;
-    final long[] readSinkOffsets;
-    /** The receive index a message would take, noted when the receive cursor passed it. */
-    final long[] passedIndex;
+    static final StructLayout SLOT = MemoryLayout.structLayout(
+            ValueLayout.JAVA_BYTE.withName("kind"),
+            ValueLayout.JAVA_BYTE.withName("consumer"),
+            ValueLayout.JAVA_BYTE.withName("complete"),
+            MemoryLayout.paddingLayout(1),
+            ValueLayout.JAVA_INT.withName("segments_placed"),
+            ValueLayout.JAVA_INT.withName("segments_expected"),
+            ValueLayout.JAVA_INT.withName("highest_segment"),
+            ValueLayout.JAVA_INT.withName("reservations"),
+            ValueLayout.JAVA_INT.withName("total_length"),
+            ValueLayout.JAVA_INT.withName("immediate"),
+            ValueLayout.JAVA_INT.withName("final_opcode"),
+            ValueLayout.JAVA_INT.withName("read_rkey"),
+            ValueLayout.JAVA_INT.withName("read_length"),
+            ValueLayout.JAVA_INT.withName("read_sink_rkey"),
+            MemoryLayout.paddingLayout(4),
+            ValueLayout.JAVA_LONG.withName("receive"),
+            ValueLayout.JAVA_LONG.withName("resolved_receive"),
+            ValueLayout.JAVA_LONG.withName("read_offset"),
+            ValueLayout.JAVA_LONG.withName("read_sink_offset"));
+
+    static final long SIZE = SLOT.byteSize();
+    static final long KIND = offset("kind");
+    static final long CONSUMER = offset("consumer");
+    static final long COMPLETE = offset("complete");
+    static final long SEGMENTS_PLACED = offset("segments_placed");
+    static final long SEGMENTS_EXPECTED = offset("segments_expected");
+    static final long HIGHEST_SEGMENT = offset("highest_segment");
+    static final long RESERVATIONS = offset("reservations");
+    static final long TOTAL_LENGTH = offset("total_length");
+    static final long IMMEDIATE = offset("immediate");
+    static final long FINAL_OPCODE = offset("final_opcode");
+    static final long READ_RKEY = offset("read_rkey");
+    static final long READ_LENGTH = offset("read_length");
+    static final long READ_SINK_RKEY = offset("read_sink_rkey");
+    static final long RECEIVE = offset("receive");
+    static final long RESOLVED_RECEIVE = offset("resolved_receive");
+    static final long READ_OFFSET = offset("read_offset");
+    static final long READ_SINK_OFFSET = offset("read_sink_offset");
+
+    /** A slot as it is before any frame of its message: what {@link #retireOldest} copies over a slot. */
+    private static final MemorySegment BLANK = blankSlot();
+
+    private final int window;
+    private final int mask;
+    private final int wordsPerMessage;
+    private final MemorySegment slots;
     private final long[] placed;
     private final long[] reserved;
 
-    MessageSlots(int window, int wordsPerMessage) {
-        this.wordsPerMessage = wordsPerMessage;
-        kinds = new byte[window];
-        consumers = new byte[window];
-        complete = new boolean[window];
-        segmentsPlaced = new int[window];
-        segmentsExpected = new int[window];
-        highestSegment = new int[window];
-        reservations = new int[window];
-        totalLengths = new int[window];
-        immediates = new int[window];
-        finalOpcodes = new int[window];
-        receiveIndexes = new long[window];
-        readRkeys = new int[window];
-        readOffsets = new long[window];
-        readLengths = new int[window];
-        readSinkRkeys = new int[window];
-        readSinkOffsets = new long[window];
-        passedIndex = new long[window];
-        placed = new long[window * wordsPerMessage];
-        reserved = new long[window * wordsPerMessage];
+    private int oldestMsn;
+    private int resolvedMsn;
+    private long resolvedReceive;
+    /** Slots the receive resolution passed or looked up: a work counter for tests, never timed. */
+    long resolutionSteps;
+
+    MessageSlots(int window, int segmentSize) {
+        this.window = window;
+        this.mask = window - 1;
+        this.wordsPerMessage = FramingConfig.bitmapWordsPerMessage(segmentSize);
+        this.slots = MemorySegment.ofArray(new long[Math.toIntExact(window * SIZE / Long.BYTES)]);
+        this.placed = new long[window * wordsPerMessage];
+        this.reserved = new long[window * wordsPerMessage];
         for (int slot = 0; slot < window; slot++) {
-            reset(slot);
+            MemorySegment.copy(BLANK, 0, slots, slot * SIZE, SIZE);
         }
     }
 
-    boolean isPlaced(int slot, int segment) {
-        return (placed[slot * wordsPerMessage + (segment >>> 6)] & (1L << segment)) != 0;
+    private static long offset(String field) {
+        return SLOT.byteOffset(groupElement(field));
     }
 
-    boolean isReserved(int slot, int segment) {
-        return (reserved[slot * wordsPerMessage + (segment >>> 6)] & (1L << segment)) != 0;
+    private static MemorySegment blankSlot() {
+        MemorySegment blank = MemorySegment.ofArray(new long[(int) (SIZE / Long.BYTES)]);
+        blank.set(ValueLayout.JAVA_INT, SEGMENTS_EXPECTED, -1);
+        blank.set(ValueLayout.JAVA_INT, HIGHEST_SEGMENT, -1);
+        blank.set(ValueLayout.JAVA_INT, TOTAL_LENGTH, -1);
+        blank.set(ValueLayout.JAVA_INT, FINAL_OPCODE, -1);
+        blank.set(ValueLayout.JAVA_LONG, RECEIVE, -1);
+        blank.set(ValueLayout.JAVA_LONG, RESOLVED_RECEIVE, -1);
+        return blank;
     }
 
-    /** A direct placement of {@code segment} begins: the kernel will receive its payload. */
-    void reserve(int slot, int segment) {
-        reserved[slot * wordsPerMessage + (segment >>> 6)] |= 1L << segment;
-        reservations[slot]++;
-        seen(slot, segment);
+    // ---------------------------------------------------------------- the window
+
+    /** The oldest MSN not yet completed: the window start. */
+    int oldestMsn() {
+        return oldestMsn;
     }
 
-    /** That placement was committed or aborted. */
-    void unreserve(int slot, int segment) {
-        reserved[slot * wordsPerMessage + (segment >>> 6)] &= ~(1L << segment);
-        reservations[slot]--;
+    /** How far {@code msn} is ahead of the window start, 0 .. 65535. */
+    int ahead(int msn) {
+        return Msn.distance(oldestMsn, msn);
     }
 
-    /** {@code segment}'s payload is in place. */
-    void place(int slot, int segment) {
-        placed[slot * wordsPerMessage + (segment >>> 6)] |= 1L << segment;
-        segmentsPlaced[slot]++;
-        seen(slot, segment);
+    int slot(int msn) {
+        return msn & mask;
     }
 
-    private void seen(int slot, int segment) {
-        if (segment > highestSegment[slot]) {
-            highestSegment[slot] = segment;
-        }
+    /** The MSN of the in-window message held by {@code slot}. */
+    int msn(int slot) {
+        return Msn.add(oldestMsn, (slot - oldestMsn) & mask);
     }
 
-    /** Empties a slot for the message a window later. */
-    void reset(int slot) {
-        // Bits set lie at or below the highest segment placed or reserved (and below segmentsExpected).
-        int segments = Math.max(segmentsExpected[slot], highestSegment[slot] + 1);
+    /** The slot of the window start. */
+    int oldestSlot() {
+        return oldestMsn & mask;
+    }
+
+    /** Frees the oldest slot for the message a window later and moves the window start past it. */
+    void retireOldest() {
+        int slot = oldestSlot();
+        // Bits set lie at or below the highest segment placed or reserved (and below segments_expected).
+        int segments = Math.max(segmentsExpected(slot), highestSegment(slot) + 1);
         int words = segments > 0 ? Math.min((segments + 63) >>> 6, wordsPerMessage) : wordsPerMessage;
         int base = slot * wordsPerMessage;
         for (int w = 0; w < words; w++) {
             placed[base + w] = 0;
             reserved[base + w] = 0;
         }
-        reservations[slot] = 0;
-        kinds[slot] = 0;
-        consumers[slot] = CONSUMER_UNKNOWN;
-        complete[slot] = false;
-        segmentsPlaced[slot] = 0;
-        segmentsExpected[slot] = -1;
-        highestSegment[slot] = -1;
-        totalLengths[slot] = -1;
-        immediates[slot] = 0;
-        finalOpcodes[slot] = -1;
-        receiveIndexes[slot] = -1;
-        readRkeys[slot] = 0;
-        readSinkOffsets[slot] = 0;
+        MemorySegment.copy(BLANK, 0, slots, slot * SIZE, SIZE);
+        oldestMsn = Msn.add(oldestMsn, 1);
+    }
+
+    // ---------------------------------------------------------------- kinds and receives
+
+    /** SEND, SEND with immediate and WRITE with immediate share the message families SEND and WRITE. */
+    static int family(int opcode) {
+        return switch (Opcode.kind(opcode)) {
+            case Opcode.KIND_SEND_WITH_IMMEDIATE -> Opcode.KIND_SEND;
+            case Opcode.KIND_WRITE_WITH_IMMEDIATE -> Opcode.KIND_WRITE;
+            default -> Opcode.kind(opcode);
+        };
+    }
+
+    /**
+     * Records what a verified frame of {@code opcode} says about the message in {@code slot}: its family,
+     * and whether it takes a receive (a WRITE takes one only if it carries immediate data, which only its
+     * last frame says). Knowing more moves the receive resolution on.
+     */
+    void learn(int slot, int opcode) {
+        int family = family(opcode);
+        if (kind(slot) == 0) {
+            slots.set(ValueLayout.JAVA_BYTE, slot * SIZE + KIND, (byte) family);
+        }
+        if (consumer(slot) == CONSUMER_UNKNOWN && (family != Opcode.KIND_WRITE || Opcode.isLast(opcode))) {
+            boolean consumes = Opcode.consumesReceive(Opcode.kind(opcode));
+            slots.set(ValueLayout.JAVA_BYTE, slot * SIZE + CONSUMER, consumes ? CONSUMER_YES : CONSUMER_NO);
+            resolve();
+        }
+    }
+
+    /** Whether {@link #learn} would record anything from a frame of {@code opcode} for {@code slot}. */
+    boolean wouldLearn(int slot, int opcode) {
+        return kind(slot) == 0
+                || consumer(slot) == CONSUMER_UNKNOWN && (kind(slot) != Opcode.KIND_WRITE || Opcode.isLast(opcode));
+    }
+
+    /** Moves the resolution past every message whose kind is now known, giving each consumer its receive. */
+    private void resolve() {
+        while (Msn.distance(oldestMsn, resolvedMsn) < window) {
+            int slot = resolvedMsn & mask;
+            byte consumer = consumer(slot);
+            if (consumer == CONSUMER_UNKNOWN) {
+                return;
+            }
+            resolutionSteps++;
+            if (consumer == CONSUMER_YES) {
+                slots.set(ValueLayout.JAVA_LONG, slot * SIZE + RESOLVED_RECEIVE, resolvedReceive++);
+            }
+            resolvedMsn = Msn.add(resolvedMsn, 1);
+        }
+    }
+
+    /**
+     * The receive (absolute index) that a SEND of in-window message {@code msn} takes, or -1 while an
+     * earlier message's kind is unknown.
+     */
+    long receiveFor(int msn) {
+        resolutionSteps++;
+        int ahead = ahead(msn);
+        int known = ahead(resolvedMsn);
+        if (ahead > known) {
+            return -1;
+        }
+        return ahead == known ? resolvedReceive : slots.get(ValueLayout.JAVA_LONG, slot(msn) * SIZE + RESOLVED_RECEIVE);
+    }
+
+    /** Whether {@link #receiveFor} knows {@code msn}'s receive, or {@code msn} is a message already completed. */
+    boolean isReceiveKnown(int msn) {
+        int ahead = ahead(msn);
+        return ahead <= ahead(resolvedMsn) || ahead >= Msn.MODULUS - window;
+    }
+
+    // ---------------------------------------------------------------- segments
+
+    boolean isPlaced(int slot, int segment) {
+        return (placed[word(slot, segment)] & (1L << segment)) != 0;
+    }
+
+    boolean isReserved(int slot, int segment) {
+        return (reserved[word(slot, segment)] & (1L << segment)) != 0;
+    }
+
+    /** Counts {@code segment} as placed. */
+    void place(int slot, int segment) {
+        placed[word(slot, segment)] |= 1L << segment;
+        setInt(slot, SEGMENTS_PLACED, segmentsPlaced(slot) + 1);
+        raiseHighestSegment(slot, segment);
+    }
+
+    /** Marks {@code segment} as being received by a direct placement: its message cannot complete meanwhile. */
+    void reserve(int slot, int segment) {
+        reserved[word(slot, segment)] |= 1L << segment;
+        setInt(slot, RESERVATIONS, reservations(slot) + 1);
+        raiseHighestSegment(slot, segment);
+    }
+
+    void unreserve(int slot, int segment) {
+        reserved[word(slot, segment)] &= ~(1L << segment);
+        setInt(slot, RESERVATIONS, reservations(slot) - 1);
+    }
+
+    private void raiseHighestSegment(int slot, int segment) {
+        if (segment > highestSegment(slot)) {
+            setInt(slot, HIGHEST_SEGMENT, segment);
+        }
+    }
+
+    private int word(int slot, int segment) {
+        return slot * wordsPerMessage + (segment >>> 6);
+    }
+
+    /** Records the LAST frame: how many segments and bytes the message has, and how it completes. */
+    void last(int slot, int segments, int totalLength, int opcode, int immediate) {
+        setInt(slot, SEGMENTS_EXPECTED, segments);
+        setInt(slot, TOTAL_LENGTH, totalLength);
+        setInt(slot, FINAL_OPCODE, opcode);
+        setInt(slot, IMMEDIATE, immediate);
+    }
+
+    // ---------------------------------------------------------------- fields
+
+    byte kind(int slot) {
+        return slots.get(ValueLayout.JAVA_BYTE, slot * SIZE + KIND);
+    }
+
+    byte consumer(int slot) {
+        return slots.get(ValueLayout.JAVA_BYTE, slot * SIZE + CONSUMER);
+    }
+
+    boolean isComplete(int slot) {
+        return slots.get(ValueLayout.JAVA_BYTE, slot * SIZE + COMPLETE) != 0;
+    }
+
+    void markComplete(int slot) {
+        slots.set(ValueLayout.JAVA_BYTE, slot * SIZE + COMPLETE, (byte) 1);
+    }
+
+    int segmentsPlaced(int slot) {
+        return getInt(slot, SEGMENTS_PLACED);
+    }
+
+    int segmentsExpected(int slot) {
+        return getInt(slot, SEGMENTS_EXPECTED);
+    }
+
+    int highestSegment(int slot) {
+        return getInt(slot, HIGHEST_SEGMENT);
+    }
+
+    int reservations(int slot) {
+        return getInt(slot, RESERVATIONS);
+    }
+
+    int totalLength(int slot) {
+        return getInt(slot, TOTAL_LENGTH);
+    }
+
+    int immediate(int slot) {
+        return getInt(slot, IMMEDIATE);
+    }
+
+    int finalOpcode(int slot) {
+        return getInt(slot, FINAL_OPCODE);
+    }
+
+    long receive(int slot) {
+        return slots.get(ValueLayout.JAVA_LONG, slot * SIZE + RECEIVE);
+    }
+
+    void receive(int slot, long receive) {
+        slots.set(ValueLayout.JAVA_LONG, slot * SIZE + RECEIVE, receive);
+    }
+
+    int readRkey(int slot) {
+        return getInt(slot, READ_RKEY);
+    }
+
+    long readOffset(int slot) {
+        return slots.get(ValueLayout.JAVA_LONG, slot * SIZE + READ_OFFSET);
+    }
+
+    int readLength(int slot) {
+        return getInt(slot, READ_LENGTH);
+    }
+
+    int readSinkRkey(int slot) {
+        return getInt(slot, READ_SINK_RKEY);
+    }
+
+    long readSinkOffset(int slot) {
+        return slots.get(ValueLayout.JAVA_LONG, slot * SIZE + READ_SINK_OFFSET);
+    }
+
+    /** READ RESPONSE: the sink key and the sink offset of the message's first byte. */
+    void readSink(int slot, int sinkRkey, long sinkStart) {
+        setInt(slot, READ_RKEY, sinkRkey);
+        slots.set(ValueLayout.JAVA_LONG, slot * SIZE + READ_SINK_OFFSET, sinkStart);
+    }
+
+    /** READ REQUEST: what to read and where the response goes. */
+    void readRequest(int slot, int rkey, long offset, int length, int sinkRkey, long sinkOffset) {
+        setInt(slot, READ_RKEY, rkey);
+        slots.set(ValueLayout.JAVA_LONG, slot * SIZE + READ_OFFSET, offset);
+        setInt(slot, READ_LENGTH, length);
+        setInt(slot, READ_SINK_RKEY, sinkRkey);
+        slots.set(ValueLayout.JAVA_LONG, slot * SIZE + READ_SINK_OFFSET, sinkOffset);
+    }
+
+    private int getInt(int slot, long field) {
+        return slots.get(ValueLayout.JAVA_INT, slot * SIZE + field);
+    }
+
+    private void setInt(int slot, long field, int value) {
+        slots.set(ValueLayout.JAVA_INT, slot * SIZE + field, value);
     }
 }

@@ -12,7 +12,8 @@ import java.lang.foreign.MemorySegment;
  * <p>Each holder owns a copy of the frame's header and extension (the caller's header buffer may be
  * reused for the next header while the payload is still arriving) and a caller-provided <em>drain</em>:
  * scratch memory of at least one segment into which payloads with no place yet (duplicates, deferred
- * SEND frames) are received so that the byte stream stays in step.
+ * frames: a SEND whose receive is not known, a copy of a segment another placement is receiving) are
+ * received so that the byte stream stays in step.
  *
  * <p>Several holders may be outstanding on one assembler at once, one per payload receive in flight
  * (typically one per subflow). Not thread-safe: a holder and its assembler belong to the queue pair's

@@ -17,10 +17,11 @@ import java.lang.foreign.ValueLayout;
  * frames and fed to a {@link MessageAssembler} whose receive buffers and registered regions sit inside
  * guarded memory. Any exception, an out-of-range result or a changed guard byte is a finding.
  *
- * <p>The normal test run replays only the regression inputs under
- * {@code src/test/resources/io/zcnet/framing/AssemblerFuzzTestInputs/decodeAndPlace/}, so it stays
- * deterministic; {@code mvn -pl message-framing -am verify -Pfuzz} sets {@code JAZZER_FUZZ=1} and fuzzes for
- * {@code maxDuration}, writing each new finding there (keep them: they are the regression suite).
+ * <p>In the normal test run ({@code JAZZER_FUZZ=0}) it replays only the regression inputs under
+ * {@code src/test/resources/io/zcnet/framing/AssemblerFuzzTestInputs/decodeAndPlace/}, so the build is
+ * deterministic. The {@code fuzz} Maven profile ({@code mvn -B -Pfuzz -pl message-framing -am verify}) sets
+ * {@code JAZZER_FUZZ=1} and fuzzes for {@code maxDuration}; Jazzer writes each new finding into that
+ * directory (keep them: they are the regression suite). For a longer run see the module README.
  */
 class AssemblerFuzzTest {
 

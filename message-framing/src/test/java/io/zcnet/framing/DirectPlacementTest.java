@@ -154,50 +154,100 @@ class DirectPlacementTest {
     }
 
     @Test
-    void aRetransmissionOfASegmentBeingReceivedIsKeptSoTheFirstSubflowsAbortLosesNothing() {
-        // Subflow A begins a direct placement of segment 0; the same frame, retransmitted, comes in on B
-        // (once header-first, once whole); then A dies mid-receive. Nothing may be lost.
+    void aSegmentBeingReceivedIsNotPlacedTwiceAndAnAbortLetsItsRetransmissionIn() {
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
         byte[] data = TestFrames.pattern(2 * MSS, 2);
         List<byte[]> frames = send(0, data);
         PlacementTarget other = new PlacementTarget(arena.allocate(MSS));
         assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));
-        assertEquals(MessageAssembler.DEFERRED, begin(frames.get(0), other),
-                "a second placement of a reserved segment keeps its payload instead of draining it");
-        assertSame(other.drain(), other.segment(), "its payload is received into the drain, to be kept");
+        assertEquals(MessageAssembler.DEFERRED, begin(frames.get(0), other), "a retransmission on another subflow");
+        assertSame(other.drain(), other.segment(), "its payload goes to the drain");
+        assertEquals(0, other.offset());
         assertEquals(MSS, other.length());
         assertFalse(other.isPending());
-        MemorySegment copy = MemorySegment.ofArray(frames.get(0));
-        assertEquals(MessageAssembler.DEFERRED, assembler.onFrame(copy, 0, 32 + MSS),
-                "a whole copy is kept too: writing it now would race the kernel's write into the same bytes");
-        assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(1), other), "segment 1 comes in on B");
-        receivePayload(frames.get(1), other);
-        assertEquals(MessageAssembler.ACCEPTED, assembler.commit(other));
-        target.segment().asSlice(target.offset(), 10).fill((byte) 0x77); // A died after a torn write
+        assertEquals(MessageAssembler.DEFERRED, assembler.onFrame(MemorySegment.ofArray(frames.get(0)), 0, 32 + MSS),
+                "the copy path also keeps off a reserved segment");
         assembler.abort(target);
-        assertTrue(cq.isEmpty(), "segment 0 is not placed yet");
-        assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(copy, 0, 32 + MSS), "the kept copy, offered again");
+        assertFalse(target.isPending());
+        assertEquals(MessageAssembler.ACCEPTED, beginReceiveCommit(frames.get(1)));
+        assertTrue(cq.isEmpty(), "segment 0 was given up, the message is not complete");
+        assertEquals(MessageAssembler.ACCEPTED, beginReceiveCommit(frames.get(0)), "the retransmission is placed");
         assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_LAST, data.length, 0);
-        assertArrayEquals(data, region.segment().asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE),
-                "the copy rewrote the torn bytes");
+        assertArrayEquals(data, region.segment().asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
+        assertEquals(MessageAssembler.DUPLICATE, begin(frames.get(1), target), "a completed message");
+        assertEquals(1, assembler.duplicates(), "copies of a segment being received are kept, not counted as duplicates");
     }
 
     @Test
-    void aKeptCopyOfASegmentThatWasCommittedMeanwhileIsADuplicate() {
+    void aRetransmissionOfASegmentBeingReceivedElsewhereIsKeptSoAFailedReceiveLosesNothing() {
+        // Review finding (issue 6): a segment reserved on subflow A and retransmitted on subflow B was answered
+        // DUPLICATE, so the caller dropped B's copy; when A's payload receive then failed, the segment was gone
+        // for good (the sender had already resent it once, on B).
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
-        byte[] data = TestFrames.pattern(2 * MSS, 3);
+        byte[] data = TestFrames.pattern(2 * MSS, 6);
         List<byte[]> frames = send(0, data);
-        assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));
-        MemorySegment copy = MemorySegment.ofArray(frames.get(0));
-        assertEquals(MessageAssembler.DEFERRED, assembler.onFrame(copy, 0, 32 + MSS));
-        receivePayload(frames.get(0), target);
+        byte[] first = frames.get(0);
+        assertEquals(MessageAssembler.ACCEPTED, begin(first, target), "subflow A: header in, payload receive posted");
+        // Subflow B brings the retransmission, whole. The caller does what the contract says: keeps a DEFERRED
+        // frame to offer again, forgets a DUPLICATE.
+        List<byte[]> kept = new java.util.ArrayList<>();
+        keepIfDeferred(kept, first, assembler.onFrame(MemorySegment.ofArray(first), 0, first.length));
+        // Subflow A breaks half way through the payload.
+        MemorySegment.copy(first, first.length - MSS, target.segment(), ValueLayout.JAVA_BYTE, target.offset(), MSS / 2);
+        assembler.abort(target);
+        offerAgain(kept);
+        assertEquals(MessageAssembler.ACCEPTED, beginReceiveCommit(frames.get(1)));
+        offerAgain(kept);
+        assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_LAST, data.length, 0);
+        assertArrayEquals(data, region.segment().asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
+        assertTrue(kept.isEmpty());
+        assertFalse(cq.poll(c));
+    }
+
+    @Test
+    void aRetransmissionKeptWhileItsSegmentWasReceivedIsADuplicateOnceThatReceiveIsCommitted() {
+        MemoryRegion region = receiveRegion(1024);
+        assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
+        byte[] data = TestFrames.pattern(MSS + 5, 7);
+        List<byte[]> frames = send(0, data);
+        byte[] first = frames.get(0);
+        PlacementTarget b = new PlacementTarget(arena.allocate(MSS));
+        assertEquals(MessageAssembler.ACCEPTED, begin(first, target), "subflow A");
+        // This time the retransmission comes header first on subflow B: its payload goes to B's drain.
+        int r = begin(first, b);
+        assertEquals(MessageAssembler.DEFERRED, r, "another copy is being received: keep this one");
+        assertSame(b.drain(), b.segment());
+        assertEquals(MSS, b.length());
+        assertFalse(b.isPending());
+        assertEquals(MessageAssembler.DEFERRED, assembler.onFrame(MemorySegment.ofArray(first), 0, first.length),
+                "offered again while A still receives: still kept");
+        receivePayload(first, target);
         assertEquals(MessageAssembler.ACCEPTED, assembler.commit(target));
-        assertEquals(MessageAssembler.DUPLICATE, assembler.onFrame(copy, 0, 32 + MSS), "placed by the first subflow");
+        assertEquals(MessageAssembler.DUPLICATE, assembler.onFrame(MemorySegment.ofArray(first), 0, first.length),
+                "A committed: the kept copy is a harmless duplicate");
         assertEquals(MessageAssembler.ACCEPTED, beginReceiveCommit(frames.get(1)));
         assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_LAST, data.length, 0);
         assertArrayEquals(data, region.segment().asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
+        assertEquals(MessageAssembler.DUPLICATE, assembler.onFrame(MemorySegment.ofArray(first), 0, first.length));
+        assertFalse(cq.poll(c), "completed once");
+    }
+
+    private static void keepIfDeferred(List<byte[]> kept, byte[] frame, int result) {
+        assertTrue(result > 0, FrameError.name(result));
+        if (result == MessageAssembler.DEFERRED) {
+            kept.add(frame);
+        }
+    }
+
+    /** What a receive loop does after a commit or abort: offers the frames it keeps, whole. */
+    private void offerAgain(List<byte[]> kept) {
+        List<byte[]> again = new java.util.ArrayList<>(kept);
+        kept.clear();
+        for (byte[] frame : again) {
+            keepIfDeferred(kept, frame, assembler.onFrame(MemorySegment.ofArray(frame), 0, frame.length));
+        }
     }
 
     @Test

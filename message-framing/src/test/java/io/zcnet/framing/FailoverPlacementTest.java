@@ -19,12 +19,11 @@ import java.util.Random;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
-import org.junit.jupiter.api.Test;
 
 /**
  * Multipath failover at the receiver: a segment whose direct placement dies with its subflow is never
  * lost when another copy of it came in meanwhile, and the work a SEND frame costs does not grow with the
- * window.
+ * window (that bound is {@link BoundedWorkTest}'s).
  */
 class FailoverPlacementTest {
     private static final int MSS = 256;
@@ -99,41 +98,6 @@ class FailoverPlacementTest {
             assertEquals(size, c.byteCount());
             assertFalse(cq.poll(c), "exactly once");
             assertArrayEquals(data, region.segment().asSlice(0, size).toArray(ValueLayout.JAVA_BYTE));
-        }
-    }
-
-    @Test
-    void aSendFrameCostsAmortisedConstantWorkHoweverDeepTheWindow() {
-        int messages = 4096;
-        int segment = 1024; // bitmaps for a 4096-message window stay small with 1 KiB segments
-        FramingConfig config = new FramingConfig(segment, false, messages);
-        try (Arena arena = Arena.ofShared()) {
-            MemoryRegistry registry = new MemoryRegistry();
-            CompletionQueue cq = new CompletionQueue(messages);
-            MessageAssembler assembler = new MessageAssembler(config, registry, messages, cq, new FlowControl(config));
-            MemoryRegion region = registry.register(arena.allocate((long) messages * 2 * segment), Access.LOCAL_WRITE);
-            for (int m = 0; m < messages; m++) {
-                assertTrue(assembler.postReceive(m, region.localKey(), (long) m * 2 * segment, 2 * segment));
-            }
-            Segmenter segmenter = new Segmenter(config);
-            byte[] payload = TestFrames.pattern(2 * segment, 5);
-            List<byte[]> seconds = new ArrayList<>();
-            // The first segment of every message first: each must find its receive past all earlier ones.
-            for (int m = 0; m < messages; m++) {
-                List<byte[]> frames = TestFrames.all(segmenter.beginSend(m, MemorySegment.ofArray(payload), 0, payload.length));
-                assertEquals(MessageAssembler.ACCEPTED, offer(assembler, frames.get(0)));
-                seconds.add(frames.get(1));
-            }
-            assertTrue(assembler.receiveScanSteps <= 2L * messages,
-                    assembler.receiveScanSteps + " scan steps for " + messages + " messages (a scan per frame: ~8M)");
-            for (byte[] frame : seconds) {
-                assertEquals(MessageAssembler.ACCEPTED, offer(assembler, frame));
-            }
-            Completion c = new Completion();
-            for (int m = 0; m < messages; m++) {
-                assertTrue(cq.poll(c));
-                assertEquals(m, c.workRequestId(), "each message took its own receive, in order");
-            }
         }
     }
 

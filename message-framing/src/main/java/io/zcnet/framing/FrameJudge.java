@@ -1,0 +1,184 @@
+package io.zcnet.framing;
+
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.AccessStatus;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.buffer.MemoryRegistry;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Judges a validated frame against the receive side's state without changing it: the window, the
+ * consistency of the frame with what its message's other frames said, duplicates, the receive a SEND
+ * takes, and the key, rights and bounds of every place a payload may be written. Both ways in (a whole
+ * frame, or header first) are judged here, so they agree. The verdict's details ({@link #slot},
+ * {@link #receive}, {@link #destination}) stay in this object until the next judgement. Not thread-safe:
+ * owned by one {@link MessageAssembler}.
+ */
+final class FrameJudge {
+
+    private final int segmentSize;
+    private final int window;
+    private final MemoryRegistry registry;
+    private final ReceiveQueue receives;
+    private final MessageSlots slots;
+    private final ExpectedReads expectedReads;
+    private final TaggedExtension tagged = new TaggedExtension();
+    private final ReadRequestExtension readExtension = new ReadRequestExtension();
+
+    /** The judged frame's message slot, or -1 (an ACKNOWLEDGE, or outside the window). */
+    int slot;
+    /** The posted receive the judged frame's message holds or would take (absolute index), or -1. */
+    long receive;
+    /** Where an accepted payload goes: memory, offset and region (null for frames without a place). */
+    MemorySegment destination;
+    long destinationOffset;
+    MemoryRegion destinationRegion;
+
+    FrameJudge(FramingConfig config, MemoryRegistry registry, ReceiveQueue receives, MessageSlots slots,
+               ExpectedReads expectedReads) {
+        this.segmentSize = config.segmentSize();
+        this.window = config.messageWindow();
+        this.registry = registry;
+        this.receives = receives;
+        this.slots = slots;
+        this.expectedReads = expectedReads;
+    }
+
+    /**
+     * Judges the frame whose base header is in {@code header} and whose extension is at {@code extOffset}
+     * of {@code headers}, with {@code length} payload bytes.
+     *
+     * @return {@link MessageAssembler#ACCEPTED} (the payload goes to {@link #destination}),
+     *         {@link MessageAssembler#DUPLICATE}, {@link MessageAssembler#DEFERRED}, or the negative
+     *         {@link FrameError} the frame commits; {@link #slot} and {@link #receive} are set as far as
+     *         they were found, for failing the right receive
+     */
+    int judge(FrameHeader header, MemorySegment headers, long extOffset, int length) {
+        slot = -1;
+        receive = -1;
+        destination = null;
+        destinationOffset = 0;
+        destinationRegion = null;
+        int opcode = header.opcode();
+        if (opcode == Opcode.ACKNOWLEDGE) {
+            return MessageAssembler.ACCEPTED;
+        }
+        int msn = header.msn();
+        int ahead = slots.ahead(msn);
+        if (ahead >= window) {
+            return Msn.MODULUS - ahead <= window ? MessageAssembler.DUPLICATE : FrameError.MSN_OUT_OF_WINDOW;
+        }
+        int slot = slots.slot(msn);
+        this.slot = slot;
+        receive = slots.receive(slot); // the receive the message holds, which an error must complete
+        int family = MessageSlots.family(opcode);
+        if (slots.kind(slot) != 0 && slots.kind(slot) != family) {
+            return FrameError.INCONSISTENT_MESSAGE;
+        }
+        int messageOffset = header.messageOffset();
+        int segment = messageOffset / segmentSize;
+        int expected = slots.segmentsExpected(slot);
+        if (Opcode.isLast(opcode)) {
+            if ((expected >= 0 && slots.totalLength(slot) != messageOffset + length) || slots.highestSegment(slot) > segment) {
+                return FrameError.INCONSISTENT_MESSAGE;
+            }
+        } else if (expected >= 0 && segment >= expected - 1) {
+            return FrameError.INCONSISTENT_MESSAGE;
+        }
+        if (slots.isPlaced(slot, segment)) {
+            return MessageAssembler.DUPLICATE;
+        }
+        if (slots.isReserved(slot, segment)) {
+            // Another copy is being received and that receive may still fail: this copy is all that is
+            // left then (the sender resent the segment once, here), so it is kept, not dropped.
+            return MessageAssembler.DEFERRED;
+        }
+        return switch (family) {
+            case Opcode.KIND_SEND -> send(slot, msn, messageOffset, length);
+            case Opcode.KIND_WRITE -> write(headers, extOffset, length);
+            case Opcode.KIND_READ_RESPONSE -> readResponse(slot, messageOffset, headers, extOffset, length);
+            default -> readRequest(headers, extOffset);
+        };
+    }
+
+    private int send(int slot, int msn, int messageOffset, int length) {
+        long receive = slots.receive(slot);
+        if (receive < 0) {
+            receive = slots.receiveFor(msn);
+            if (receive < 0) {
+                return MessageAssembler.DEFERRED;
+            }
+            if (!receives.isPosted(receive)) {
+                return FrameError.RECEIVER_NOT_READY;
+            }
+        }
+        this.receive = receive;
+        if ((long) messageOffset + length > receives.length(receive)) {
+            return FrameError.LOCAL_LENGTH;
+        }
+        MemoryRegion region = receives.region(receive);
+        if (!region.isValid() || !region.segment().scope().isAlive()) {
+            return FrameError.LOCAL_PROTECTION;
+        }
+        destination = region.segment();
+        destinationOffset = receives.offset(receive) + messageOffset;
+        destinationRegion = region;
+        return MessageAssembler.ACCEPTED;
+    }
+
+    private int write(MemorySegment headers, long extOffset, int length) {
+        tagged.wrap(headers, extOffset);
+        int key = tagged.rkey();
+        long regionOffset = tagged.regionOffset();
+        if (registry.checkRemote(key, regionOffset, length, Access.REMOTE_WRITE) != AccessStatus.OK) {
+            return FrameError.REMOTE_ACCESS;
+        }
+        return target(registry.lookupRemote(key), regionOffset, length);
+    }
+
+    private int readResponse(int slot, int messageOffset, MemorySegment headers, long extOffset, int length) {
+        tagged.wrap(headers, extOffset);
+        int key = tagged.rkey();
+        long regionOffset = tagged.regionOffset();
+        // Every frame of one response names the same sink: key and message start agree.
+        if (slots.segmentsPlaced(slot) > 0
+                && (slots.readRkey(slot) != key || slots.readSinkOffset(slot) != regionOffset - messageOffset)) {
+            return FrameError.INCONSISTENT_MESSAGE;
+        }
+        // The sink is named by its remote key; matching a read this side registered is the authorisation,
+        // so the region needs LOCAL_WRITE (not REMOTE_WRITE), checked here as it is now.
+        if (!expectedReads.covers(key, regionOffset, length)) {
+            return FrameError.UNEXPECTED_READ_RESPONSE;
+        }
+        MemoryRegion sink = registry.lookupRemote(key);
+        if (sink == null || !Access.grants(sink.access(), Access.LOCAL_WRITE) || !sink.segment().scope().isAlive()) {
+            return FrameError.REMOTE_ACCESS;
+        }
+        return target(sink, regionOffset, length);
+    }
+
+    /** Points {@link #destination} into {@code region} after the registry's check. */
+    private int target(MemoryRegion region, long regionOffset, int length) {
+        // The region may have been deregistered between check and lookup; re-check the bounds we write.
+        if (region == null || regionOffset < 0 || regionOffset > region.segment().byteSize() - length) {
+            return FrameError.REMOTE_ACCESS;
+        }
+        destination = region.segment();
+        destinationOffset = regionOffset;
+        destinationRegion = region;
+        return MessageAssembler.ACCEPTED;
+    }
+
+    private int readRequest(MemorySegment headers, long extOffset) {
+        readExtension.wrap(headers, extOffset);
+        long length = readExtension.readLength();
+        if (length > FramingConfig.MAX_MESSAGE_SIZE) {
+            return FrameError.MESSAGE_TOO_LONG;
+        }
+        if (registry.checkRemote(readExtension.rkey(), readExtension.regionOffset(), length, Access.REMOTE_READ)
+                != AccessStatus.OK || readExtension.sinkOffset() < 0) {
+            return FrameError.REMOTE_ACCESS;
+        }
+        return MessageAssembler.ACCEPTED;
+    }
+}
