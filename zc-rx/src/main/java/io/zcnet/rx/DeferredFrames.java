@@ -1,0 +1,150 @@
+package io.zcnet.rx;
+
+import io.zcnet.framing.FrameError;
+import io.zcnet.framing.MessageAssembler;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Whole frames the assembler answered {@link MessageAssembler#DEFERRED}: a SEND whose receive is not known
+ * yet (an earlier message's last frame has not arrived, on this connection or another subflow), or a copy
+ * of a segment another subflow's direct placement is receiving. Each is kept here, in fixed slots of a
+ * header plus one segment, and offered again after every change that can unblock it.
+ *
+ * <p>Bounded on purpose: a peer can make frames wait only as far as the slots go; past that the connection
+ * that brought one more fails ({@link #reserve} answers null), instead of buffering without bound. One store
+ * per assembler, shared by every receiver feeding it, on the assembler's loop thread. Allocated once;
+ * nothing per frame.
+ */
+public final class DeferredFrames implements AutoCloseable {
+    /** Header and extension bytes a kept frame may have. */
+    static final int MAX_HEADER = 64;
+
+    private final MessageAssembler assembler;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment memory;
+    private final int slotSize;
+    /** Bytes of the frame in each slot; 0 when free. */
+    private final int[] length;
+    /** Whether the slot's frame is whole (its payload may still be arriving otherwise). */
+    private final boolean[] complete;
+    /** Arrival number of each slot's frame, so frames are offered again in the order they came. */
+    private final long[] arrival;
+    private long arrivals;
+    private int held;
+
+    /**
+     * @param assembler   the assembler the frames are offered to again
+     * @param slots       frames that may wait at once
+     * @param segmentSize the negotiated segment size (the longest payload a frame has)
+     */
+    public DeferredFrames(MessageAssembler assembler, int slots, int segmentSize) {
+        if (assembler == null) {
+            throw new IllegalArgumentException("assembler is required");
+        }
+        if (slots < 1 || slots > 256 || segmentSize < 1) {
+            throw new IllegalArgumentException("slots must be in [1, 256] and segmentSize >= 1, got " + slots
+                    + " and " + segmentSize);
+        }
+        this.assembler = assembler;
+        this.slotSize = MAX_HEADER + segmentSize;
+        this.memory = arena.allocate((long) slots * slotSize, 64);
+        this.length = new int[slots];
+        this.complete = new boolean[slots];
+        this.arrival = new long[slots];
+    }
+
+    /**
+     * A free slot for a frame of {@code bytes} bytes, or -1 when every slot is taken. The caller writes the
+     * frame into {@link #slot} and calls {@link #completed} once all of it is there.
+     */
+    int reserve(int bytes) {
+        if (bytes > slotSize) {
+            throw new IllegalArgumentException("a frame of " + bytes + " bytes exceeds a slot of " + slotSize);
+        }
+        for (int i = 0; i < length.length; i++) {
+            if (length[i] == 0) {
+                length[i] = bytes;
+                complete[i] = false;
+                arrival[i] = arrivals++;
+                held++;
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The memory of slot {@code index}, as long as the frame reserved there. */
+    MemorySegment slot(int index) {
+        return memory.asSlice((long) index * slotSize, length[index]);
+    }
+
+    /** The frame in slot {@code index} is whole. */
+    void completed(int index) {
+        complete[index] = true;
+    }
+
+    /** Frees a slot whose frame will never be whole (its connection failed while receiving it). */
+    void release(int index) {
+        length[index] = 0;
+        held--;
+    }
+
+    /** Frames kept. */
+    public int held() {
+        return held;
+    }
+
+    /**
+     * Offers every whole frame kept to the assembler again, oldest first, and frees those it no longer
+     * defers. Work is bounded by the slot count.
+     *
+     * @return {@link FrameError#OK}, or the negative {@link FrameError} with which the assembler refused a
+     *         frame (the queue pair is then in ERROR)
+     */
+    int offerAgain() {
+        if (held == 0) {
+            return FrameError.OK;
+        }
+        boolean progress = true;
+        while (progress && held > 0) {
+            progress = false;
+            int oldest = oldestComplete();
+            // One pass in arrival order; a frame placed can unblock an older one, hence the outer loop.
+            for (int n = 0; n < length.length && oldest >= 0; n++) {
+                MemorySegment frame = slot(oldest);
+                int result = assembler.onFrame(frame, 0, frame.byteSize());
+                if (result < 0) {
+                    return result;
+                }
+                if (result != MessageAssembler.DEFERRED) {
+                    release(oldest);
+                    progress = true;
+                }
+                oldest = nextComplete(arrival[oldest]);
+            }
+        }
+        return FrameError.OK;
+    }
+
+    private int oldestComplete() {
+        return nextComplete(-1);
+    }
+
+    /** The whole frame that arrived first after arrival number {@code after}, or -1. */
+    private int nextComplete(long after) {
+        int best = -1;
+        for (int i = 0; i < length.length; i++) {
+            if (length[i] != 0 && complete[i] && arrival[i] > after && (best < 0 || arrival[i] < arrival[best])) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

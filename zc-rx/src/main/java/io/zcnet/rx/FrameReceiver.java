@@ -1,0 +1,627 @@
+package io.zcnet.rx;
+
+import io.zcnet.framing.FrameError;
+import io.zcnet.framing.FrameHeader;
+import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.MessageAssembler;
+import io.zcnet.framing.PlacementTarget;
+import io.zcnet.ring.BufferRing;
+import io.zcnet.ring.CompletionHandler;
+import io.zcnet.ring.CqeFlags;
+import io.zcnet.ring.Errno;
+import io.zcnet.ring.EventLoop;
+import io.zcnet.ring.MsgFlags;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The receive side of one TCP connection: cuts the byte stream into frames and hands them to a
+ * {@link MessageAssembler}, which places them. Two strategies, chosen per frame and visible in
+ * {@link ReceiverCounters}:
+ *
+ * <ol>
+ *   <li><b>Provided buffer ring.</b> While frames are small the connection keeps one multishot receive
+ *   armed on a {@link BufferRing}: the kernel copies whatever arrives into a pool buffer it picks, every
+ *   whole frame in it goes to {@link MessageAssembler#onFrame} (one copy, into the posted receive), and a
+ *   frame that straddles two buffers is joined in a small carry buffer first. An empty ring
+ *   ({@code ENOBUFS}) loses nothing: the data stays in the socket and the receive is armed again.</li>
+ *   <li><b>Direct placement</b> (a header split in software). A header announcing a payload of at least
+ *   {@link ReceiverConfig#directThreshold()} bytes goes to {@link MessageAssembler#beginPlacement}, which
+ *   names the payload's final bytes; the kernel receives the rest of the payload there
+ *   ({@code MSG_WAITALL}) and the frame is committed. Since a multishot receive would read the next
+ *   payloads ahead into pool buffers, the connection then cancels it and reads each next header with a
+ *   small single receive ({@link ReceiverConfig#headerPeek()} bytes, into the carry buffer); after
+ *   {@link ReceiverConfig#smallFramesToStream()} small frames in a row it arms the multishot receive
+ *   again. Payload bytes that arrived with their header are copied; the rest the kernel writes in place
+ *   ({@link ReceiverCounters#directShare()}).</li>
+ * </ol>
+ *
+ * <p>Frames the assembler cannot place yet ({@link MessageAssembler#DEFERRED}) are kept whole in a
+ * {@link DeferredFrames} store and offered again after every frame placed. A stream that breaks the
+ * protocol fails the queue pair (the assembler's ERROR) and stops this receiver; a stream that breaks
+ * (EOF inside a frame, a receive error) or exceeds the deferred store fails only this connection. Either
+ * way nothing is written outside a posted receive, a permitted region, the drain or this receiver's own
+ * buffers, and the loop and other connections carry on.
+ *
+ * <p>Owner thread of the event loop only. Nothing allocates per frame: the carry buffer, the drain and the
+ * placement target are made once.
+ */
+public final class FrameReceiver implements CompletionHandler, AutoCloseable {
+    private static final int TAG_STREAM = 1;
+    private static final int TAG_PEEK = 2;
+    private static final int TAG_PAYLOAD = 3;
+    private static final int TAG_CANCEL = 4;
+    private static final int TAG_RETRY = 5;
+    /** How long an empty buffer ring is left to refill before the multishot receive is armed again. */
+    private static final long REFILL_WAIT_NANOS = 50_000;
+
+    /** Where the payload of the frame being received goes. */
+    private static final int SINK_NONE = 0;
+    /** A direct placement: commit at the end. */
+    private static final int SINK_PLACEMENT = 1;
+    /** A duplicate's payload: forgotten. */
+    private static final int SINK_DRAIN = 2;
+    /** A deferred frame's payload, behind its header in a slot of the deferred store. */
+    private static final int SINK_DEFERRED = 3;
+
+    private final EventLoop loop;
+    private final int socket;
+    private final BufferRing ring;
+    private final MessageAssembler assembler;
+    private final DeferredFrames deferred;
+    private final ReceiverConfig config;
+    private final ReceiveListener listener;
+    private final int handlerId;
+    private final ReceiverCounters counters = new ReceiverCounters();
+    private final Arena arena = Arena.ofShared();
+    private final FrameHeader header = new FrameHeader();
+    private final PlacementTarget target;
+
+    /** Bytes of a frame not yet whole (or of header reads) kept between receives. */
+    private final MemorySegment carry;
+    private int carryLength;
+    /** Bytes the frame at the start of the carry needs before it can be taken. */
+    private int need = FrameHeader.LENGTH;
+    /** The frame being taken was joined in the carry from more than one receive. */
+    private boolean joined;
+
+    private int sink = SINK_NONE;
+    private MemorySegment sinkSegment;
+    private long sinkOffset;
+    private int sinkLength;
+    private int sinkFilled;
+    private int sinkSlot = -1;
+
+    private boolean streaming = true;
+    private boolean multishotArmed;
+    private long multishotId;
+    private boolean switchRequested;
+    private boolean singleInFlight;
+    private long singleId;
+    private boolean retryPending;
+    private long retryId;
+    private int smallInARow;
+
+    private boolean placedThisTurn;
+    private boolean stopped;
+    private int failureError;
+    private int failureErrno;
+    private String failureReason;
+    private boolean cleanEnd;
+    private boolean reported;
+    private boolean closing;
+    private boolean freed;
+
+    /**
+     * A receiver for {@code socket}, a connected socket of {@code loop}; it starts receiving at once.
+     *
+     * @param ring      the loop's provided buffer ring for this connection's multishot receive (may be
+     *                  shared by the loop's connections); the receiver gives every buffer back at once
+     * @param assembler the queue pair direction the frames belong to (several receivers may feed one)
+     * @param deferred  the assembler's store of frames waiting for earlier ones
+     * @param framing   what the queue pair negotiated (the segment size bounds a frame)
+     * @throws IllegalArgumentException if an argument is missing or {@code socket} is negative
+     */
+    public FrameReceiver(EventLoop loop, int socket, BufferRing ring, MessageAssembler assembler,
+            DeferredFrames deferred, FramingConfig framing, ReceiverConfig config, ReceiveListener listener) {
+        if (loop == null || ring == null || assembler == null || deferred == null || framing == null
+                || config == null || listener == null) {
+            throw new IllegalArgumentException("loop, ring, assembler, deferred, framing, config and listener are required");
+        }
+        if (socket < 0) {
+            throw new IllegalArgumentException("socket handle must be >= 0, got " + socket);
+        }
+        this.loop = loop;
+        this.socket = socket;
+        this.ring = ring;
+        this.assembler = assembler;
+        this.deferred = deferred;
+        this.config = config;
+        this.listener = listener;
+        int segmentSize = framing.segmentSize();
+        this.carry = arena.allocate(DeferredFrames.MAX_HEADER + segmentSize + config.headerPeek(), 64);
+        this.target = new PlacementTarget(arena.allocate(segmentSize, 64));
+        this.handlerId = loop.registerHandler(this);
+        pump();
+    }
+
+    /** The decisions and volumes of this receiver so far. */
+    public ReceiverCounters counters() {
+        return counters;
+    }
+
+    /** Whether the connection currently keeps a multishot receive on the buffer ring (else: direct placement). */
+    public boolean streaming() {
+        return streaming;
+    }
+
+    /**
+     * Stops receiving: cancels what is in flight; a placement whose payload was not all received is
+     * aborted once its receive has completed (the kernel may be writing into it until then). Buffers are
+     * freed when nothing is in flight any more; the socket stays the caller's to close.
+     */
+    @Override
+    public void close() {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        stopped = true;
+        cancelInFlight();
+        freeWhenIdle();
+    }
+
+    // ---------------------------------------------------------------- completions
+
+    @Override
+    public void onCompletion(int op, int tag, int result, int flags) {
+        switch (tag) {
+            case TAG_STREAM -> onStream(result, flags);
+            case TAG_PEEK -> onHeaderRead(result);
+            case TAG_PAYLOAD -> onPayload(result);
+            case TAG_RETRY -> retryPending = false;
+            default -> { } // a cancel's own result: the target's completion says what happened
+        }
+        if (freeWhenIdle()) {
+            return;
+        }
+        pump();
+        report();
+    }
+
+    private void onStream(int result, int flags) {
+        if (!CqeFlags.hasMore(flags)) {
+            multishotArmed = false;
+            if (switchRequested) {
+                switchRequested = false;
+                streaming = false;
+            }
+        }
+        if (CqeFlags.hasBuffer(flags)) {
+            int id = CqeFlags.bufferId(flags);
+            try {
+                counters.bufferCompletions++;
+                if (result > 0 && !stopped) {
+                    consume(ring.buffer(id), result);
+                }
+            } finally {
+                ring.recycle(id);
+            }
+        } else if (result == 0) {
+            endOfStream();
+        } else if (result == -Errno.ENOBUFS) {
+            counters.noBuffers++;
+        } else if (result < 0 && result != -Errno.ECANCELED) {
+            failStream(-result, "receive failed: " + Errno.name(-result));
+        }
+    }
+
+    private void onHeaderRead(int result) {
+        singleInFlight = false;
+        if (stopped) {
+            return;
+        }
+        if (result > 0) {
+            counters.bytesReceived += result;
+            carryLength += result;
+            takeCarry();
+        } else if (result == 0) {
+            endOfStream();
+        } else if (result != -Errno.ECANCELED) {
+            failStream(-result, "header receive failed: " + Errno.name(-result));
+        }
+    }
+
+    private void onPayload(int result) {
+        singleInFlight = false;
+        if (result > 0) {
+            counters.bytesReceived += result;
+            sinkFilled += result;
+            if (sink == SINK_PLACEMENT) {
+                counters.payloadBytesDirect += result;
+            }
+        }
+        if (stopped) {
+            releaseSink();
+        } else if (sinkFilled == sinkLength) {
+            finishSink();
+        } else if (result < 0) {
+            failStream(-result, "payload receive failed: " + Errno.name(-result));
+        } else {
+            endOfStream();
+        }
+    }
+
+    // ---------------------------------------------------------------- cutting frames
+
+    /** Takes {@code length} bytes a pool buffer brought: finishes the frame in hand, then cuts whole ones. */
+    private void consume(MemorySegment buffer, int length) {
+        counters.bytesReceived += length;
+        long offset = 0;
+        long left = length;
+        while (left > 0 && !stopped) {
+            long used;
+            if (sink != SINK_NONE) {
+                used = toSink(buffer, offset, left);
+            } else if (carryLength > 0) {
+                used = Math.min(left, need - carryLength);
+                MemorySegment.copy(buffer, offset, carry, carryLength, used);
+                carryLength += (int) used;
+                if (carryLength >= need) {
+                    joined = true;
+                    takeCarry();
+                    joined = false;
+                }
+            } else {
+                used = cut(buffer, offset, left);
+                if (used < left && sink == SINK_NONE && !stopped) {
+                    // An incomplete frame: keep its bytes for the next buffer.
+                    MemorySegment.copy(buffer, offset + used, carry, 0, left - used);
+                    carryLength = (int) (left - used);
+                    used = left;
+                }
+            }
+            offset += used;
+            left -= used;
+        }
+    }
+
+    /** Takes what the carry holds: whole frames, and payload bytes of a frame being placed. */
+    private void takeCarry() {
+        long at = 0;
+        while (!stopped && at < carryLength) {
+            long used = sink != SINK_NONE ? toSink(carry, at, carryLength - at) : cut(carry, at, carryLength - at);
+            if (used == 0) {
+                break;
+            }
+            at += used;
+        }
+        if (at > 0) {
+            MemorySegment.copy(carry, at, carry, 0, carryLength - at);
+            carryLength -= (int) at;
+        }
+        if (carryLength == 0) {
+            need = FrameHeader.LENGTH;
+        }
+    }
+
+    /** Cuts whole frames from {@code available} bytes at {@code offset}; stops at an incomplete one or a payload to place. */
+    private long cut(MemorySegment bytes, long offset, long available) {
+        long at = 0;
+        while (at < available && sink == SINK_NONE && !stopped) {
+            int used = frameAt(bytes, offset + at, available - at);
+            if (used <= 0) {
+                break;
+            }
+            at += used;
+        }
+        return at;
+    }
+
+    /**
+     * Takes the frame at {@code offset}: hands a whole small one to the assembler, or begins the placement
+     * of a large one. Returns the bytes used (the header only, for a placement), 0 if more bytes are needed
+     * ({@link #need} says how many), -1 if the receiver stopped.
+     */
+    private int frameAt(MemorySegment bytes, long offset, long available) {
+        if (available < FrameHeader.LENGTH) {
+            need = FrameHeader.LENGTH;
+            return 0;
+        }
+        header.wrap(bytes, offset);
+        long length = header.length();
+        int headerBytes = FrameHeader.LENGTH + header.extLength();
+        boolean direct = config.directThreshold() > 0 && length >= config.directThreshold();
+        long frameBytes = direct ? headerBytes : headerBytes + length;
+        if (available < frameBytes) {
+            // The lengths are the peer's word: the assembler validates the header before any is trusted.
+            int verdict = assembler.onFrame(bytes, offset, available);
+            if (verdict != FrameError.TRUNCATED) {
+                failProtocol(verdict < 0 ? verdict : FrameError.INCONSISTENT_MESSAGE);
+                return -1;
+            }
+            need = (int) frameBytes;
+            return 0;
+        }
+        if (direct) {
+            return beginDirect(bytes, offset, headerBytes, (int) length) ? headerBytes : -1;
+        }
+        int result = assembler.onFrame(bytes, offset, frameBytes);
+        switch (result) {
+            case MessageAssembler.ACCEPTED -> {
+                counters.framesFromBuffers++;
+                counters.payloadBytesCopied += length;
+                if (joined && bytes == carry) {
+                    counters.framesStraddling++;
+                }
+                if (!streaming) {
+                    smallInARow++;
+                }
+                placed();
+            }
+            case MessageAssembler.DUPLICATE -> counters.framesDuplicate++;
+            case MessageAssembler.DEFERRED -> keep(bytes, offset, (int) frameBytes);
+            default -> failProtocol(result < 0 ? result : FrameError.INCONSISTENT_MESSAGE);
+        }
+        return stopped ? -1 : (int) frameBytes;
+    }
+
+    private boolean beginDirect(MemorySegment bytes, long offset, int headerBytes, int length) {
+        int result = assembler.beginPlacement(bytes, offset, headerBytes, target);
+        switch (result) {
+            case MessageAssembler.ACCEPTED -> {
+                startSink(SINK_PLACEMENT, target.segment(), target.offset(), target.length());
+                smallInARow = 0;
+                leaveStreaming();
+            }
+            case MessageAssembler.DUPLICATE -> {
+                counters.framesDuplicate++;
+                startSink(SINK_DRAIN, target.segment(), target.offset(), target.length());
+            }
+            case MessageAssembler.DEFERRED -> {
+                int slot = deferred.reserve(headerBytes + length);
+                if (slot < 0) {
+                    failStream(0, "more than " + deferred.held() + " frames wait for earlier messages");
+                    return false;
+                }
+                MemorySegment.copy(bytes, offset, deferred.slot(slot), 0, headerBytes);
+                sinkSlot = slot;
+                startSink(SINK_DEFERRED, deferred.slot(slot), headerBytes, length);
+            }
+            default -> {
+                failProtocol(result < 0 ? result : FrameError.INCONSISTENT_MESSAGE);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Once a payload is placed directly, a multishot receive would only read the next ones ahead: stop it. */
+    private void leaveStreaming() {
+        if (!streaming || switchRequested) {
+            return;
+        }
+        counters.switchesToDirect++;
+        if (multishotArmed) {
+            switchRequested = true;
+            loop.cancel(handlerId, TAG_CANCEL, multishotId);
+        } else {
+            streaming = false;
+        }
+    }
+
+    private void keep(MemorySegment bytes, long offset, int frameBytes) {
+        int slot = deferred.reserve(frameBytes);
+        if (slot < 0) {
+            failStream(0, "more than " + deferred.held() + " frames wait for earlier messages");
+            return;
+        }
+        MemorySegment.copy(bytes, offset, deferred.slot(slot), 0, frameBytes);
+        deferred.completed(slot);
+        counters.framesDeferred++;
+    }
+
+    // ---------------------------------------------------------------- payloads
+
+    private void startSink(int kind, MemorySegment segment, long offset, int length) {
+        sink = kind;
+        sinkSegment = segment;
+        sinkOffset = offset;
+        sinkLength = length;
+        sinkFilled = 0;
+        if (length == 0) {
+            finishSink();
+        }
+    }
+
+    /** Copies payload bytes that arrived in a buffer to where the frame being received goes. */
+    private long toSink(MemorySegment bytes, long offset, long available) {
+        int n = (int) Math.min(available, sinkLength - sinkFilled);
+        MemorySegment.copy(bytes, offset, sinkSegment, sinkOffset + sinkFilled, n);
+        sinkFilled += n;
+        if (sink == SINK_PLACEMENT) {
+            counters.payloadBytesCopied += n;
+        }
+        if (sinkFilled == sinkLength) {
+            finishSink();
+        }
+        return n;
+    }
+
+    private void finishSink() {
+        int kind = sink;
+        sink = SINK_NONE;
+        sinkSegment = null;
+        if (kind == SINK_PLACEMENT) {
+            int result = assembler.commit(target);
+            if (result < 0) {
+                failProtocol(result);
+                return;
+            }
+            counters.framesPlaced++;
+            placed();
+        } else if (kind == SINK_DEFERRED) {
+            deferred.completed(sinkSlot);
+            sinkSlot = -1;
+            counters.framesDeferred++;
+            offerDeferred();
+        }
+    }
+
+    /** A frame was placed: frames kept for later may now fit, and the owner has completions to poll. */
+    private void placed() {
+        placedThisTurn = true;
+        offerDeferred();
+    }
+
+    private void offerDeferred() {
+        int result = deferred.offerAgain();
+        if (result < 0) {
+            failProtocol(result);
+        }
+    }
+
+    /** Gives up the frame in hand once no receive can be writing into it any more. */
+    private void releaseSink() {
+        if (singleInFlight) {
+            return;
+        }
+        if (sink == SINK_PLACEMENT && target.isPending()) {
+            assembler.abort(target);
+        } else if (sink == SINK_DEFERRED) {
+            deferred.release(sinkSlot);
+            sinkSlot = -1;
+        }
+        sink = SINK_NONE;
+        sinkSegment = null;
+    }
+
+    // ---------------------------------------------------------------- what to receive next
+
+    private void pump() {
+        if (stopped) {
+            return;
+        }
+        if (streaming) {
+            if (!multishotArmed && !switchRequested && !retryPending && !singleInFlight) {
+                armMultishot();
+            }
+            return;
+        }
+        if (singleInFlight || multishotArmed) {
+            return;
+        }
+        if (sink != SINK_NONE) {
+            singleInFlight = true;
+            counters.receives++;
+            singleId = loop.recv(handlerId, TAG_PAYLOAD, socket, sinkSegment, sinkOffset + sinkFilled,
+                    sinkLength - sinkFilled, MsgFlags.WAITALL);
+        } else if (smallInARow >= config.smallFramesToStream()) {
+            smallInARow = 0;
+            streaming = true;
+            counters.switchesToStreaming++;
+            armMultishot();
+        } else {
+            int ask = (int) Math.min(carry.byteSize() - carryLength,
+                    Math.max(config.headerPeek(), need - carryLength));
+            singleInFlight = true;
+            counters.receives++;
+            singleId = loop.recv(handlerId, TAG_PEEK, socket, carry, carryLength, ask, MsgFlags.NONE);
+        }
+    }
+
+    private void armMultishot() {
+        if (ring.available() == 0) {
+            // Every buffer is lent out (the ring is shared): arming now would only answer ENOBUFS again.
+            retryPending = true;
+            retryId = loop.timeout(handlerId, TAG_RETRY, REFILL_WAIT_NANOS);
+            return;
+        }
+        multishotArmed = true;
+        counters.multishotArms++;
+        multishotId = loop.recvMultishot(handlerId, TAG_STREAM, socket, ring);
+    }
+
+    // ---------------------------------------------------------------- ending
+
+    private void endOfStream() {
+        if (carryLength == 0 && sink == SINK_NONE) {
+            stopped = true;
+            cleanEnd = true;
+            cancelInFlight();
+        } else if (sink != SINK_NONE) {
+            failStream(0, "end of stream inside a payload, " + (sinkLength - sinkFilled) + " bytes missing");
+        } else {
+            failStream(0, "end of stream inside a frame");
+        }
+    }
+
+    /** The stream broke: this connection fails, the queue pair does not. */
+    private void failStream(int errno, String reason) {
+        stop(0, errno, reason);
+    }
+
+    /** The stream broke the protocol: the assembler has moved the queue pair to ERROR. */
+    private void failProtocol(int frameError) {
+        stop(frameError, 0, "frame refused: " + FrameError.name(frameError));
+    }
+
+    private void stop(int frameError, int errno, String reason) {
+        if (stopped) {
+            return;
+        }
+        stopped = true;
+        failureError = frameError;
+        failureErrno = errno;
+        failureReason = reason;
+        releaseSink();
+        cancelInFlight();
+    }
+
+    private void cancelInFlight() {
+        if (multishotArmed) {
+            loop.cancel(handlerId, TAG_CANCEL, multishotId);
+        }
+        if (singleInFlight) {
+            loop.cancel(handlerId, TAG_CANCEL, singleId);
+        }
+        if (retryPending) {
+            loop.cancel(handlerId, TAG_CANCEL, retryId);
+        }
+    }
+
+    /** Tells the owner what this turn brought, each ending at most once. */
+    private void report() {
+        if (placedThisTurn) {
+            placedThisTurn = false;
+            listener.onReceived();
+        }
+        if (stopped && !reported && !closing) {
+            reported = true;
+            if (cleanEnd) {
+                listener.onClosed();
+            } else {
+                listener.onFailed(failureError, failureErrno, failureReason);
+            }
+        }
+    }
+
+    private boolean freeWhenIdle() {
+        if (!closing || freed || multishotArmed || singleInFlight || retryPending || loop.inFlight(handlerId) > 0) {
+            return freed;
+        }
+        releaseSink();
+        freed = true;
+        loop.unregisterHandler(handlerId);
+        arena.close();
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        return "FrameReceiver[socket=" + socket + (streaming ? " streaming" : " direct")
+                + (stopped ? " stopped" : "") + (closing ? " closing" : "") + " carry=" + carryLength
+                + (sink != SINK_NONE ? " payload " + sinkFilled + "/" + sinkLength : "") + " " + counters + "]";
+    }
+}

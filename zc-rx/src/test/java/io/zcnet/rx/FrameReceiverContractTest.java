@@ -1,0 +1,479 @@
+package io.zcnet.rx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.framing.CompletionStatus;
+import io.zcnet.framing.FrameError;
+import io.zcnet.framing.FrameHeader;
+import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.ReadRequest;
+import io.zcnet.framing.Segmenter;
+import io.zcnet.ring.EventLoopConfig;
+
+import java.io.OutputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The receive path on real loopback connections, identically on both engines: every opcode and size
+ * through one connection in random chunks, direct placement's share of the payload, the buffer ring
+ * alone, an exhausted ring, deferred and repeated frames, and hostile streams that fail their own
+ * connection only. The peer is a blocking {@code java.net} socket writing a stream built by the project's
+ * {@link Segmenter}; contents are compared byte for byte at their destination.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+abstract class FrameReceiverContractTest {
+    private static final int GUARD = 64;
+    private static final byte GUARD_BYTE = (byte) 0xA5;
+
+    private final Arena arena = Arena.ofShared();
+    private RxFixture fixture;
+
+    protected abstract EventLoopConfig.Choice engine();
+
+    private RxFixture fixture(int ringBuffers, int bufferSize) throws Exception {
+        fixture = new RxFixture(engine(), ringBuffers, bufferSize);
+        return fixture;
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        try {
+            if (fixture != null) {
+                fixture.close();
+            }
+        } finally {
+            arena.close();
+        }
+    }
+
+    private MemorySegment randomBytes(long length, SplittableRandom random) {
+        MemorySegment s = arena.allocate(Math.max(1, length), 64);
+        for (long i = 0; i + 8 <= length; i += 8) {
+            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
+        }
+        for (long i = length & ~7L; i < length; i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
+        }
+        return s;
+    }
+
+    private static void assertSameBytes(MemorySegment expected, long expectedOffset, MemorySegment actual,
+            long actualOffset, long length, String what) {
+        long mismatch = MemorySegment.mismatch(expected, expectedOffset, expectedOffset + length, actual, actualOffset,
+                actualOffset + length);
+        assertEquals(-1, mismatch, what + ": first differing byte at " + mismatch + " of " + length);
+    }
+
+    // ---------------------------------------------------------------- every opcode, every size
+
+    private enum Kind { SEND, SEND_IMM, WRITE, WRITE_IMM, READ_RESPONSE, READ_REQUEST }
+
+    private record Op(Kind kind, int length, long sourceOffset, long destinationOffset, long wrId, int immediate) { }
+
+    @Test
+    void everyOpcodeAndSizeArrivesIntactThroughRandomChunks() throws Exception {
+        long seed = System.nanoTime();
+        SplittableRandom random = new SplittableRandom(seed);
+        int[] segmentSizes = {256, 4096, 64 * 1024};
+        int segmentSize = segmentSizes[random.nextInt(segmentSizes.length)];
+        FramingConfig framing = new FramingConfig(segmentSize, random.nextBoolean(), 64);
+        String context = "seed " + seed + ", segment " + segmentSize + ", icrc " + framing.icrcEnabled();
+        RxFixture f = fixture(16, 16 * 1024);
+        RxFixture.Conn conn = f.open(framing, ReceiverConfig.defaults(), 128);
+
+        int big = FramingConfig.MAX_MESSAGE_SIZE;
+        int[] sizes = {0, 1, 63, 64, segmentSize - 1, segmentSize, segmentSize + 1, 16383, 16384, 16385, 65543, 1 << 20};
+        List<Op> ops = new ArrayList<>();
+        long sourceBytes = 0;
+        long receiveBytes = 0;
+        long regionBytes = 0;
+        long wr = 0;
+        for (int size : sizes) {
+            for (Kind kind : Kind.values()) {
+                int length = kind == Kind.READ_REQUEST ? Math.max(1, size) : size;
+                boolean toReceive = kind == Kind.SEND || kind == Kind.SEND_IMM;
+                long destination = toReceive ? receiveBytes : regionBytes;
+                ops.add(new Op(kind, length, sourceBytes, destination, wr++, random.nextInt()));
+                sourceBytes += length;
+                if (toReceive) {
+                    receiveBytes += length;
+                } else {
+                    regionBytes += length;
+                }
+            }
+        }
+        ops.add(new Op(Kind.WRITE, big, sourceBytes, regionBytes, wr++, 0));
+        regionBytes += big;
+        sourceBytes += big;
+        ops.add(new Op(Kind.SEND, big, sourceBytes, receiveBytes, wr++, 0));
+        receiveBytes += big;
+        sourceBytes += big;
+        // Shuffle, keeping what each op names.
+        for (int i = ops.size() - 1; i > 0; i--) {
+            int j = random.nextInt(i + 1);
+            Op t = ops.get(i);
+            ops.set(i, ops.get(j));
+            ops.set(j, t);
+        }
+
+        MemorySegment source = randomBytes(sourceBytes, random);
+        MemoryRegion receives = f.region(Math.max(1, receiveBytes));
+        MemoryRegion region = f.region(Math.max(1, regionBytes));
+        FrameStream stream = new FrameStream(framing, arena, sourceBytes + 64L * (sourceBytes / 64 + ops.size() * 4L) + (1 << 20));
+        List<Op> completing = new ArrayList<>();
+        f.onLoop(() -> {
+            for (Op op : ops) {
+                switch (op.kind) {
+                    case SEND, SEND_IMM -> conn.assembler.postReceive(op.wrId, receives.localKey(), op.destinationOffset,
+                            op.length);
+                    case WRITE_IMM -> conn.assembler.postReceive(op.wrId, receives.localKey(), 0, 0);
+                    case READ_RESPONSE -> conn.assembler.expectReadResponse(op.wrId, region.remoteKey(),
+                            op.destinationOffset, op.length);
+                    default -> { }
+                }
+            }
+            return null;
+        });
+        int readRequests = 0;
+        for (Op op : ops) {
+            switch (op.kind) {
+                case SEND -> stream.send(source, op.sourceOffset, op.length);
+                case SEND_IMM -> stream.sendWithImmediate(source, op.sourceOffset, op.length, op.immediate);
+                case WRITE -> stream.write(source, op.sourceOffset, op.length, region.remoteKey(), op.destinationOffset);
+                case WRITE_IMM -> stream.writeWithImmediate(source, op.sourceOffset, op.length, region.remoteKey(),
+                        op.destinationOffset, op.immediate);
+                case READ_RESPONSE -> stream.readResponse(source, op.sourceOffset, op.length, region.remoteKey(),
+                        op.destinationOffset);
+                case READ_REQUEST -> {
+                    stream.readRequest(region.remoteKey(), 0, op.length, 0x1234, 0);
+                    readRequests++;
+                }
+            }
+            if (op.kind != Kind.WRITE && op.kind != Kind.READ_REQUEST) {
+                completing.add(op);
+            }
+        }
+        try (OutputStream out = conn.peer.getOutputStream()) {
+            stream.writeTo(out, random, 96 * 1024);
+            List<long[]> done = conn.await(completing.size());
+            for (int i = 0; i < completing.size(); i++) {
+                Op op = completing.get(i);
+                long[] c = done.get(i);
+                assertEquals(op.wrId, c[0], context + ": completion " + i + " in posting order");
+                assertEquals(CompletionStatus.SUCCESS, (int) c[1], context + ": status of " + op);
+                if (op.kind == Kind.SEND_IMM || op.kind == Kind.WRITE_IMM) {
+                    assertEquals(op.immediate, (int) c[4], context + ": immediate of " + op);
+                }
+            }
+            for (Op op : ops) {
+                switch (op.kind) {
+                    case SEND, SEND_IMM -> assertSameBytes(source, op.sourceOffset, receives.segment(),
+                            op.destinationOffset, op.length, context + ": " + op);
+                    case WRITE, WRITE_IMM, READ_RESPONSE -> assertSameBytes(source, op.sourceOffset, region.segment(),
+                            op.destinationOffset, op.length, context + ": " + op);
+                    default -> { }
+                }
+            }
+            long requests = countReadRequests(conn, readRequests);
+            assertEquals(readRequests, requests, context + ": READ requests handed to the responder");
+            ReceiverCounters counters = conn.receiver.counters();
+            assertEquals(stream.length(), f.onLoop(counters::bytesReceived), context + ": every byte received once");
+            assertTrue(counters.framesFromBuffers() > 0, context + ": small frames cut from buffers: " + counters);
+            boolean largeFrames = segmentSize >= ReceiverConfig.defaults().directThreshold();
+            assertEquals(largeFrames, counters.framesPlaced() > 0, context + ": large payloads placed directly: " + counters);
+        }
+    }
+
+    /** Read requests reach the responder's queue only as the assembler retires them: count them as they come. */
+    private static long countReadRequests(RxFixture.Conn conn, int expected) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(RxFixture.WAIT_SECONDS);
+        int seen = 0;
+        while (seen < expected && System.nanoTime() < deadline) {
+            ReadRequest r = conn.readRequests.poll(10, TimeUnit.MILLISECONDS);
+            if (r != null) {
+                seen++;
+            }
+        }
+        return seen;
+    }
+
+    // ---------------------------------------------------------------- direct placement
+
+    @Test
+    void directPlacementWritesAtLeast95PercentOfMegabyteMessagesInPlace() throws Exception {
+        SplittableRandom random = new SplittableRandom(7);
+        FramingConfig framing = new FramingConfig(64 * 1024, true, 64);
+        RxFixture f = fixture(16, 16 * 1024);
+        RxFixture.Conn conn = f.open(framing, ReceiverConfig.defaults(), 64);
+        int messages = 32;
+        int size = 1 << 20;
+        MemorySegment source = randomBytes((long) messages * size, random);
+        MemoryRegion receives = f.region((long) messages / 2 * size);
+        MemoryRegion region = f.region((long) messages / 2 * size);
+        FrameStream stream = new FrameStream(framing, arena, (long) messages * size + (1 << 20));
+        f.onLoop(() -> {
+            for (int i = 0; i < messages / 2; i++) {
+                conn.assembler.postReceive(i, receives.localKey(), (long) i * size, size);
+            }
+            return null;
+        });
+        for (int i = 0; i < messages; i++) {
+            if (i % 2 == 0) {
+                stream.send(source, (long) i * size, size);
+            } else {
+                stream.write(source, (long) i * size, size, region.remoteKey(), (long) (i / 2) * size);
+            }
+        }
+        try (OutputStream out = conn.peer.getOutputStream()) {
+            stream.writeTo(out, random, 256 * 1024);
+            conn.await(messages / 2);
+            waitFor(f, () -> conn.receiver.counters().bytesReceived() == stream.length(), "all bytes received");
+        }
+        for (int i = 0; i < messages; i++) {
+            MemorySegment destination = i % 2 == 0 ? receives.segment() : region.segment();
+            assertSameBytes(source, (long) i * size, destination, (long) (i / 2) * size, size, "message " + i);
+        }
+        ReceiverCounters counters = f.onLoop(conn.receiver::counters);
+        assertTrue(counters.directShare() >= 0.95, "direct share of 1 MiB messages: " + counters.directShare() + " " + counters);
+        assertTrue(counters.switchesToDirect() >= 1, "left the multishot receive: " + counters);
+    }
+
+    /**
+     * Sends {@code messages} SENDs of {@code size} random bytes into as many receives posted in order, written
+     * in chunks of at most {@code maxChunk} bytes; checks the completions and the bytes, returns the counters.
+     */
+    private ReceiverCounters sendsInOrder(RxFixture f, RxFixture.Conn conn, int messages, int size, SplittableRandom random,
+            int maxChunk) throws Exception {
+        MemorySegment source = randomBytes((long) messages * size, random);
+        MemoryRegion receives = f.region((long) messages * size);
+        FrameStream stream = new FrameStream(conn.framing, arena, (long) messages * (size + 64));
+        f.onLoop(() -> {
+            for (int i = 0; i < messages; i++) {
+                conn.assembler.postReceive(i, receives.localKey(), (long) i * size, size);
+            }
+            return null;
+        });
+        for (int i = 0; i < messages; i++) {
+            stream.send(source, (long) i * size, size);
+        }
+        try (OutputStream out = conn.peer.getOutputStream()) {
+            stream.writeTo(out, random, maxChunk);
+            List<long[]> done = conn.await(messages);
+            for (int i = 0; i < messages; i++) {
+                assertEquals(i, done.get(i)[0], "posting order");
+                assertEquals(size, (int) done.get(i)[3], "byte count");
+            }
+        }
+        assertSameBytes(source, 0, receives.segment(), 0, (long) messages * size, "receives");
+        return f.onLoop(conn.receiver::counters);
+    }
+
+    @Test
+    void bufferRingAloneJoinsStraddlingFramesAndPlacesNothingDirectly() throws Exception {
+        RxFixture f = fixture(8, 4096);
+        RxFixture.Conn conn = f.open(new FramingConfig(4096, true, 64), ReceiverConfig.bufferRingOnly(), 256);
+        int messages = 200;
+        ReceiverCounters counters = sendsInOrder(f, conn, messages, 3000, new SplittableRandom(11), 10_000);
+        assertEquals(0, counters.payloadBytesDirect(), "nothing placed directly: " + counters);
+        assertEquals(messages, counters.framesFromBuffers(), "every frame cut from a buffer: " + counters);
+        assertTrue(counters.framesStraddling() > 0, "3000-byte frames in 4 KiB buffers straddle: " + counters);
+    }
+
+    @Test
+    void anExhaustedBufferRingLosesNothing() throws Exception {
+        RxFixture f = fixture(1, 1024);
+        RxFixture.Conn conn = f.open(new FramingConfig(1024, false, 1024), ReceiverConfig.bufferRingOnly(), 1024);
+        ReceiverCounters counters = sendsInOrder(f, conn, 1000, 100, new SplittableRandom(13), 64 * 1024);
+        // One buffer, refilled only after its completion is handled: the engine runs dry between completions.
+        assertTrue(counters.noBuffers() > 0, "the single-buffer ring ran dry: " + counters);
+        assertTrue(counters.multishotArms() > counters.noBuffers(), "re-armed after each: " + counters);
+    }
+
+    // ---------------------------------------------------------------- deferred and repeated frames
+
+    @Test
+    void aSendOvertakingTheLastFrameOfAWriteWithImmediateWaitsForItsReceive() throws Exception {
+        SplittableRandom random = new SplittableRandom(17);
+        FramingConfig framing = new FramingConfig(64 * 1024, true, 64);
+        RxFixture f = fixture(16, 16 * 1024);
+        RxFixture.Conn conn = f.open(framing, ReceiverConfig.defaults(), 16);
+        int writeLength = 3 * 64 * 1024;
+        int[] sendLengths = {100, 40 * 1024}; // one cut from a buffer, one received into a deferred slot
+        MemorySegment source = randomBytes(writeLength + sendLengths[0] + sendLengths[1], random);
+        MemoryRegion region = f.region(writeLength);
+        MemoryRegion receives = f.region(sendLengths[0] + sendLengths[1]);
+        f.onLoop(() -> {
+            conn.assembler.postReceive(0, receives.localKey(), 0, 0);
+            conn.assembler.postReceive(1, receives.localKey(), 0, sendLengths[0]);
+            conn.assembler.postReceive(2, receives.localKey(), sendLengths[0], sendLengths[1]);
+            return null;
+        });
+        FrameStream stream = new FrameStream(framing, arena, 1 << 20);
+        Segmenter write = new Segmenter(framing).beginWriteWithImmediate(0, source, 0, writeLength, region.remoteKey(), 0, 42);
+        stream.appendFrame(write, 0);
+        stream.appendFrame(write, 1);
+        stream.skipMsns(1);
+        stream.send(source, writeLength, sendLengths[0]);
+        stream.send(source, writeLength + sendLengths[0], sendLengths[1]);
+        stream.appendFrame(write, 2); // the WRITE's last frame: only now is it known to take receive 0
+        try (OutputStream out = conn.peer.getOutputStream()) {
+            stream.writeTo(out, random, 4096);
+            List<long[]> done = conn.await(3);
+            assertEquals(List.of(0L, 1L, 2L), done.stream().map(c -> c[0]).toList(), "receives taken in MSN order");
+            assertEquals(42, (int) done.get(0)[4], "the WRITE's immediate");
+        }
+        assertSameBytes(source, 0, region.segment(), 0, writeLength, "write");
+        assertSameBytes(source, writeLength, receives.segment(), 0, sendLengths[0] + sendLengths[1], "sends");
+        ReceiverCounters counters = f.onLoop(conn.receiver::counters);
+        assertEquals(2, counters.framesDeferred(), "both SENDs waited: " + counters);
+        assertEquals(0, f.onLoop(conn.deferred::held), "and left the store");
+    }
+
+    @Test
+    void repeatedFramesArePlacedOnce() throws Exception {
+        SplittableRandom random = new SplittableRandom(19);
+        FramingConfig framing = new FramingConfig(64 * 1024, true, 64);
+        RxFixture f = fixture(16, 16 * 1024);
+        RxFixture.Conn conn = f.open(framing, ReceiverConfig.defaults(), 16);
+        int length = 2 * 64 * 1024 + 500;
+        MemorySegment source = randomBytes(length, random);
+        MemoryRegion region = f.region(length);
+        f.onLoop(() -> conn.assembler.postReceive(0, region.localKey(), 0, 0));
+        FrameStream stream = new FrameStream(framing, arena, 1 << 20);
+        Segmenter write = new Segmenter(framing).beginWriteWithImmediate(0, source, 0, length, region.remoteKey(), 0, 7);
+        stream.appendFrame(write, 0);
+        stream.appendFrame(write, 0); // a large copy: drained
+        stream.appendFrame(write, 1);
+        stream.appendFrame(write, 2);
+        stream.skipMsns(1);
+        stream.appendFrame(write, 2); // a small copy of a completed message
+        try (OutputStream out = conn.peer.getOutputStream()) {
+            stream.writeTo(out, random, 8192);
+            List<long[]> done = conn.await(1);
+            assertEquals(7, (int) done.getFirst()[4]);
+            waitFor(f, () -> conn.receiver.counters().bytesReceived() == stream.length(), "all bytes received");
+        }
+        assertSameBytes(source, 0, region.segment(), 0, length, "write");
+        ReceiverCounters counters = f.onLoop(conn.receiver::counters);
+        assertEquals(2, counters.framesDuplicate(), counters.toString());
+        assertTrue(conn.completions.isEmpty(), "one completion only");
+    }
+
+    // ---------------------------------------------------------------- ends and hostile streams
+
+    @Test
+    void aPeerClosingAtAFrameBoundaryEndsCleanly() throws Exception {
+        FramingConfig framing = new FramingConfig(4096, true, 64);
+        RxFixture f = fixture(8, 4096);
+        RxFixture.Conn conn = f.open(framing, ReceiverConfig.defaults(), 4);
+        MemoryRegion receives = f.region(100);
+        f.onLoop(() -> conn.assembler.postReceive(0, receives.localKey(), 0, 100));
+        FrameStream stream = new FrameStream(framing, arena, 4096).send(randomBytes(100, new SplittableRandom(1)), 0, 100);
+        stream.writeTo(conn.peer.getOutputStream(), new SplittableRandom(2), 50);
+        conn.await(1);
+        conn.peer.close();
+        assertEquals("closed", conn.awaitEnd());
+    }
+
+    /** A hostile stream, and what its connection's end must say. */
+    private record Hostile(String name, byte[] bytes, int frameError, String reasonPart) { }
+
+    @Test
+    void hostileStreamsFailTheirOwnConnectionOnly() throws Exception {
+        FramingConfig framing = new FramingConfig(64 * 1024, true, 64);
+        RxFixture f = fixture(16, 16 * 1024);
+        SplittableRandom random = new SplittableRandom(23);
+        MemorySegment payload = randomBytes(200 * 1024, random);
+        MemorySegment frames = arena.allocate(1 << 20);
+        Segmenter segmenter = new Segmenter(framing);
+
+        int small = segmenter.beginSend(0, payload, 0, 100).writeFrame(0, frames, 0);
+        byte[] goodSmall = frames.asSlice(0, small).toArray(ValueLayout.JAVA_BYTE);
+        byte[] smallFrame = new byte[small + 100];
+        System.arraycopy(goodSmall, 0, smallFrame, 0, small);
+        MemorySegment.copy(payload, ValueLayout.JAVA_BYTE, 0, smallFrame, small, 100);
+        int large = segmenter.beginSend(0, payload, 0, 40 * 1024).writeFrame(0, frames, 0);
+        byte[] largeHeader = frames.asSlice(0, large).toArray(ValueLayout.JAVA_BYTE);
+
+        byte[] badVersion = smallFrame.clone();
+        badVersion[0] = (byte) (badVersion[0] & 0x3F);
+        byte[] tooLong = smallFrame.clone();
+        MemorySegment.ofArray(tooLong).set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN),
+                FrameHeader.LENGTH_OFFSET, 64 * 1024 + 1);
+        byte[] hugeLength = smallFrame.clone();
+        MemorySegment.ofArray(hugeLength).set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN),
+                FrameHeader.LENGTH_OFFSET, -1);
+        byte[] truncated = java.util.Arrays.copyOf(smallFrame, small + 40);
+        byte[] largeCut = new byte[large + 5000];
+        System.arraycopy(largeHeader, 0, largeCut, 0, large);
+        byte[] garbage = new byte[300];
+        for (int i = 0; i < garbage.length; i++) {
+            garbage[i] = (byte) random.nextInt();
+        }
+        garbage[0] = (byte) 0x40; // version 1, so the header is judged beyond its first bits
+        List<Hostile> cases = List.of(
+                new Hostile("bad version", badVersion, FrameError.BAD_VERSION, "BAD_VERSION"),
+                new Hostile("payload past the segment size", tooLong, FrameError.PAYLOAD_TOO_LONG, "PAYLOAD_TOO_LONG"),
+                new Hostile("length 2^32-1", hugeLength, FrameError.PAYLOAD_TOO_LONG, "PAYLOAD_TOO_LONG"),
+                new Hostile("truncated frame then EOF", truncated, 0, "end of stream inside a frame"),
+                new Hostile("EOF inside a payload placed directly", largeCut, 0, "end of stream inside a payload"),
+                new Hostile("garbage", garbage, Integer.MIN_VALUE, "frame refused"));
+
+        RxFixture.Conn healthy = f.open(framing, ReceiverConfig.defaults(), 4);
+        MemoryRegion healthyReceive = f.region(100);
+        f.onLoop(() -> healthy.assembler.postReceive(0, healthyReceive.localKey(), 0, 100));
+        for (Hostile h : cases) {
+            RxFixture.Conn conn = f.open(framing, ReceiverConfig.defaults(), 4);
+            MemorySegment guarded = arena.allocate(GUARD + 64 * 1024 + GUARD, 64);
+            guarded.fill(GUARD_BYTE);
+            MemoryRegion receive = f.registry.register(guarded.asSlice(GUARD, 64 * 1024), io.zcnet.buffer.Access.LOCAL_WRITE);
+            f.onLoop(() -> conn.assembler.postReceive(0, receive.localKey(), 0, 64 * 1024));
+            conn.peer.getOutputStream().write(h.bytes);
+            conn.peer.getOutputStream().flush();
+            if (h.frameError == 0) {
+                conn.peer.shutdownOutput();
+            }
+            String reason = conn.awaitEnd();
+            assertTrue(reason.contains(h.reasonPart), h.name + ": reason '" + reason + "'");
+            if (h.frameError == Integer.MIN_VALUE) {
+                assertNotEquals(0, conn.frameError, h.name + ": a protocol error");
+            } else {
+                assertEquals(h.frameError, conn.frameError, h.name + ": " + FrameError.name(conn.frameError));
+            }
+            for (int i = 0; i < GUARD; i++) {
+                assertEquals(GUARD_BYTE, guarded.get(ValueLayout.JAVA_BYTE, i), h.name + ": guard before the receive");
+                assertEquals(GUARD_BYTE, guarded.get(ValueLayout.JAVA_BYTE, GUARD + 64 * 1024 + i), h.name + ": guard after");
+            }
+            assertEquals(0, (int) f.onLoop(conn.assembler::pendingPlacements), h.name + ": no placement left open");
+        }
+        // The loop and the other connection carry on.
+        healthy.peer.getOutputStream().write(smallFrame);
+        healthy.peer.getOutputStream().flush();
+        List<long[]> done = healthy.await(1);
+        assertEquals(CompletionStatus.SUCCESS, (int) done.getFirst()[1]);
+        assertSameBytes(payload, 0, healthyReceive.segment(), 0, 100, "the healthy connection's receive");
+    }
+
+    private static void waitFor(RxFixture f, java.util.function.BooleanSupplier condition, String what) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(RxFixture.WAIT_SECONDS);
+        while (!f.onLoop(condition::getAsBoolean)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for: " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package io.zcnet.rx;
+
+import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.Segmenter;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+
+/**
+ * A framed byte stream built ahead of time, as a peer would send it: work requests cut into frames by the
+ * project's {@link Segmenter}, headers and payloads laid end to end; and written to a socket in chunks of
+ * random size, so frames straddle the receiver's buffers wherever chance puts them.
+ */
+final class FrameStream {
+    private final Segmenter segmenter;
+    private final MemorySegment bytes;
+    private long length;
+    private int msn;
+
+    FrameStream(FramingConfig framing, Arena arena, long capacity) {
+        this.segmenter = new Segmenter(framing);
+        this.bytes = arena.allocate(capacity, 64);
+    }
+
+    int nextMsn() {
+        return msn;
+    }
+
+    FrameStream send(MemorySegment source, long offset, int length) {
+        return append(segmenter.beginSend(msn, source, offset, length));
+    }
+
+    FrameStream sendWithImmediate(MemorySegment source, long offset, int length, int immediate) {
+        return append(segmenter.beginSendWithImmediate(msn, source, offset, length, immediate));
+    }
+
+    FrameStream write(MemorySegment source, long offset, long length, int rkey, long regionOffset) {
+        return append(segmenter.beginWrite(msn, source, offset, length, rkey, regionOffset));
+    }
+
+    FrameStream writeWithImmediate(MemorySegment source, long offset, long length, int rkey, long regionOffset,
+            int immediate) {
+        return append(segmenter.beginWriteWithImmediate(msn, source, offset, length, rkey, regionOffset, immediate));
+    }
+
+    FrameStream readRequest(int rkey, long regionOffset, long length, int sinkRkey, long sinkOffset) {
+        return append(segmenter.beginReadRequest(msn, rkey, regionOffset, length, sinkRkey, sinkOffset));
+    }
+
+    FrameStream readResponse(MemorySegment source, long offset, int length, int sinkRkey, long sinkOffset) {
+        return append(segmenter.beginReadResponse(msn, source, offset, length, sinkRkey, sinkOffset));
+    }
+
+    /** Appends raw bytes (a broken or hostile frame). */
+    FrameStream raw(byte[] frame) {
+        MemorySegment.copy(MemorySegment.ofArray(frame), 0, bytes, length, frame.length);
+        length += frame.length;
+        return this;
+    }
+
+    /** Appends the frames of the work request just begun, in order. */
+    private FrameStream append(Segmenter request) {
+        for (long i = 0; i < request.frameCount(); i++) {
+            appendFrame(request, i);
+        }
+        msn = (msn + request.messageCount()) & 0xFFFF;
+        return this;
+    }
+
+    /** Appends frame {@code index} of the work request just begun: for streams that reorder or repeat frames. */
+    void appendFrame(Segmenter request, long index) {
+        length += request.writeFrame(index, bytes, length);
+        int payload = request.payloadLength();
+        if (payload > 0) {
+            MemorySegment.copy(request.source(), request.payloadOffset(), bytes, length, payload);
+            length += payload;
+        }
+    }
+
+    /** The segmenter, for callers that lay out frames themselves with {@link #appendFrame}; then {@link #skipMsns}. */
+    Segmenter segmenter() {
+        return segmenter;
+    }
+
+    void skipMsns(int count) {
+        msn = (msn + count) & 0xFFFF;
+    }
+
+    long length() {
+        return length;
+    }
+
+    /** Writes the stream in chunks of 1 byte to {@code maxChunk} bytes, sizes drawn from {@code random}. */
+    void writeTo(OutputStream out, SplittableRandom random, int maxChunk) throws IOException {
+        byte[] chunk = new byte[maxChunk];
+        long at = 0;
+        while (at < length) {
+            int n = (int) Math.min(length - at, random.nextInt(4) == 0 ? 1 + random.nextInt(Math.min(64, maxChunk)) : 1 + random.nextInt(maxChunk));
+            MemorySegment.copy(bytes, ValueLayout.JAVA_BYTE, at, chunk, 0, n);
+            out.write(chunk, 0, n);
+            at += n;
+        }
+        out.flush();
+    }
+}

@@ -1,0 +1,189 @@
+package io.zcnet.rx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.BufferPool;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.buffer.MemoryRegistry;
+import io.zcnet.buffer.PoolConfig;
+import io.zcnet.buffer.SizeClass;
+import io.zcnet.framing.Completion;
+import io.zcnet.framing.CompletionQueue;
+import io.zcnet.framing.FlowControl;
+import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.MessageAssembler;
+import io.zcnet.framing.ReadRequest;
+import io.zcnet.ring.BufferRing;
+import io.zcnet.ring.CompletionHandler;
+import io.zcnet.ring.EventLoop;
+import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.EventLoopThread;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One event loop with a provided buffer ring, and connections whose receive side is a {@link FrameReceiver}
+ * feeding its own assembler; the peer of each is a blocking {@code java.net} socket the test writes a
+ * framed stream to. Every wait is bounded.
+ */
+final class RxFixture implements AutoCloseable {
+    static final long WAIT_SECONDS = 20;
+
+    final EventLoopThread thread;
+    final EventLoop loop;
+    final BufferPool pool;
+    final BufferRing ring;
+    final MemoryRegistry registry = new MemoryRegistry();
+    final Arena arena = Arena.ofShared();
+    private final List<Conn> connections = new ArrayList<>();
+
+    RxFixture(EventLoopConfig.Choice engine, int ringBuffers, int bufferSize) throws Exception {
+        thread = EventLoopThread.start("zc-rx-" + engine.name().toLowerCase(), EventLoopConfig.defaults().withEngine(engine));
+        loop = thread.loop();
+        pool = BufferPool.create(PoolConfig.of(new SizeClass(bufferSize, ringBuffers)));
+        ring = thread.call(() -> loop.createBufferRing(7, pool, ringBuffers, bufferSize));
+    }
+
+    /** What one connection's receive side reported, handed to the test thread. */
+    static final class Conn {
+        final FramingConfig framing;
+        final MessageAssembler assembler;
+        final CompletionQueue completionQueue;
+        final DeferredFrames deferred;
+        final LinkedBlockingQueue<long[]> completions = new LinkedBlockingQueue<>();
+        final LinkedBlockingQueue<ReadRequest> readRequests = new LinkedBlockingQueue<>();
+        final CompletableFuture<String> ended = new CompletableFuture<>();
+        volatile int frameError;
+        FrameReceiver receiver;
+        Socket peer;
+        int socket;
+
+        Conn(FramingConfig framing, MemoryRegistry registry, int receives) {
+            this.framing = framing;
+            this.completionQueue = new CompletionQueue(receives * 2);
+            this.assembler = new MessageAssembler(framing, registry, receives, completionQueue, new FlowControl(framing));
+            this.deferred = new DeferredFrames(assembler, 16, framing.segmentSize());
+        }
+
+        /** Waits for {@code count} completions: each {wrId, status, opcode, byteCount, immediate}. */
+        List<long[]> await(int count) throws InterruptedException {
+            List<long[]> out = new ArrayList<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (out.size() < count) {
+                long[] c = completions.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (c == null) {
+                    fail("only " + out.size() + " of " + count + " completions arrived; ended: "
+                            + ended.getNow("not yet") + "; " + receiver);
+                }
+                out.add(c);
+            }
+            return out;
+        }
+
+        /** Waits for the receiver to end and returns its reason ("closed" for a clean end). */
+        String awaitEnd() throws Exception {
+            return ended.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Connects a loop socket to a fresh {@code java.net} peer and starts a receiver on it. */
+    Conn open(FramingConfig framing, ReceiverConfig config, int receives) throws Exception {
+        Conn c = new Conn(framing, registry, receives);
+        try (ServerSocket listener = new ServerSocket(0, 4, InetAddress.getLoopbackAddress())) {
+            InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+            CompletableFuture<Integer> connected = new CompletableFuture<>();
+            c.socket = thread.call(() -> {
+                int s = loop.socket(address);
+                int[] id = new int[1];
+                CompletionHandler once = (op, tag, result, flags) -> {
+                    loop.unregisterHandler(id[0]);
+                    connected.complete(result);
+                };
+                id[0] = loop.registerHandler(once);
+                loop.connect(id[0], 0, s, address);
+                return s;
+            });
+            c.peer = listener.accept();
+            assertEquals(0, (int) connected.get(WAIT_SECONDS, TimeUnit.SECONDS), "connect");
+        }
+        c.receiver = thread.call(() -> new FrameReceiver(loop, c.socket, ring, c.assembler, c.deferred, framing, config,
+                listener(c)));
+        connections.add(c);
+        return c;
+    }
+
+    private static ReceiveListener listener(Conn c) {
+        Completion completion = new Completion();
+        ReadRequest[] request = {new ReadRequest()};
+        return new ReceiveListener() {
+            @Override
+            public void onReceived() {
+                while (c.completionQueue.poll(completion)) {
+                    c.completions.add(new long[] {completion.workRequestId(), completion.status(), completion.opcode(),
+                        completion.byteCount(), completion.immediate()});
+                }
+                while (c.assembler.pollReadRequest(request[0])) {
+                    c.readRequests.add(request[0]);
+                    request[0] = new ReadRequest();
+                }
+                c.assembler.resumeCompletions();
+            }
+
+            @Override
+            public void onClosed() {
+                c.ended.complete("closed");
+            }
+
+            @Override
+            public void onFailed(int frameError, int errno, String reason) {
+                c.frameError = frameError;
+                c.ended.complete(reason);
+            }
+        };
+    }
+
+    /** Native memory registered with every right, for receives and WRITE targets. */
+    MemoryRegion region(long bytes) {
+        MemorySegment memory = arena.allocate(bytes, 64);
+        return registry.register(memory, Access.ALL);
+    }
+
+    /** Runs {@code action} on the loop thread and waits for it. */
+    <T> T onLoop(java.util.concurrent.Callable<T> action) throws Exception {
+        return thread.call(action);
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            for (Conn c : connections) {
+                if (c.peer != null) {
+                    c.peer.close();
+                }
+                thread.call(() -> {
+                    c.receiver.close();
+                    return null;
+                });
+            }
+            thread.close();
+            for (Conn c : connections) {
+                c.deferred.close();
+            }
+        } finally {
+            pool.close();
+            arena.close();
+        }
+    }
+}
