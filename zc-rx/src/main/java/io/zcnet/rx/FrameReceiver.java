@@ -191,9 +191,10 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
     }
 
     private void onStream(int result, int flags) {
+        boolean switching = switchRequested;
         if (!CqeFlags.hasMore(flags)) {
             multishotArmed = false;
-            if (switchRequested) {
+            if (switching) {
                 switchRequested = false;
                 streaming = false;
             }
@@ -212,7 +213,8 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
             endOfStream();
         } else if (result == -Errno.ENOBUFS) {
             counters.noBuffers++;
-        } else if (result < 0 && result != -Errno.ECANCELED) {
+        } else if (result < 0 && !(result == -Errno.ECANCELED && switching)) {
+            // A cancel we did not ask for comes from the loop closing: receiving stops, nothing is re-armed.
             failStream(-result, "receive failed: " + Errno.name(-result));
         }
     }
@@ -228,7 +230,7 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
             takeCarry();
         } else if (result == 0) {
             endOfStream();
-        } else if (result != -Errno.ECANCELED) {
+        } else {
             failStream(-result, "header receive failed: " + Errno.name(-result));
         }
     }
