@@ -12,6 +12,9 @@ import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.ReadRequest;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.tx.FrameSender;
+import io.zcnet.tx.SendListener;
+import io.zcnet.tx.SenderConfig;
 
 import java.io.OutputStream;
 import java.lang.foreign.Arena;
@@ -20,6 +23,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
@@ -300,6 +304,73 @@ abstract class FrameReceiverContractTest {
         // One buffer, refilled only after its completion is handled: the engine runs dry between completions.
         assertTrue(counters.noBuffers() > 0, "the single-buffer ring ran dry: " + counters);
         assertTrue(counters.multishotArms() > counters.noBuffers(), "re-armed after each: " + counters);
+    }
+
+    @Test
+    void framesFromTheSendPathArriveIntactThroughShortSends() throws Exception {
+        SplittableRandom random = new SplittableRandom(29);
+        FramingConfig framing = new FramingConfig(64 * 1024, true, 256);
+        RxFixture f = fixture(16, 16 * 1024);
+        RxFixture.Conn conn = f.openLoopPair(framing, ReceiverConfig.defaults(), 256);
+        int sends = 200;
+        int writes = 8;
+        int[] sizes = new int[sends];
+        long sendBytes = 0;
+        for (int i = 0; i < sends; i++) {
+            sizes[i] = random.nextInt(4) == 0 ? random.nextInt(100 * 1024) : random.nextInt(300);
+            sendBytes += sizes[i];
+        }
+        long writeBytes = (long) writes << 20;
+        MemorySegment source = randomBytes(sendBytes + writeBytes, random);
+        MemoryRegion receives = f.region(Math.max(1, sendBytes));
+        MemoryRegion region = f.region(writeBytes);
+        long total = sendBytes;
+        LinkedBlockingQueue<Integer> sendFailures = new LinkedBlockingQueue<>();
+        f.onLoop(() -> {
+            long at = 0;
+            for (int i = 0; i < sends; i++) {
+                conn.assembler.postReceive(i, receives.localKey(), at, sizes[i]);
+                at += sizes[i];
+            }
+            FrameSender sender = new FrameSender(f.loop, conn.senderSocket, SenderConfig.defaults(), new SendListener() {
+                @Override
+                public void onSent(long token) {
+                }
+
+                @Override
+                public void onWritable() {
+                }
+
+                @Override
+                public void onFailed(int errno) {
+                    sendFailures.add(errno);
+                }
+            });
+            Segmenter segmenter = new Segmenter(framing);
+            int msn = 0;
+            long offset = 0;
+            for (int i = 0; i < sends + writes; i++) {
+                Segmenter request = i < sends ? segmenter.beginSend(msn, source, offset, sizes[i])
+                        : segmenter.beginWrite(msn, source, total + (long) (i - sends) * (1 << 20), 1 << 20,
+                                region.remoteKey(), (long) (i - sends) << 20);
+                for (long frame = 0; frame < request.frameCount(); frame++) {
+                    assertTrue(sender.offerFrame(request, frame) >= 0, "the sender holds the whole test");
+                }
+                msn = io.zcnet.framing.Msn.add(msn, request.messageCount());
+                offset += i < sends ? sizes[i] : 0;
+            }
+            sender.flush();
+            return null;
+        });
+        List<long[]> done = conn.await(sends);
+        for (int i = 0; i < sends; i++) {
+            assertEquals(i, done.get(i)[0], "posting order");
+            assertEquals(sizes[i], (int) done.get(i)[3], "byte count of SEND " + i);
+        }
+        waitFor(f, () -> conn.assembler.acknowledgedMsn() == sends + writes - 1, "the WRITEs completed");
+        assertSameBytes(source, 0, receives.segment(), 0, sendBytes, "SEND payloads");
+        assertSameBytes(source, sendBytes, region.segment(), 0, writeBytes, "WRITE payloads");
+        assertTrue(sendFailures.isEmpty(), "no send failed: " + sendFailures);
     }
 
     // ---------------------------------------------------------------- deferred and repeated frames

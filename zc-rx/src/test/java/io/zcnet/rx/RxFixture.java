@@ -69,6 +69,8 @@ final class RxFixture implements AutoCloseable {
         FrameReceiver receiver;
         Socket peer;
         int socket;
+        /** For {@link #openLoopPair}: the loop's own socket at the other end. */
+        int senderSocket = -1;
 
         Conn(FramingConfig framing, MemoryRegistry registry, int receives) {
             this.framing = framing;
@@ -106,13 +108,7 @@ final class RxFixture implements AutoCloseable {
             CompletableFuture<Integer> connected = new CompletableFuture<>();
             c.socket = thread.call(() -> {
                 int s = loop.socket(address);
-                int[] id = new int[1];
-                CompletionHandler once = (op, tag, result, flags) -> {
-                    loop.unregisterHandler(id[0]);
-                    connected.complete(result);
-                };
-                id[0] = loop.registerHandler(once);
-                loop.connect(id[0], 0, s, address);
+                loop.connect(oneShot(connected), 0, s, address);
                 return s;
             });
             c.peer = listener.accept();
@@ -122,6 +118,41 @@ final class RxFixture implements AutoCloseable {
                 listener(c)));
         connections.add(c);
         return c;
+    }
+
+    /**
+     * Connects two sockets of the loop itself (the sender's end with tiny socket buffers, so sends come back
+     * short) and starts a receiver on the accepting one.
+     */
+    Conn openLoopPair(FramingConfig framing, ReceiverConfig config, int receives) throws Exception {
+        Conn c = new Conn(framing, registry, receives);
+        CompletableFuture<Integer> accepted = new CompletableFuture<>();
+        CompletableFuture<Integer> connected = new CompletableFuture<>();
+        c.senderSocket = thread.call(() -> {
+            int listen = loop.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4);
+            loop.accept(oneShot(accepted), 0, listen, false);
+            InetSocketAddress address = loop.localAddress(listen);
+            int s = loop.socket(address);
+            loop.setBufferSizes(s, 4096, 4096);
+            loop.connect(oneShot(connected), 0, s, address);
+            return s;
+        });
+        c.socket = accepted.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertEquals(0, (int) connected.get(WAIT_SECONDS, TimeUnit.SECONDS), "connect");
+        c.receiver = thread.call(() -> new FrameReceiver(loop, c.socket, ring, c.assembler, c.deferred, framing, config,
+                listener(c)));
+        connections.add(c);
+        return c;
+    }
+
+    private int oneShot(CompletableFuture<Integer> result) {
+        int[] id = new int[1];
+        CompletionHandler once = (op, tag, value, flags) -> {
+            loop.unregisterHandler(id[0]);
+            result.complete(value);
+        };
+        id[0] = loop.registerHandler(once);
+        return id[0];
     }
 
     private static ReceiveListener listener(Conn c) {
