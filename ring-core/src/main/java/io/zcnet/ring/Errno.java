@@ -16,6 +16,7 @@ public final class Errno {
     public static final int EFAULT = 14;
     public static final int EBUSY = 16;
     public static final int EEXIST = 17;
+    public static final int ENODEV = 19;
     public static final int EINVAL = 22;
     public static final int EMFILE = 24;
     public static final int ENOSPC = 28;
@@ -57,6 +58,7 @@ public final class Errno {
             case EFAULT -> "EFAULT";
             case EBUSY -> "EBUSY";
             case EEXIST -> "EEXIST";
+            case ENODEV -> "ENODEV";
             case EINVAL -> "EINVAL";
             case EMFILE -> "EMFILE";
             case ENOSPC -> "ENOSPC";

@@ -2,7 +2,8 @@ package io.zcnet.ring.sys;
 
 /**
  * Linux constants outside io_uring that zcnet passes to the kernel, named once: sockets
- * ({@code sys/socket.h}, {@code netinet/in.h}, {@code netinet/tcp.h}, asm-generic {@code socket.h}),
+ * ({@code sys/socket.h}, {@code netinet/in.h}, {@code netinet/tcp.h}, asm-generic {@code socket.h},
+ * {@code net/if.h}),
  * memory mapping ({@code sys/mman.h}), eventfd ({@code sys/eventfd.h}) and resource limits
  * ({@code sys/resource.h}). Values are those of x86_64 and aarch64 (asm-generic).
  */
@@ -30,11 +31,15 @@ public final class Linux {
     public static final int MSG_MORE = 0x8000;
     /** {@code UIO_MAXIOV}: the most iovecs one {@code sendmsg} takes. */
     public static final int UIO_MAXIOV = 1024;
+    /** {@code IFNAMSIZ} ({@code net/if.h}): an interface name and its terminating NUL. */
+    public static final int IFNAMSIZ = 16;
 
     // ---------------------------------------------------------------- mmap
     public static final int PROT_READ = 1;
     public static final int PROT_WRITE = 2;
     public static final int MAP_SHARED = 1;
+    public static final int MAP_PRIVATE = 2;
+    public static final int MAP_ANONYMOUS = 0x20;
     public static final int MAP_POPULATE = 0x8000;
 
     // ---------------------------------------------------------------- eventfd, rlimit

@@ -27,8 +27,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <p>Follows {@code syscall(2)}, {@code io_uring_setup(2)}, {@code io_uring_enter(2)},
  * {@code io_uring_register(2)}, {@code mmap(2)}, {@code socket(2)}, {@code setsockopt(2)},
- * {@code eventfd(2)}, {@code getrlimit(2)}. Syscall numbers are those of x86_64 and of the generic
- * table (aarch64), which agree for io_uring.
+ * {@code eventfd(2)}, {@code getrlimit(2)}, {@code if_nametoindex(3)}, {@code getpagesize(2)}. Syscall
+ * numbers are those of x86_64 and of the generic table (aarch64), which agree for io_uring.
  */
 public final class Native {
     /** {@code __NR_io_uring_setup}. */
@@ -59,6 +59,8 @@ public final class Native {
     private static final MethodHandle READ;
     private static final MethodHandle WRITE_NO_ERRNO;
     private static final MethodHandle GETRLIMIT;
+    private static final MethodHandle IF_NAMETOINDEX;
+    private static final MethodHandle GETPAGESIZE;
     /** The 8-byte counter value 1 that {@link #signalEventFd} writes; never modified, so shared. */
     private static final MemorySegment ONE;
 
@@ -66,7 +68,7 @@ public final class Native {
         MethodHandle setup = null, enter = null, register = null, mmap = null, munmap = null, socket = null;
         MethodHandle bind = null, listen = null, setsockopt = null, getsockopt = null, getsockname = null;
         MethodHandle close = null, eventfd = null, read = null, writeNoErrno = null;
-        MethodHandle getrlimit = null;
+        MethodHandle getrlimit = null, ifNameToIndex = null, getpagesize = null;
         String error = null;
         try {
             // syscall(long number, ...): every variadic argument is passed as a full 64-bit long, as the
@@ -94,6 +96,8 @@ public final class Native {
             writeNoErrno = downcall("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG),
                     false, -1);
             getrlimit = downcall("getrlimit", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS), true, -1);
+            ifNameToIndex = downcall("if_nametoindex", FunctionDescriptor.of(JAVA_INT, ADDRESS), true, -1);
+            getpagesize = downcall("getpagesize", FunctionDescriptor.of(JAVA_INT), false, -1);
         } catch (IllegalCallerException e) {
             error = "native access to libc is refused (" + e.getMessage() + "): start the JVM with "
                     + "--enable-native-access=io.zcnet.ring (module path) or --enable-native-access=ALL-UNNAMED"
@@ -118,6 +122,8 @@ public final class Native {
         READ = read;
         WRITE_NO_ERRNO = writeNoErrno;
         GETRLIMIT = getrlimit;
+        IF_NAMETOINDEX = ifNameToIndex;
+        GETPAGESIZE = getpagesize;
         ONE = Arena.global().allocate(JAVA_LONG);
         ONE.set(JAVA_LONG, 0, 1L);
     }
@@ -246,7 +252,32 @@ public final class Native {
         }
     }
 
+    /** {@code getpagesize()}: the page size the kernel aligns mappings and pinned ranges to. */
+    public static int pageSize() {
+        requireLinked();
+        try {
+            return (int) GETPAGESIZE.invokeExact();
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
     // ---------------------------------------------------------------- sockets and files
+
+    /**
+     * {@code if_nametoindex(name)}: the interface index (positive) in the calling thread's network
+     * namespace, or {@code -errno} (ENODEV when there is no such interface).
+     *
+     * @param name a NUL-terminated interface name
+     */
+    public int ifNameToIndex(MemorySegment name) {
+        try {
+            int index = (int) IF_NAMETOINDEX.invokeExact(callState, name);
+            return index == 0 ? -errno() : index;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
 
     /** {@code socket(domain, type, protocol)}: the fd or {@code -errno}. */
     public int socket(int domain, int type, int protocol) {

@@ -235,6 +235,12 @@ public final class Sqe {
         return this;
     }
 
+    /** {@code zcrx_ifq_idx}: the zcrx queue ({@code zcrx_id} from its registration) a RECV_ZC receives into. */
+    public Sqe zcrxIfqIdx(int zcrxId) {
+        segment.set(JAVA_INT, base + ZCRX_IFQ_IDX, zcrxId);
+        return this;
+    }
+
     public Sqe addr3(long addr3) {
         segment.set(JAVA_LONG, base + ADDR3, addr3);
         return this;

@@ -9,7 +9,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Zero-copy receive (zcrx, Linux 6.15+) structures of {@code include/uapi/linux/io_uring.h}, kept here
- * so the layouts live in one place; zcnet's zcrx path is built on them later.
+ * so the layouts live in one place, and the few constants of the kernel's zcrx contract
+ * ({@code io_uring/zcrx.c}, {@code Documentation/networking/iou-zcrx.rst}).
  *
  * <pre>
  * io_uring_zcrx_ifq_reg (96):  if_idx u32 @0, if_rxq u32 @4, rq_entries u32 @8, flags u32 @12,
@@ -30,7 +31,10 @@ public final class Zcrx {
 
     /** {@code IORING_ZCRX_AREA_SHIFT}: the area id sits in the top 16 bits of a CQE/RQE offset. */
     public static final int AREA_SHIFT = 48;
+    /** {@code IORING_ZCRX_AREA_MASK}: the area-id bits of a CQE/RQE offset; the rest is the offset in the area. */
     public static final long AREA_MASK = ~((1L << AREA_SHIFT) - 1);
+    /** {@code IO_RQ_MAX_ENTRIES} (kernel-internal): the most refill entries a queue takes without {@code SETUP_CLAMP}. */
+    public static final int RQ_MAX_ENTRIES = 32768;
     /** {@code IORING_ZCRX_AREA_DMABUF}. */
     public static final int AREA_DMABUF = 1;
     /** {@code IORING_MEM_REGION_TYPE_USER}. */
@@ -88,6 +92,7 @@ public final class Zcrx {
 
     public static final long RQE_OFF = RQE.byteOffset(groupElement("off"));
     public static final long RQE_LEN = RQE.byteOffset(groupElement("len"));
+    public static final long RQE_PAD = RQE.byteOffset(groupElement("__pad"));
 
     public static final StructLayout CQE = MemoryLayout.structLayout(
             JAVA_LONG.withName("off"),

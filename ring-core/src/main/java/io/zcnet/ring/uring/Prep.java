@@ -80,6 +80,18 @@ final class Prep {
     }
 
     /**
+     * A multishot zero-copy receive ({@code IORING_OP_RECV_ZC}) on TCP socket {@code fd} into zcrx queue
+     * {@code zcrxId} (the {@code zcrx_id} its registration returned). liburing has no prep function for it;
+     * the fields are those of its {@code examples/zcrx.c}: no address ({@code addr}, {@code addr2},
+     * {@code addr3} stay 0, the data lands in the queue's area), {@code len} 0 for no byte limit,
+     * {@code msg_flags} 0, and {@code IORING_RECV_MULTISHOT}, which the kernel requires. Completions are
+     * 32 bytes; {@link ZcrxCompletion} reads them.
+     */
+    static Sqe recvZc(Sqe sqe, int fd, int zcrxId) {
+        return sqe.prepare(IoUring.OP_RECV_ZC, fd, 0, 0, 0).ioprio(IoUring.RECV_MULTISHOT).zcrxIfqIdx(zcrxId);
+    }
+
+    /**
      * Makes a prepared receive take its buffer from provided-buffer group {@code group}
      * ({@code IOSQE_BUFFER_SELECT} and {@code buf_group}, as liburing's callers set them by hand).
      */

@@ -192,6 +192,24 @@ public final class Ring implements AutoCloseable {
     /** {@link #open} asking for {@code wanted} first; tests use it to watch the negotiation work. */
     static Ring open(Native sys, Arena arena, Counters counters, int sqEntries, int cqEntries, int wanted)
             throws ErrnoException {
+        return open(sys, arena, counters, sqEntries, cqEntries, wanted, true);
+    }
+
+    /**
+     * Sets up a ring with exactly {@code flags}, dropping none: for a ring whose users the kernel refuses
+     * without those flags (a zcrx queue needs {@code DEFER_TASKRUN} and {@code CQE32}), where a ring
+     * negotiated down would only fail later for a reason that is ours. Add {@code SETUP_CQSIZE} for
+     * {@code cqEntries} to count.
+     *
+     * @throws ErrnoException with the setup errno, EINVAL included, when the kernel refuses the flags
+     */
+    static Ring openExact(Native sys, Arena arena, Counters counters, int sqEntries, int cqEntries, int flags)
+            throws ErrnoException {
+        return open(sys, arena, counters, sqEntries, cqEntries, flags, false);
+    }
+
+    private static Ring open(Native sys, Arena arena, Counters counters, int sqEntries, int cqEntries, int wanted,
+            boolean negotiate) throws ErrnoException {
         if (sqEntries < 1 || cqEntries < sqEntries) {
             throw new IllegalArgumentException("need 1 <= sqEntries <= cqEntries, got " + sqEntries + "/" + cqEntries);
         }
@@ -220,7 +238,7 @@ public final class Ring implements AutoCloseable {
                     throw e;
                 }
             }
-            if (fd != -io.zcnet.ring.Errno.EINVAL || dropped == DROP_ORDER.length) {
+            if (!negotiate || fd != -io.zcnet.ring.Errno.EINVAL || dropped == DROP_ORDER.length) {
                 throw new ErrnoException("io_uring_setup", fd, "flags " + String.join("|",
                         IoUring.setupFlagNames(flags)));
             }
@@ -398,8 +416,17 @@ public final class Ring implements AutoCloseable {
         return cqRing.get(JAVA_INT, cqeOffset(position) + Cqe.FLAGS);
     }
 
-    private long cqeOffset(int position) {
+    /** Where the CQE at {@code position} starts in {@link #cqRing()}; 32 bytes apart with {@code CQE32}. */
+    long cqeOffset(int position) {
         return cqesOffset + ((long) (position & cqMask) << cqeShift);
+    }
+
+    /**
+     * The mapped CQ ring, for flyweights that read a whole CQE in place (the zcrx fields of a CQE32 entry)
+     * at {@link #cqeOffset}; read-only by contract, between {@link #cqHead()} and {@link #cqTail()}.
+     */
+    MemorySegment cqRing() {
+        return cqRing;
     }
 
     /** Hands every CQE below {@code newHead} back to the kernel: one release store per reap. */

@@ -63,14 +63,19 @@ public final class Uring {
 
     /** One line explaining an {@code io_uring_setup} failure ({@code -errno}). */
     static String explain(int negativeErrno) {
-        int errno = -negativeErrno;
-        String head = "io_uring_setup: " + Errno.name(errno);
+        String head = "io_uring_setup: " + Errno.name(negativeErrno);
+        String cause = cause(-negativeErrno);
+        return cause.isEmpty() ? head : head + " (" + cause + ")";
+    }
+
+    /** The usual cause of an {@code io_uring_setup} failure with {@code errno}, or "" when there is none to add. */
+    static String cause(int errno) {
         return switch (errno) {
-            case Errno.ENOSYS -> head + " (kernel built without io_uring, or a seccomp filter hides it)";
-            case Errno.EPERM -> head + " (" + explainEperm(ioUringDisabled()) + ")";
-            case Errno.ENOMEM -> head + " (locked-memory limit RLIMIT_MEMLOCK is " + formatLimit(memlockLimit())
-                    + "; raise it with ulimit -l or LimitMEMLOCK=)";
-            default -> head;
+            case Errno.ENOSYS -> "kernel built without io_uring, or a seccomp filter hides it";
+            case Errno.EPERM -> explainEperm(ioUringDisabled());
+            case Errno.ENOMEM -> "locked-memory limit RLIMIT_MEMLOCK is " + formatLimit(memlockLimit())
+                    + "; raise it with ulimit -l or LimitMEMLOCK=";
+            default -> "";
         };
     }
 

@@ -167,6 +167,7 @@ class LayoutTest {
         assertEquals(16, Zcrx.RQE.byteSize());
         assertEquals(0, Zcrx.RQE_OFF);
         assertEquals(8, Zcrx.RQE_LEN);
+        assertEquals(12, Zcrx.RQE_PAD);
         assertEquals(16, Zcrx.CQE.byteSize());
         assertEquals(0, Zcrx.CQE_OFF);
         assertEquals(64, Zcrx.REGION_DESC.byteSize());
