@@ -38,9 +38,9 @@ free_port() {
 }
 
 # iperf3_run NAME: one iperf3 -P 1 test of $seconds against a one-off server; sets rx_result to a
-# RESULT line with the keys read below (bytes, seconds, gbit_per_s, cpu_seconds).
+# RESULT line with the keys read below (bytes, seconds, gbit_per_s, cpu_seconds), and rx_other.
 iperf3_run() {
-  local port server json="$rx_work/$1.json"
+  local port server json="$rx_work/$1.json" busy_start busy_end
   port="$(free_port)"
   timeout -k 5 "$((seconds + 30))" iperf3 -s -1 -B 127.0.0.1 -p "$port" >"$rx_work/$1.server" 2>&1 &
   server=$!
@@ -49,7 +49,9 @@ iperf3_run() {
     ss -Hltn "sport = :$port" | grep -q . && break
     sleep 0.1
   done
+  busy_start="$(rx_busy_ticks)"
   timeout -k 5 "$((seconds + 30))" iperf3 -c 127.0.0.1 -p "$port" -P 1 -t "$seconds" -J >"$json" || true
+  busy_end="$(rx_busy_ticks)"
   wait "$server" || true
   # What iperf3 3.12's source says of cpu_utilization_percent (src/iperf_util.c cpu_util, and where
   # iperf_client_api.c / iperf_server_api.c call it; the man page does not define it): each end takes
@@ -71,6 +73,8 @@ print("RESULT impl=iperf3 bytes=%d seconds=%.3f gbit_per_s=%.3f cpu_seconds=%.2f
       % (received["bytes"], received["seconds"], received["bits_per_second"] / 1e9, cpu_seconds))
 PY
 )"
+  rx_other="$(rx_other_load "$busy_start" "$busy_end" "$(rx_field "$rx_result" seconds)" \
+    "$(rx_field "$rx_result" cpu_seconds)")"
 }
 
 build_benchmarks >&2 # Maven's terminal resets stay off the report
@@ -94,8 +98,8 @@ for round in $(seq 1 "$rounds"); do
     per_gb="$(rx_divide "$cpu" "$gigabytes" %.3f)"
     gbits[$impl]+="$gbit "
     cpus[$impl]+="$per_gb "
-    printf '%-15s round %d: %7.2f Gbit/s  %6s CPU s/GB  (%s CPU s, %s GB in %s s)\n' "$impl" "$round" "$gbit" \
-      "$per_gb" "$cpu" "$gigabytes" "$(rx_field "$rx_result" seconds)"
+    printf '%-15s round %d: %6.2f Gbit/s  %6s CPU s/GB  (%s CPU s, %s GB in %s s; other load %s)\n' \
+      "$impl" "$round" "$gbit" "$per_gb" "$cpu" "$gigabytes" "$(rx_field "$rx_result" seconds)" "$rx_other"
   done
 done
 

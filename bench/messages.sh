@@ -38,9 +38,9 @@ for round in $(seq 1 "$rounds"); do
     rate="$(rx_field "$rx_result" msg_per_s)"
     rates[$impl]+="$rate "
     syscalls[$impl]+="$rx_syscalls "
-    printf '%-15s round %d: %12.0f msg/s  %8s syscalls/msg  %6.2f CPU s (%s messages in %s s)\n' "$impl" "$round" \
-      "$rate" "$rx_syscalls" "$(rx_field "$rx_result" cpu_seconds)" "$(rx_field "$rx_result" messages)" \
-      "$(rx_field "$rx_result" seconds)"
+    printf '%-15s round %d: %10.0f msg/s  %6s syscalls/msg  %5.2f CPU s  (%s messages in %s s; other load %s)\n' \
+      "$impl" "$round" "$rate" "$rx_syscalls" "$(rx_field "$rx_result" cpu_seconds)" \
+      "$(rx_field "$rx_result" messages)" "$(rx_field "$rx_result" seconds)" "$rx_other"
   done
 done
 

@@ -2,7 +2,7 @@
 # (zcnet's and the Netty peers'), each of which runs both ends in one JVM, prints "MEASURING pid=N" as its
 # measured interval starts and one "RESULT key=value ..." line as it ends (see MeasuredInterval).
 # Defines: rx_work (scratch directory, removed on exit), rx_pids (killed on exit), rx_netty_flags,
-# rx_header, rx_run, rx_field, rx_median_of, rx_format, rx_divide. Every run is bounded by `timeout`.
+# rx_header, rx_busy_ticks, rx_other_load, rx_run, rx_field, rx_median_of, rx_format, rx_divide. Every run is bounded by `timeout`.
 
 rx_work="$(mktemp -d)"
 rx_pids=()
@@ -38,15 +38,32 @@ rx_header() {
   echo "# CPU busy in the second before the first run: ${busy}% of all CPUs$([ "$busy" -ge 10 ] && echo " (other load: expect noisy figures)")"
 }
 
+# Busy CPU ticks of the whole machine so far, all CPUs: /proc/stat's first line (cpu user nice system
+# idle iowait irq softirq steal, proc(5)) without idle and iowait. Steal counts: the hypervisor ran
+# someone else then.
+rx_busy_ticks() {
+  awk 'NR == 1 { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+}
+rx_clock_ticks="$(getconf CLK_TCK)"
+
+# rx_other_load BUSY0 BUSY1 SECONDS CPU_SECONDS: the percent of all CPUs busy with something other than
+# the measured run (which used CPU_SECONDS) over its SECONDS. Other sessions on a small shared machine
+# move every figure; a run with more than a few percent is suspect.
+rx_other_load() {
+  awk -v b0="$1" -v b1="$2" -v s="$3" -v c="$4" -v hz="$rx_clock_ticks" -v n="$(nproc)" 'BEGIN {
+    other = ((b1 - b0) / hz - c) / (s * n) * 100
+    printf "%.0f%%", (other < 0 ? 0 : other) }'
+}
+
 # rx_run NAME SECONDS COMMAND...: runs COMMAND (bounded), attaching perf to the pid of its MEASURING line
-# until its RESULT line when perf works. Sets rx_result (the RESULT line) and rx_syscalls (system calls
-# per delivered message over the measured interval, whole process, or n/a). Fails, showing the
-# program's last output, if it prints no RESULT.
+# until its RESULT line when perf works. Sets rx_result (the RESULT line), rx_syscalls (system calls
+# per delivered message over the measured interval, whole process, or n/a) and rx_other (rx_other_load
+# of the interval). Fails, showing the program's last output, if it prints no RESULT.
 rx_run() {
   local name="$1" seconds="$2"
   shift 2
   local out="$rx_work/$name.out" fifo="$rx_work/$name.fifo" perf_out="$rx_work/$name.perf"
-  local runner perf_pid="" line status=0
+  local runner perf_pid="" line status=0 busy_start=0 busy_end=0
   rm -f "$fifo" "$perf_out"
   mkfifo "$fifo"
   # Start-up, the program's warm-up and its teardown fit well inside 60 s.
@@ -58,12 +75,14 @@ rx_run() {
     echo "$line" >>"$out"
     case "$line" in
       "MEASURING pid="*)
+        busy_start="$(rx_busy_ticks)"
         if [ "$rx_perf" = 1 ]; then
           perf stat --no-big-num -e raw_syscalls:sys_enter -p "${line#MEASURING pid=}" -o "$perf_out" </dev/null &
           perf_pid=$!
           rx_pids+=("$perf_pid")
         fi ;;
       "RESULT "*)
+        busy_end="$(rx_busy_ticks)"
         rx_result="$line"
         if [ -n "$perf_pid" ]; then kill -INT "$perf_pid" 2>/dev/null || true; wait "$perf_pid" || true; fi ;;
     esac
@@ -74,6 +93,8 @@ rx_run() {
     tail -n 15 "$out" "$out.err" >&2 2>/dev/null || true
     return 1
   fi
+  rx_other="$(rx_other_load "$busy_start" "$busy_end" "$(rx_field "$rx_result" seconds)" \
+    "$(rx_field "$rx_result" cpu_seconds)")"
   rx_syscalls="n/a"
   if [ -s "$perf_out" ]; then
     # perf's own elapsed time, not the program's: it attached a little after MEASURING, so the count is
