@@ -98,16 +98,16 @@ for round in $(seq 1 "$rounds"); do
     per_gb="$(rx_divide "$cpu" "$gigabytes" %.3f)"
     gbits[$impl]+="$gbit "
     cpus[$impl]+="$per_gb "
-    printf '%-15s round %d: %6.2f Gbit/s  %6s CPU s/GB  (%s CPU s, %s GB in %s s; other load %s)\n' \
+    printf '%-15s round %d: %7.3f Gbit/s  %6s CPU s/GB  (%s CPU s, %s GB in %s s; other load %s)\n' \
       "$impl" "$round" "$gbit" "$per_gb" "$cpu" "$gigabytes" "$(rx_field "$rx_result" seconds)" "$rx_other"
   done
 done
 
 for impl in netty-epoll netty-io_uring; do
-  echo "$impl $(rx_format "$(rx_median_of "$impl" gbits)" %.2f) Gbit/s, CPU s/GB $(rx_format "$(rx_median_of "$impl" cpus)" %.3f)"
+  echo "$impl $(rx_format "$(rx_median_of "$impl" gbits)" %.3f) Gbit/s, CPU s/GB $(rx_format "$(rx_median_of "$impl" cpus)" %.3f)"
 done
 zcnet_gbit="$(rx_median_of zcnet gbits)"
 iperf_gbit="$(rx_median_of iperf3 gbits)"
-echo "zcnet $(rx_format "$zcnet_gbit" %.2f) Gbit/s, iperf3 $(rx_format "$iperf_gbit" %.2f) Gbit/s," \
+echo "zcnet $(rx_format "$zcnet_gbit" %.3f) Gbit/s, iperf3 $(rx_format "$iperf_gbit" %.3f) Gbit/s," \
   "ratio $(rx_divide "$zcnet_gbit" "$iperf_gbit"); CPU s/GB zcnet $(rx_format "$(rx_median_of zcnet cpus)" %.3f)," \
   "iperf3 $(rx_format "$(rx_median_of iperf3 cpus)" %.3f)"
