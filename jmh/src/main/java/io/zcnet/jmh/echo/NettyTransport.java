@@ -26,12 +26,12 @@ import io.netty.channel.uring.IoUringSocketChannel;
  * native transports where available, and for io_uring a provided buffer ring (Netty's opt-in multishot
  * receive path) with its adaptive allocator and incremental consumption where the kernel has it.
  */
-enum NettyTransport {
+public enum NettyTransport {
     IO_URING("netty-io_uring") {
         private static final short GROUP_ID = 1;
 
         @Override
-        IoHandlerFactory factory() {
+        public IoHandlerFactory factory() {
             if (!IoUring.isAvailable()) {
                 throw new IllegalStateException("Netty io_uring is not available", IoUring.unavailabilityCause());
             }
@@ -45,28 +45,28 @@ enum NettyTransport {
         }
 
         @Override
-        Class<? extends ServerChannel> serverChannel() {
+        public Class<? extends ServerChannel> serverChannel() {
             return IoUringServerSocketChannel.class;
         }
 
         @Override
-        Class<? extends SocketChannel> channel() {
+        public Class<? extends SocketChannel> channel() {
             return IoUringSocketChannel.class;
         }
 
         @Override
-        void configure(ServerBootstrap server) {
+        public void configure(ServerBootstrap server) {
             server.childOption(IoUringChannelOption.IO_URING_BUFFER_GROUP_ID, GROUP_ID);
         }
 
         @Override
-        void configure(Bootstrap client) {
+        public void configure(Bootstrap client) {
             client.option(IoUringChannelOption.IO_URING_BUFFER_GROUP_ID, GROUP_ID);
         }
     },
     EPOLL("netty-epoll") {
         @Override
-        IoHandlerFactory factory() {
+        public IoHandlerFactory factory() {
             if (!Epoll.isAvailable()) {
                 throw new IllegalStateException("Netty epoll is not available", Epoll.unavailabilityCause());
             }
@@ -74,55 +74,56 @@ enum NettyTransport {
         }
 
         @Override
-        Class<? extends ServerChannel> serverChannel() {
+        public Class<? extends ServerChannel> serverChannel() {
             return EpollServerSocketChannel.class;
         }
 
         @Override
-        Class<? extends SocketChannel> channel() {
+        public Class<? extends SocketChannel> channel() {
             return EpollSocketChannel.class;
         }
     },
     NIO("netty-nio") {
         @Override
-        IoHandlerFactory factory() {
+        public IoHandlerFactory factory() {
             return NioIoHandler.newFactory();
         }
 
         @Override
-        Class<? extends ServerChannel> serverChannel() {
+        public Class<? extends ServerChannel> serverChannel() {
             return NioServerSocketChannel.class;
         }
 
         @Override
-        Class<? extends SocketChannel> channel() {
+        public Class<? extends SocketChannel> channel() {
             return NioSocketChannel.class;
         }
     };
 
-    final String label;
+    /** The name of this peer in benchmark results, e.g. {@code netty-io_uring}. */
+    public final String label;
 
     NettyTransport(String label) {
         this.label = label;
     }
 
     /** A fresh handler factory (one per event loop: each owns its ring or selector). */
-    abstract IoHandlerFactory factory();
+    public abstract IoHandlerFactory factory();
 
-    abstract Class<? extends ServerChannel> serverChannel();
+    public abstract Class<? extends ServerChannel> serverChannel();
 
-    abstract Class<? extends SocketChannel> channel();
+    public abstract Class<? extends SocketChannel> channel();
 
     /** Transport-specific server options. */
-    void configure(ServerBootstrap server) {
+    public void configure(ServerBootstrap server) {
     }
 
     /** Transport-specific client options. */
-    void configure(Bootstrap client) {
+    public void configure(Bootstrap client) {
     }
 
     /** The transport for a benchmark label such as {@code netty-epoll}, or null if it is not a Netty one. */
-    static NettyTransport byLabel(String label) {
+    public static NettyTransport byLabel(String label) {
         for (NettyTransport t : values()) {
             if (t.label.equals(label)) {
                 return t;
