@@ -32,7 +32,6 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One framed connection across two event loops of this process, as two processes would have it: a
@@ -62,17 +61,18 @@ final class FramedLink implements AutoCloseable {
     private final BufferPool pool;
 
     /** Messages completed at the receiver; read by the sender loop as its credit. */
-    private final AtomicLong delivered = new AtomicLong();
-    private final AtomicLong payloadBytes = new AtomicLong();
+    private final DeliveryCount delivered;
 
     private Sender sender;
     private Receiver receiver;
 
-    FramedLink(EventLoopConfig.Choice engine, Kind kind, int size, int window, boolean icrc) throws Exception {
+    FramedLink(EventLoopConfig.Choice engine, Kind kind, int size, int window, boolean icrc, DeliveryCount delivered)
+            throws Exception {
         if (size < 0 || size > FramingConfig.MAX_MESSAGE_SIZE || window < 4) {
             throw new IllegalArgumentException("size " + size + " or window " + window + " out of range");
         }
         this.kind = kind;
+        this.delivered = delivered;
         this.size = size;
         this.window = window;
         int segment = 64 * 1024;
@@ -124,16 +124,6 @@ final class FramedLink implements AutoCloseable {
         };
         id[0] = loop.registerHandler(once);
         return id[0];
-    }
-
-    /** Messages completed at the receiver so far. */
-    long delivered() {
-        return delivered.get();
-    }
-
-    /** Payload bytes of the messages completed so far. */
-    long payloadBytes() {
-        return payloadBytes.get();
     }
 
     /** System calls both loops made so far. */
@@ -200,7 +190,7 @@ final class FramedLink implements AutoCloseable {
 
         /** Sends while the window has room: the receiver's completions are the credit. */
         void pump() {
-            while (failure == null && sent - delivered.get() < window) {
+            while (failure == null && sent - delivered.messages() < window) {
                 Segmenter request = kind == Kind.SEND ? segmenter.beginSend(msn, payload, 0, size)
                         : segmenter.beginWrite(msn, payload, 0, size, remoteKey, 0);
                 if (!offer(request)) {
@@ -293,8 +283,10 @@ final class FramedLink implements AutoCloseable {
                 lastAcknowledged = acknowledged;
             }
             if (done > 0) {
-                long total = delivered.addAndGet(done);
-                payloadBytes.addAndGet(done * size);
+                long total = 0;
+                for (long i = 0; i < done; i++) {
+                    total = delivered.add(size);
+                }
                 if (total - lastWake >= window / 4) {
                     lastWake = total;
                     senderThread.execute(wakeSender);

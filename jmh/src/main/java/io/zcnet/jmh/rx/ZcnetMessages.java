@@ -7,27 +7,31 @@ import java.util.Map;
 /**
  * Small messages through one framed connection, both ends in this process: SENDs of {@code --size} bytes
  * (default 64) from zc-tx to zc-rx, each placed into a posted receive and delivered as one completion,
- * {@code --window} (default 1024) in flight. Prints the {@link MeasuredRun} lines; system calls are the
- * two loops' own counts.
+ * {@code --window} (default 1024) in flight. Prints the {@link MeasuredInterval} RESULT line, then a
+ * DETAIL line with the two loops' system calls per message and what each side did.
+ *
+ * <pre>ZcnetMessages --engine uring|nio --seconds S --size 64 --window 1024 --icrc false</pre>
  */
 public final class ZcnetMessages {
-    private static final String USAGE = "ZcnetMessages [--seconds 5] [--size 64] [--window 1024] [--engine uring|nio]"
-            + " [--icrc false]";
-
     private ZcnetMessages() {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = MeasuredRun.arguments(args, USAGE);
-        double seconds = Double.parseDouble(a.getOrDefault("seconds", "5"));
-        int size = Integer.parseInt(a.getOrDefault("size", "64"));
-        int window = Integer.parseInt(a.getOrDefault("window", "1024"));
-        EventLoopConfig.Choice engine = EventLoopConfig.parseChoice(a.getOrDefault("engine", "uring"));
-        boolean icrc = Boolean.parseBoolean(a.getOrDefault("icrc", "false"));
-        try (FramedLink link = new FramedLink(engine, FramedLink.Kind.SEND, size, window, icrc)) {
-            MeasuredRun.measure("zcnet-" + engine.name().toLowerCase(), 2, seconds, link::delivered, link::payloadBytes,
-                    link::syscalls, link::check, () -> "icrc=" + icrc + " window=" + window);
-            System.err.println(link.describe());
+        RunOptions options = RunOptions.parse(args,
+                Map.of("engine", "uring", "seconds", "5", "size", "64", "window", "1024", "icrc", "false"));
+        EventLoopConfig.Choice engine = EventLoopConfig.parseChoice(options.text("engine"));
+        String impl = "zcnet-" + engine.name().toLowerCase();
+        DeliveryCount delivered = new DeliveryCount();
+        try (FramedLink link = new FramedLink(engine, FramedLink.Kind.SEND, options.integer("size"),
+                options.integer("window"), Boolean.parseBoolean(options.text("icrc")), delivered)) {
+            long syscalls = link.syscalls();
+            long messages = delivered.messages();
+            MeasuredInterval.run(impl, delivered, MeasuredInterval.MESSAGES_WARMUP, options.integer("seconds"));
+            link.check();
+            System.out.printf("DETAIL loop_syscalls_per_msg=%.4f %s%n",
+                    (double) (link.syscalls() - syscalls) / (delivered.messages() - messages), link.describe());
+        } catch (Exception | Error e) {
+            MeasuredInterval.abort(impl, e);
         }
     }
 }
