@@ -326,6 +326,7 @@ abstract class FrameReceiverContractTest {
         MemoryRegion region = f.region(writeBytes);
         long total = sendBytes;
         LinkedBlockingQueue<Integer> sendFailures = new LinkedBlockingQueue<>();
+        FrameSender[] senders = new FrameSender[1];
         f.onLoop(() -> {
             long at = 0;
             for (int i = 0; i < sends; i++) {
@@ -346,6 +347,7 @@ abstract class FrameReceiverContractTest {
                     sendFailures.add(errno);
                 }
             });
+            senders[0] = sender;
             Segmenter segmenter = new Segmenter(framing);
             int msn = 0;
             long offset = 0;
@@ -371,6 +373,8 @@ abstract class FrameReceiverContractTest {
         assertSameBytes(source, 0, receives.segment(), 0, sendBytes, "SEND payloads");
         assertSameBytes(source, sendBytes, region.segment(), 0, writeBytes, "WRITE payloads");
         assertTrue(sendFailures.isEmpty(), "no send failed: " + sendFailures);
+        long shortSends = f.onLoop(() -> senders[0].counters().shortSends());
+        assertTrue(shortSends > 0, "4 KiB socket buffers cut sends short: " + f.onLoop(senders[0]::toString));
     }
 
     // ---------------------------------------------------------------- deferred and repeated frames
