@@ -13,7 +13,7 @@ import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.MessageAssembler;
 import io.zcnet.framing.Msn;
 import io.zcnet.framing.Segmenter;
-import io.zcnet.ring.CompletionHandler;
+import io.zcnet.jmh.LoopbackConnect;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.EventLoops;
@@ -96,20 +96,9 @@ public class FrameReceiverBenchmark {
         pool = BufferPool.create(PoolConfig.of(new SizeClass(16 * 1024, 64)));
         listener = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         InetSocketAddress address = (InetSocketAddress) listener.getLocalAddress();
-        int socket = loop.socket(address);
-        int[] connected = {1};
-        CompletionHandler onConnect = (op, tag, result, flags) -> connected[0] = result;
-        int id = loop.registerHandler(onConnect);
-        loop.connect(id, 0, socket, address);
-        loop.poll(0); // submits the connect: the kernel completes the handshake into the listener's backlog
-        peer = listener.accept();
-        while (connected[0] == 1) {
-            loop.poll(1_000_000);
-        }
-        if (connected[0] != 0) {
-            throw new IOException("connect: " + connected[0]);
-        }
-        loop.unregisterHandler(id);
+        SocketChannel[] accepted = new SocketChannel[1];
+        int socket = LoopbackConnect.connect(loop, address, listener::accept, accepted);
+        peer = accepted[0];
 
         completions = new CompletionQueue(RECEIVES * 2);
         assembler = new MessageAssembler(framing, registry, RECEIVES, completions, new FlowControl(framing));

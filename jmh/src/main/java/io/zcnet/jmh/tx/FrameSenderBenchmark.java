@@ -1,6 +1,6 @@
 package io.zcnet.jmh.tx;
 
-import io.zcnet.ring.CompletionHandler;
+import io.zcnet.jmh.LoopbackConnect;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.EventLoops;
@@ -71,20 +71,9 @@ public class FrameSenderBenchmark {
         loop = EventLoops.open(EventLoopConfig.defaults().withEngine(EventLoopConfig.parseChoice(engine)));
         listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
         InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
-        int socket = loop.socket(address);
-        int[] connected = {1};
-        CompletionHandler onConnect = (op, tag, result, flags) -> connected[0] = result;
-        int id = loop.registerHandler(onConnect);
-        loop.connect(id, 0, socket, address);
-        loop.poll(0); // submits the connect: the kernel completes the handshake into the listener's backlog
-        peer = listener.accept();
-        while (connected[0] == 1) {
-            loop.poll(1_000_000);
-        }
-        if (connected[0] != 0) {
-            throw new IOException("connect: " + connected[0]);
-        }
-        loop.unregisterHandler(id);
+        Socket[] accepted = new Socket[1];
+        int socket = LoopbackConnect.connect(loop, address, listener::accept, accepted);
+        peer = accepted[0];
         loop.setTcpNoDelay(socket, true);
         drain = Thread.ofPlatform().daemon().start(this::discard);
         header = arena.allocate(32);
