@@ -83,7 +83,7 @@ abstract class FrameReceiverContractTest {
 
     // ---------------------------------------------------------------- every opcode, every size
 
-    private enum Kind { SEND, SEND_IMM, WRITE, WRITE_IMM, READ_RESPONSE, READ_REQUEST }
+    private enum Kind { SEND, SEND_IMM, WRITE, WRITE_IMM, READ_RESPONSE, READ_REQUEST, ACKNOWLEDGE }
 
     private record Op(Kind kind, int length, long sourceOffset, long destinationOffset, long wrId, int immediate) { }
 
@@ -107,7 +107,11 @@ abstract class FrameReceiverContractTest {
         long wr = 0;
         for (int size : sizes) {
             for (Kind kind : Kind.values()) {
-                int length = kind == Kind.READ_REQUEST ? Math.max(1, size) : size;
+                int length = switch (kind) {
+                    case READ_REQUEST -> Math.max(1, size);
+                    case ACKNOWLEDGE -> 0;
+                    default -> size;
+                };
                 boolean toReceive = kind == Kind.SEND || kind == Kind.SEND_IMM;
                 long destination = toReceive ? receiveBytes : regionBytes;
                 ops.add(new Op(kind, length, sourceBytes, destination, wr++, random.nextInt()));
@@ -165,8 +169,10 @@ abstract class FrameReceiverContractTest {
                     stream.readRequest(region.remoteKey(), 0, op.length, 0x1234, 0);
                     readRequests++;
                 }
+                // This side sent nothing: the ACKNOWLEDGE acknowledges nothing and raises the credit limit.
+                case ACKNOWLEDGE -> stream.acknowledge(0xFFFF, (int) op.wrId, framing.icrcEnabled());
             }
-            if (op.kind != Kind.WRITE && op.kind != Kind.READ_REQUEST) {
+            if (op.kind != Kind.WRITE && op.kind != Kind.READ_REQUEST && op.kind != Kind.ACKNOWLEDGE) {
                 completing.add(op);
             }
         }
@@ -191,6 +197,8 @@ abstract class FrameReceiverContractTest {
                     default -> { }
                 }
             }
+            long creditLimit = ops.stream().filter(op -> op.kind == Kind.ACKNOWLEDGE).mapToLong(Op::wrId).max().orElseThrow();
+            assertEquals(creditLimit, (long) f.onLoop(conn.sendFlow::credits), context + ": ACKNOWLEDGEs applied");
             long requests = countReadRequests(conn, readRequests);
             assertEquals(readRequests, requests, context + ": READ requests handed to the responder");
             ReceiverCounters counters = conn.receiver.counters();

@@ -1,6 +1,9 @@
 package io.zcnet.rx;
 
+import io.zcnet.framing.FlowControl;
+import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.Icrc;
 import io.zcnet.framing.Segmenter;
 
 import java.io.IOException;
@@ -53,6 +56,20 @@ final class FrameStream {
 
     FrameStream readResponse(MemorySegment source, long offset, int length, int sinkRkey, long sinkOffset) {
         return append(segmenter.beginReadResponse(msn, source, offset, length, sinkRkey, sinkOffset));
+    }
+
+    /**
+     * Appends an ACKNOWLEDGE of everything up to {@code ackMsn} with the peer's cumulative credit limit; it
+     * uses no MSN of its own. {@code icrc}: whether the connection negotiated the ICRC.
+     */
+    FrameStream acknowledge(int ackMsn, int creditLimit, boolean icrc) {
+        FrameHeader header = new FrameHeader().wrap(bytes, length);
+        FlowControl.writeAcknowledge(header, ackMsn, creditLimit, false, false);
+        if (icrc) {
+            header.icrc(new Icrc().compute(bytes, length));
+        }
+        length += FrameHeader.LENGTH;
+        return this;
     }
 
     /** Appends raw bytes (a broken or hostile frame). */

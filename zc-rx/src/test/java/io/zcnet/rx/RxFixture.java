@@ -61,6 +61,8 @@ final class RxFixture implements AutoCloseable {
         final FramingConfig framing;
         final MessageAssembler assembler;
         final CompletionQueue completionQueue;
+        /** The opposite direction's flow control, which ACKNOWLEDGE frames update. */
+        final FlowControl sendFlow;
         final DeferredFrames deferred;
         final LinkedBlockingQueue<long[]> completions = new LinkedBlockingQueue<>();
         final LinkedBlockingQueue<ReadRequest> readRequests = new LinkedBlockingQueue<>();
@@ -75,7 +77,8 @@ final class RxFixture implements AutoCloseable {
         Conn(FramingConfig framing, MemoryRegistry registry, int receives) {
             this.framing = framing;
             this.completionQueue = new CompletionQueue(receives * 2);
-            this.assembler = new MessageAssembler(framing, registry, receives, completionQueue, new FlowControl(framing));
+            this.sendFlow = new FlowControl(framing);
+            this.assembler = new MessageAssembler(framing, registry, receives, completionQueue, sendFlow);
             this.deferred = new DeferredFrames(assembler, 16, framing.segmentSize());
         }
 
