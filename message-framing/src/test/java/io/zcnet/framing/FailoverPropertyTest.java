@@ -60,37 +60,13 @@ class FailoverPropertyTest {
             MessageAssembler assembler = new MessageAssembler(config, registry, 16, cq, new FlowControl(config));
             Segmenter segmenter = new Segmenter(config);
 
-            List<byte[]> payloads = new ArrayList<>();
-            List<Integer> kinds = new ArrayList<>();
-            List<MemorySegment> receives = new ArrayList<>();
-            List<Long> writeOffsets = new ArrayList<>();
-            List<byte[]> frames = new ArrayList<>();
-            long regionCursor = GUARD;
-            for (int m = 0; m < messageCount; m++) {
-                int length = random.nextInt(3 * segmentSize + 1);
-                byte[] payload = TestFrames.pattern(length, random.nextInt());
-                payloads.add(payload);
-                int kind = random.nextInt(3);
-                kinds.add(kind);
-                MemorySegment src = MemorySegment.ofArray(payload);
-                switch (kind) {
-                    case 0 -> segmenter.beginSendWithImmediate(m, src, 0, length, m * 1000);
-                    case 1 -> segmenter.beginWrite(m, src, 0, length, region.remoteKey(), regionCursor);
-                    default -> segmenter.beginWriteWithImmediate(m, src, 0, length, region.remoteKey(), regionCursor, m * 1000);
-                }
-                writeOffsets.add(regionCursor);
-                if (kind != 0) {
-                    regionCursor += length;
-                }
-                if (kind != 1) {
-                    MemorySegment buffer = arena.allocate(length + 2L * GUARD);
-                    buffer.fill(GUARD_BYTE);
-                    receives.add(buffer);
-                    int lkey = registry.register(buffer, Access.LOCAL_WRITE).localKey();
-                    assertTrue(assembler.postReceive(m, lkey, GUARD, length));
-                }
-                frames.addAll(TestFrames.all(segmenter));
-            }
+            MixedMessages mix = new MixedMessages(random, messageCount, 3 * segmentSize, region, GUARD, registry, assembler,
+                    segmenter, arena, GUARD, GUARD_BYTE);
+            List<byte[]> payloads = mix.payloads;
+            List<Integer> kinds = mix.kinds;
+            List<MemorySegment> receives = mix.receives;
+            List<Long> writeOffsets = mix.writeOffsets;
+            List<byte[]> frames = mix.frames;
 
             Sender sender = new Sender(frames.size());
             List<Integer> order = new ArrayList<>();
@@ -168,7 +144,7 @@ class FailoverPropertyTest {
             assertFalse(cq.poll(c), "no message completes twice");
             assertEquals(messageCount - 1, assembler.acknowledgedMsn());
             assertUntouched(regionMemory, 0);
-            assertUntouched(regionMemory, regionCursor);
+            assertUntouched(regionMemory, mix.regionEnd);
         }
     }
 

@@ -47,38 +47,13 @@ class PlacementPropertyTest {
             MessageAssembler assembler = new MessageAssembler(config, registry, 16, cq, new FlowControl(config));
             Segmenter segmenter = new Segmenter(config);
 
-            List<byte[]> payloads = new ArrayList<>();
-            List<Integer> kinds = new ArrayList<>();
-            List<MemorySegment> receives = new ArrayList<>();
-            List<byte[]> frames = new ArrayList<>();
-            long regionCursor = 0;
-            List<Long> writeOffsets = new ArrayList<>();
-            for (int m = 0; m < messageCount; m++) {
-                int length = random.nextInt(4 * segmentSize + 1);
-                byte[] payload = TestFrames.pattern(length, random.nextInt());
-                payloads.add(payload);
-                int kind = random.nextInt(3);
-                kinds.add(kind);
-                MemorySegment src = MemorySegment.ofArray(payload);
-                switch (kind) {
-                    case 0 -> segmenter.beginSendWithImmediate(m, src, 0, length, m * 1000);
-                    case 1 -> segmenter.beginWrite(m, src, 0, length, region.remoteKey(), regionCursor);
-                    default -> segmenter.beginWriteWithImmediate(m, src, 0, length, region.remoteKey(), regionCursor, m * 1000);
-                }
-                writeOffsets.add(regionCursor);
-                if (kind != 0) {
-                    regionCursor += length;
-                }
-                if (kind != 1) {
-                    // The whole guarded buffer is registered: only the posted range may be written.
-                    MemorySegment buffer = arena.allocate(length + 2L * GUARD);
-                    buffer.fill(GUARD_BYTE);
-                    receives.add(buffer);
-                    int lkey = registry.register(buffer, Access.LOCAL_WRITE).localKey();
-                    assertTrue(assembler.postReceive(m, lkey, GUARD, length));
-                }
-                frames.addAll(TestFrames.all(segmenter));
-            }
+            MixedMessages mix = new MixedMessages(random, messageCount, 4 * segmentSize, region, 0, registry, assembler,
+                    segmenter, arena, GUARD, GUARD_BYTE);
+            List<byte[]> payloads = mix.payloads;
+            List<Integer> kinds = mix.kinds;
+            List<MemorySegment> receives = mix.receives;
+            List<Long> writeOffsets = mix.writeOffsets;
+            List<byte[]> frames = mix.frames;
             List<byte[]> arrivals = new ArrayList<>(frames);
             for (int i = random.nextInt(frames.size() + 1); i > 0; i--) {
                 arrivals.add(frames.get(random.nextInt(frames.size())));
@@ -157,37 +132,13 @@ class PlacementPropertyTest {
                 idle.add(new PlacementTarget(drains.asSlice(GUARD + i * (long) (segmentSize + GUARD), segmentSize)));
             }
 
-            List<byte[]> payloads = new ArrayList<>();
-            List<Integer> kinds = new ArrayList<>();
-            List<MemorySegment> receives = new ArrayList<>();
-            List<Long> writeOffsets = new ArrayList<>();
-            List<byte[]> frames = new ArrayList<>();
-            long regionCursor = GUARD;
-            for (int m = 0; m < messageCount; m++) {
-                int length = random.nextInt(4 * segmentSize + 1);
-                byte[] payload = TestFrames.pattern(length, random.nextInt());
-                payloads.add(payload);
-                int kind = random.nextInt(3);
-                kinds.add(kind);
-                MemorySegment src = MemorySegment.ofArray(payload);
-                switch (kind) {
-                    case 0 -> segmenter.beginSendWithImmediate(m, src, 0, length, m * 1000);
-                    case 1 -> segmenter.beginWrite(m, src, 0, length, region.remoteKey(), regionCursor);
-                    default -> segmenter.beginWriteWithImmediate(m, src, 0, length, region.remoteKey(), regionCursor, m * 1000);
-                }
-                writeOffsets.add(regionCursor);
-                if (kind != 0) {
-                    regionCursor += length;
-                }
-                if (kind != 1) {
-                    MemorySegment buffer = arena.allocate(length + 2L * GUARD);
-                    buffer.fill(GUARD_BYTE);
-                    receives.add(buffer);
-                    int lkey = registry.register(buffer, Access.LOCAL_WRITE).localKey();
-                    assertTrue(assembler.postReceive(m, lkey, GUARD, length));
-                }
-                frames.addAll(TestFrames.all(segmenter));
-            }
+            MixedMessages mix = new MixedMessages(random, messageCount, 4 * segmentSize, region, GUARD, registry, assembler,
+                    segmenter, arena, GUARD, GUARD_BYTE);
+            List<byte[]> payloads = mix.payloads;
+            List<Integer> kinds = mix.kinds;
+            List<MemorySegment> receives = mix.receives;
+            List<Long> writeOffsets = mix.writeOffsets;
+            List<byte[]> frames = mix.frames;
             ArrayDeque<byte[]> arrivals = new ArrayDeque<>();
             List<byte[]> shuffled = new ArrayList<>(frames);
             for (int i = random.nextInt(frames.size() + 1); i > 0; i--) {
@@ -269,7 +220,7 @@ class PlacementPropertyTest {
             assertFalse(cq.poll(c), "no message completes twice");
             assertEquals(messageCount - 1, assembler.acknowledgedMsn());
             assertUntouched(regionMemory, 0, GUARD);
-            assertUntouched(regionMemory, regionCursor, GUARD);
+            assertUntouched(regionMemory, mix.regionEnd, GUARD);
             for (int i = 0; i <= 4; i++) {
                 assertUntouched(drains, i * (long) (segmentSize + GUARD), GUARD);
             }

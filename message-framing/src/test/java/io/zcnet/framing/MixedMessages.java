@@ -1,0 +1,71 @@
+package io.zcnet.framing;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.buffer.MemoryRegistry;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * A random mix of SEND-with-immediate, WRITE and WRITE-with-immediate messages for the property tests, cut
+ * into frames: each message's payload and kind, the guarded receive posted for every receive-consuming one
+ * (only the range between the guards is posted), and where each WRITE lands in the region.
+ */
+final class MixedMessages {
+    static final int SEND_WITH_IMMEDIATE = 0;
+    static final int WRITE = 1;
+    static final int WRITE_WITH_IMMEDIATE = 2;
+
+    final List<byte[]> payloads = new ArrayList<>();
+    final List<Integer> kinds = new ArrayList<>();
+    /** The guarded buffer of each receive-consuming message, in MSN order. */
+    final List<MemorySegment> receives = new ArrayList<>();
+    /** Region offset of each message (meaningful for the WRITEs). */
+    final List<Long> writeOffsets = new ArrayList<>();
+    final List<byte[]> frames = new ArrayList<>();
+    /** Where the last WRITE ends in the region. */
+    final long regionEnd;
+
+    /**
+     * Builds {@code messageCount} messages of up to {@code maxLength} bytes; WRITEs fill {@code region} from
+     * {@code regionStart}; receives are registered and posted on {@code assembler}, {@code guard} bytes of
+     * {@code guardByte} on either side. Immediates are {@code msn * 1000}.
+     */
+    MixedMessages(Random random, int messageCount, int maxLength, MemoryRegion region, long regionStart,
+            MemoryRegistry registry, MessageAssembler assembler, Segmenter segmenter, Arena arena, int guard,
+            byte guardByte) {
+        long regionCursor = regionStart;
+        for (int m = 0; m < messageCount; m++) {
+            int length = random.nextInt(maxLength + 1);
+            byte[] payload = TestFrames.pattern(length, random.nextInt());
+            payloads.add(payload);
+            int kind = random.nextInt(3);
+            kinds.add(kind);
+            MemorySegment src = MemorySegment.ofArray(payload);
+            switch (kind) {
+                case SEND_WITH_IMMEDIATE -> segmenter.beginSendWithImmediate(m, src, 0, length, m * 1000);
+                case WRITE -> segmenter.beginWrite(m, src, 0, length, region.remoteKey(), regionCursor);
+                default -> segmenter.beginWriteWithImmediate(m, src, 0, length, region.remoteKey(), regionCursor, m * 1000);
+            }
+            writeOffsets.add(regionCursor);
+            if (kind != SEND_WITH_IMMEDIATE) {
+                regionCursor += length;
+            }
+            if (kind != WRITE) {
+                // The whole guarded buffer is registered: only the posted range may be written.
+                MemorySegment buffer = arena.allocate(length + 2L * guard);
+                buffer.fill(guardByte);
+                receives.add(buffer);
+                int lkey = registry.register(buffer, Access.LOCAL_WRITE).localKey();
+                assertTrue(assembler.postReceive(m, lkey, guard, length));
+            }
+            frames.addAll(TestFrames.all(segmenter));
+        }
+        regionEnd = regionCursor;
+    }
+}
