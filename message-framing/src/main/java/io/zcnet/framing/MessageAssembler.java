@@ -551,6 +551,17 @@ public final class MessageAssembler {
 
     // ---------------------------------------------------------------- state
 
+    /**
+     * Moves the queue pair to ERROR for a reason outside the frames (every connection was lost, the owner
+     * closed it): outstanding receives and expected reads are flushed in posting order exactly as after a
+     * violation, and later frames are refused. Does nothing if the queue pair is in ERROR already.
+     */
+    public void failTransport() {
+        if (!failure.isSet()) {
+            failure.fail(FrameError.QUEUE_PAIR_IN_ERROR, -1, -1);
+        }
+    }
+
     /** Whether a violation has moved the queue pair to ERROR. */
     public boolean isInError() {
         return failure.isSet();

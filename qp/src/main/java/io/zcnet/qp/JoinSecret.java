@@ -1,0 +1,57 @@
+package io.zcnet.qp;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * The proofs a subflow's handshake exchanges, MPTCP-style (RFC 8684 section 3.2): HMAC-SHA256 under the
+ * queue pair's secret (or, for the first subflow with a pre-shared key, under that key) over a label and
+ * both sides' fresh nonces, so a proof cannot be replayed into another handshake and a token alone
+ * (which a join names in the clear) admits nobody. Each label says which side proves what, so one side's
+ * proof is never valid as the other's. Control path only.
+ */
+final class JoinSecret {
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private JoinSecret() {
+    }
+
+    static byte[] randomBytes(int n) {
+        byte[] b = new byte[n];
+        RANDOM.nextBytes(b);
+        return b;
+    }
+
+    /** A random token that is not 0 (0 means "none" in an OPEN). */
+    static long randomToken() {
+        long t;
+        do {
+            t = RANDOM.nextLong();
+        } while (t == 0);
+        return t;
+    }
+
+    static byte[] hmac(byte[] key, String label, long token, byte[] first, byte[] second) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            mac.update(label.getBytes(StandardCharsets.US_ASCII));
+            mac.update(ByteBuffer.allocate(8).putLong(token).array());
+            mac.update(first);
+            mac.update(second);
+            return mac.doFinal();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
+        }
+    }
+
+    /** Constant-time comparison, so a wrong proof's timing says nothing about the right one. */
+    static boolean matches(byte[] expected, byte[] actual) {
+        return MessageDigest.isEqual(expected, actual);
+    }
+}

@@ -1,0 +1,138 @@
+package io.zcnet.qp;
+
+import java.time.Duration;
+import java.util.Arrays;
+
+/**
+ * What one side of a queue pair asks for; immutable, thread-safe. The handshake agrees the wire parameters
+ * with the peer: the smaller segment size, window and subflow limit of the two, and the ICRC if either side
+ * asks for it.
+ *
+ * @param segmentSize        payload bytes per frame (64 .. 2^24-1)
+ * @param icrc               whether frames carry a CRC32C the receiver checks
+ * @param messageWindow      messages in flight per direction, a power of two up to 2^15
+ * @param sendQueueDepth     send work requests outstanding at most, a power of two
+ * @param receiveQueueDepth  posted receives outstanding at most, a power of two
+ * @param maxSubflows        TCP connections one queue pair may span (1 .. 64)
+ * @param subflows           connections a connector opens at once (1 .. maxSubflows)
+ * @param handshakeTimeout   how long a connection may take to finish its handshake before it is dropped
+ * @param silenceTimeout     how long a subflow may stay silent before it is declared dead (a heartbeat is
+ *                           sent on idle subflows four times per period)
+ * @param preSharedKey       when not null (16 .. 64 bytes), both ends prove they hold it on the first
+ *                           subflow too, and the queue pair's join secret is derived from it instead of
+ *                           being sent in the clear
+ */
+public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sendQueueDepth, int receiveQueueDepth,
+        int maxSubflows, int subflows, Duration handshakeTimeout, Duration silenceTimeout, byte[] preSharedKey) {
+
+    public static final int MAX_SUBFLOWS = 64;
+
+    public QpConfig {
+        if (segmentSize < 64 || segmentSize > (1 << 24) - 1) {
+            throw new IllegalArgumentException("segmentSize " + segmentSize + " outside 64..16777215");
+        }
+        if (messageWindow < 1 || messageWindow > 1 << 15 || Integer.bitCount(messageWindow) != 1) {
+            throw new IllegalArgumentException("messageWindow " + messageWindow + " must be a power of two in 1..32768");
+        }
+        checkDepth(sendQueueDepth, "sendQueueDepth");
+        checkDepth(receiveQueueDepth, "receiveQueueDepth");
+        if (maxSubflows < 1 || maxSubflows > MAX_SUBFLOWS) {
+            throw new IllegalArgumentException("maxSubflows " + maxSubflows + " outside 1.." + MAX_SUBFLOWS);
+        }
+        if (subflows < 1 || subflows > maxSubflows) {
+            throw new IllegalArgumentException("subflows " + subflows + " outside 1..maxSubflows (" + maxSubflows + ")");
+        }
+        if (handshakeTimeout == null || handshakeTimeout.isNegative() || handshakeTimeout.isZero()) {
+            throw new IllegalArgumentException("handshakeTimeout must be positive: " + handshakeTimeout);
+        }
+        if (silenceTimeout == null || silenceTimeout.toMillis() < 20) {
+            throw new IllegalArgumentException("silenceTimeout must be at least 20 ms: " + silenceTimeout);
+        }
+        if (preSharedKey != null) {
+            if (preSharedKey.length < 16 || preSharedKey.length > 64) {
+                throw new IllegalArgumentException("preSharedKey must be 16..64 bytes, got " + preSharedKey.length);
+            }
+            preSharedKey = preSharedKey.clone();
+        }
+    }
+
+    private static void checkDepth(int depth, String what) {
+        if (depth < 1 || depth > 1 << 16 || Integer.bitCount(depth) != 1) {
+            throw new IllegalArgumentException(what + " " + depth + " must be a power of two in 1..65536");
+        }
+    }
+
+    /** 64 KiB segments, ICRC on, 64 messages in flight, queues of 256, up to 8 subflows, one at connect,
+     *  5 s handshake, 2 s silence. */
+    public static QpConfig defaults() {
+        return new QpConfig(64 * 1024, true, 64, 256, 256, 8, 1, Duration.ofSeconds(5), Duration.ofSeconds(2), null);
+    }
+
+    public QpConfig withSegmentSize(int bytes) {
+        return new QpConfig(bytes, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
+                handshakeTimeout, silenceTimeout, preSharedKey);
+    }
+
+    public QpConfig withIcrc(boolean on) {
+        return new QpConfig(segmentSize, on, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
+                handshakeTimeout, silenceTimeout, preSharedKey);
+    }
+
+    public QpConfig withMessageWindow(int messages) {
+        return new QpConfig(segmentSize, icrc, messages, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
+                handshakeTimeout, silenceTimeout, preSharedKey);
+    }
+
+    public QpConfig withQueueDepths(int send, int receive) {
+        return new QpConfig(segmentSize, icrc, messageWindow, send, receive, maxSubflows, subflows,
+                handshakeTimeout, silenceTimeout, preSharedKey);
+    }
+
+    public QpConfig withSubflows(int atConnect) {
+        return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth,
+                Math.max(maxSubflows, atConnect), atConnect, handshakeTimeout, silenceTimeout, preSharedKey);
+    }
+
+    public QpConfig withMaxSubflows(int limit) {
+        return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, limit,
+                Math.min(subflows, limit), handshakeTimeout, silenceTimeout, preSharedKey);
+    }
+
+    public QpConfig withTimeouts(Duration handshake, Duration silence) {
+        return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
+                handshake, silence, preSharedKey);
+    }
+
+    public QpConfig withPreSharedKey(byte[] key) {
+        return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
+                handshakeTimeout, silenceTimeout, key);
+    }
+
+    @Override
+    public byte[] preSharedKey() {
+        return preSharedKey == null ? null : preSharedKey.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof QpConfig c && segmentSize == c.segmentSize && icrc == c.icrc
+                && messageWindow == c.messageWindow && sendQueueDepth == c.sendQueueDepth
+                && receiveQueueDepth == c.receiveQueueDepth && maxSubflows == c.maxSubflows && subflows == c.subflows
+                && handshakeTimeout.equals(c.handshakeTimeout) && silenceTimeout.equals(c.silenceTimeout)
+                && Arrays.equals(preSharedKey, c.preSharedKey);
+    }
+
+    @Override
+    public int hashCode() {
+        return Arrays.hashCode(new Object[] {segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth,
+                maxSubflows, subflows, handshakeTimeout, silenceTimeout}) * 31 + Arrays.hashCode(preSharedKey);
+    }
+
+    @Override
+    public String toString() {
+        return "QpConfig[segment=" + segmentSize + " icrc=" + icrc + " window=" + messageWindow + " sq="
+                + sendQueueDepth + " rq=" + receiveQueueDepth + " subflows=" + subflows + "/" + maxSubflows
+                + " handshake=" + handshakeTimeout + " silence=" + silenceTimeout
+                + (preSharedKey == null ? "" : " psk") + "]";
+    }
+}

@@ -1,0 +1,311 @@
+package io.zcnet.qp;
+
+import io.zcnet.buffer.BufferPool;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.buffer.MemoryRegistry;
+import io.zcnet.buffer.PoolConfig;
+import io.zcnet.buffer.SizeClass;
+import io.zcnet.ring.BufferRing;
+import io.zcnet.ring.EngineKind;
+import io.zcnet.ring.EventLoop;
+import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.EventLoopThread;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * What queue pairs share, the {@code ibv_context} and protection domain of zcnet: one event loop on a
+ * thread of its own (io_uring, or the NIO engine where io_uring cannot run), the memory registry that
+ * hands out local and remote keys, and the pool behind the loop's provided buffer ring. Every queue pair
+ * of a context runs on its loop; use several contexts to use several cores.
+ *
+ * <p>Thread-safe: any thread may register memory, listen, connect and close.
+ */
+public final class QpContext implements AutoCloseable {
+    /** Provided-buffer ring of the loop: the receive buffers small frames land in. */
+    private static final int RING_BUFFERS = 256;
+    private static final int RING_BUFFER_SIZE = 16 * 1024;
+    private static final int RING_GROUP = 1;
+
+    private final EventLoopThread thread;
+    private final EventLoop loop;
+    private final MemoryRegistry registry = new MemoryRegistry(MemoryRegistry.MAX_CAPACITY);
+    private final BufferPool pool;
+    private final BufferRing bufferRing;
+    /** Queue pairs this context accepted, by token, for joins. Loop thread only. */
+    private final Map<Long, QpEngine> byToken = new HashMap<>();
+    private final List<QpListener> listeners = new ArrayList<>();
+    private volatile boolean closed;
+
+    private QpContext(EventLoopConfig.Choice engine) throws IOException {
+        this.pool = BufferPool.create(PoolConfig.of(new SizeClass(RING_BUFFER_SIZE, RING_BUFFERS)));
+        EventLoopThread t = null;
+        try {
+            t = EventLoopThread.start("zcnet-qp", EventLoopConfig.defaults().withEngine(engine));
+            EventLoop l = t.loop();
+            this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
+        } catch (Exception e) {
+            if (t != null) {
+                t.close();
+            }
+            pool.close();
+            throw e instanceof IOException io ? io : new IOException("cannot start the context's event loop: " + e, e);
+        }
+        this.thread = t;
+        this.loop = t.loop();
+    }
+
+    /** A context on the best engine this machine has ({@code -Dzcnet.engine=nio|uring} overrides). */
+    public static QpContext open() throws IOException {
+        return new QpContext(EventLoopConfig.choiceFromProperty());
+    }
+
+    /** A context on the given engine. */
+    public static QpContext open(EventLoopConfig.Choice engine) throws IOException {
+        if (engine == null) {
+            throw new IllegalArgumentException("engine choice is null");
+        }
+        return new QpContext(engine);
+    }
+
+    /** The engine the loop runs on. */
+    public EngineKind engine() {
+        return loop.engine();
+    }
+
+    // ---------------------------------------------------------------- memory
+
+    /**
+     * Registers {@code segment} (native memory whose scope any thread may use) with {@code access}
+     * ({@link io.zcnet.buffer.Access} bits; local reads are always allowed). Its local key names it in work
+     * requests and receives; its remote key, unguessable, is what a peer's WRITE or READ must name.
+     *
+     * @throws IllegalArgumentException if the segment is not native, is confined to a thread, or the access
+     *                                  bits are invalid
+     */
+    public MemoryRegion register(MemorySegment segment, int access) {
+        checkOpen();
+        return registry.register(segment, access);
+    }
+
+    /**
+     * Deregisters a region: later uses of its keys are refused (a peer's WRITE gets REMOTE_ACCESS_ERROR).
+     *
+     * @throws IllegalStateException if the kernel may still be writing into it (a receive in flight)
+     */
+    public void deregister(MemoryRegion region) {
+        registry.deregister(region);
+    }
+
+    // ---------------------------------------------------------------- connections
+
+    /** Listens on {@code address} (port 0: any free port) for queue pairs and their extra subflows. */
+    public QpListener listen(InetSocketAddress address, QpConfig config) throws IOException {
+        checkOpen();
+        if (address == null || config == null) {
+            throw new IllegalArgumentException("address and config are required");
+        }
+        QpListener listener = onLoop(() -> new QpListener(this, loop, address, config));
+        synchronized (listeners) {
+            listeners.add(listener);
+        }
+        return listener;
+    }
+
+    /** {@link #connect(List, QpConfig)} with {@link QpConfig#subflows()} subflows to {@code remote}. */
+    public QueuePair connect(InetSocketAddress remote, QpConfig config) throws IOException {
+        if (remote == null || config == null) {
+            throw new IllegalArgumentException("remote and config are required");
+        }
+        List<SubflowPath> paths = new ArrayList<>();
+        for (int i = 0; i < config.subflows(); i++) {
+            paths.add(SubflowPath.to(remote));
+        }
+        return connect(paths, config);
+    }
+
+    /**
+     * Connects a queue pair: the first path opens it (handshake, parameters, RTR), every further path
+     * joins it as another subflow. Returns once every path succeeded or failed; a failed extra path leaves
+     * the queue pair with fewer subflows (see {@link QueuePair#liveSubflows()}), a failed first path throws.
+     *
+     * @throws IOException if the first subflow cannot be established within the handshake timeout, with
+     *                     the reason (refused, no listener, timed out)
+     */
+    public QueuePair connect(List<SubflowPath> paths, QpConfig config) throws IOException {
+        checkOpen();
+        if (paths == null || paths.isEmpty() || config == null) {
+            throw new IllegalArgumentException("at least one path and a config are required");
+        }
+        if (paths.size() > config.maxSubflows()) {
+            throw new IllegalArgumentException(paths.size() + " paths but at most " + config.maxSubflows() + " subflows");
+        }
+        CompletableFuture<QueuePair> opened = new CompletableFuture<>();
+        loop.execute(() -> startOpen(paths.getFirst(), config, opened));
+        QueuePair qp = await(opened, config);
+        List<CompletableFuture<Integer>> joins = new ArrayList<>();
+        for (SubflowPath path : paths.subList(1, paths.size())) {
+            joins.add(join(qp, path));
+        }
+        for (CompletableFuture<Integer> j : joins) {
+            try {
+                await(j, config);
+            } catch (IOException partial) {
+                // The queue pair runs with the subflows that joined; liveSubflows() says how many.
+            }
+        }
+        return qp;
+    }
+
+    private <T> T await(CompletableFuture<T> f, QpConfig config) throws IOException {
+        try {
+            return f.get(config.handshakeTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof IOException io ? new IOException(io.getMessage(), io)
+                    : new IOException(e.getCause());
+        } catch (TimeoutException e) {
+            throw new IOException("the handshake did not finish in " + config.handshakeTimeout(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while connecting", e);
+        }
+    }
+
+    private void startOpen(SubflowPath path, QpConfig config, CompletableFuture<QueuePair> opened) {
+        int socket;
+        try {
+            socket = openSocket(path);
+        } catch (IOException | RuntimeException e) {
+            opened.completeExceptionally(new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
+            return;
+        }
+        new InitiatorHandshake(loop, socket, path.remote(), path.toString(), config, null, 0, null,
+                new InitiatorHandshake.Outcome() {
+                    @Override
+                    public void established(InitiatorHandshake h) {
+                        QueuePair qp = new QueuePair(QpContext.this, loop, registry, bufferRing, h.agreement, config,
+                                h.token, h.secret);
+                        qp.engine().attach(0, socket, h.path, h.peerAckMsn, h.peerCredit);
+                        opened.complete(qp);
+                    }
+
+                    @Override
+                    public void failed(InitiatorHandshake h, String reason) {
+                        opened.completeExceptionally(new IOException(path + ": " + reason));
+                    }
+                });
+    }
+
+    /** Opens one more subflow of {@code qp} along {@code path}; completes with its index. */
+    CompletableFuture<Integer> join(QueuePair qp, SubflowPath path) {
+        CompletableFuture<Integer> joined = new CompletableFuture<>();
+        loop.execute(() -> {
+            QpEngine engine = qp.engine();
+            if (engine.state() == QpState.ERROR) {
+                joined.completeExceptionally(new IOException("queue pair is in ERROR: " + engine.errorReason()));
+                return;
+            }
+            int socket;
+            try {
+                socket = openSocket(path);
+            } catch (IOException | RuntimeException e) {
+                joined.completeExceptionally(new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
+                return;
+            }
+            new InitiatorHandshake(loop, socket, path.remote(), path.toString(), qp.config(), engine, engine.token(),
+                    engine.secret(), new InitiatorHandshake.Outcome() {
+                        @Override
+                        public void established(InitiatorHandshake h) {
+                            engine.attach(h.subflowIndex, socket, h.path, h.peerAckMsn, h.peerCredit);
+                            joined.complete(h.subflowIndex);
+                        }
+
+                        @Override
+                        public void failed(InitiatorHandshake h, String reason) {
+                            joined.completeExceptionally(new IOException(path + ": " + reason));
+                        }
+                    });
+        });
+        return joined;
+    }
+
+    private int openSocket(SubflowPath path) throws IOException {
+        int socket = loop.socket(path.remote());
+        loop.setTcpNoDelay(socket, true);
+        return socket;
+    }
+
+    // ---------------------------------------------------------------- for listeners (loop thread)
+
+    QueuePair createAccepted(Agreement agreement, QpConfig config, long token, byte[] secret) {
+        QueuePair qp = new QueuePair(this, loop, registry, bufferRing, agreement, config, token, secret);
+        byToken.put(token, qp.engine());
+        return qp;
+    }
+
+    QpEngine findByToken(long token) {
+        return byToken.get(token);
+    }
+
+    void forget(QpEngine engine) {
+        byToken.remove(engine.token(), engine);
+    }
+
+    private <T> T onLoop(java.util.concurrent.Callable<T> task) throws IOException {
+        try {
+            return thread.call(task);
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException(e);
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("context is closed");
+        }
+    }
+
+    /**
+     * Closes every listener and queue pair of this context (their peers see the connections end), stops
+     * the loop and frees the pool. Regions stay registered in the closed registry; their memory is the
+     * caller's.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        List<QpListener> open;
+        synchronized (listeners) {
+            open = new ArrayList<>(listeners);
+        }
+        for (QpListener l : open) {
+            l.close();
+        }
+        try {
+            thread.call(() -> {
+                for (QpEngine e : new ArrayList<>(byToken.values())) {
+                    e.close();
+                }
+                return null;
+            });
+        } catch (Exception ignored) {
+            // The loop is going away regardless; closing it below cancels whatever is left.
+        }
+        thread.close();
+        pool.close();
+    }
+}

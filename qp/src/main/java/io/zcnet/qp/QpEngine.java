@@ -1,0 +1,873 @@
+package io.zcnet.qp;
+
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.AccessStatus;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.buffer.MemoryRegistry;
+import io.zcnet.framing.Completion;
+import io.zcnet.framing.CompletionQueue;
+import io.zcnet.framing.CompletionStatus;
+import io.zcnet.framing.FlowControl;
+import io.zcnet.framing.FrameError;
+import io.zcnet.framing.FrameHeader;
+import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.Icrc;
+import io.zcnet.framing.MessageAssembler;
+import io.zcnet.framing.Msn;
+import io.zcnet.framing.Opcode;
+import io.zcnet.framing.ReadRequest;
+import io.zcnet.framing.Segmenter;
+import io.zcnet.ring.BufferRing;
+import io.zcnet.ring.CompletionHandler;
+import io.zcnet.ring.Errno;
+import io.zcnet.ring.EventLoop;
+import io.zcnet.rx.DeferredFrames;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.function.Consumer;
+
+/**
+ * The loop-thread side of one queue pair: takes work requests and receives from the rings the
+ * {@link QueuePair} shares with other threads, turns them into frames striped over the subflows, places
+ * what arrives through the {@link MessageAssembler}, and writes completions back.
+ *
+ * <h2>Sending</h2>
+ * Work requests enter the {@link SendLedger} in posting order and claim MSNs (and, for receive-consuming
+ * messages, credits) from {@link FlowControl} in that order. Each frame goes to the subflow where it would
+ * leave soonest: the fewest bytes queued ahead of it for that subflow's measured drain rate, so fast paths
+ * carry more and a slow path never holds much. Which subflow carried each frame is recorded, so when one
+ * fails its unacknowledged frames are sent again on the others; the receiver places every segment once
+ * whichever copy arrives first. A work request completes when the peer has acknowledged all its
+ * messages (a READ: when its responses have landed), in posting order.
+ *
+ * <h2>Receiving</h2>
+ * Every subflow's receiver feeds the one assembler. After each batch of frames the engine moves completed
+ * receives and READ responses out, queues READ responses it owes, and schedules one ACKNOWLEDGE (the
+ * cumulative MSN and credit limit) for the end of the loop turn. A heartbeat sends an ACKNOWLEDGE on every
+ * subflow that sent nothing for a quarter of the silence timeout, and a subflow from which nothing arrived
+ * for the whole timeout is declared dead (a black hole fails no TCP call).
+ *
+ * <h2>Errors</h2>
+ * A protocol violation by the peer, a refused local key, or the loss of the last subflow moves the queue
+ * pair to ERROR: every subflow is closed, outstanding receives and work requests are completed with
+ * errors in posting order (the one that failed with its own status), and later posts are flushed.
+ *
+ * <p>Owner thread of the loop; nothing allocates per work request or frame.
+ */
+final class QpEngine implements CompletionHandler {
+    private static final int TAG_TICK = 1;
+    private static final int TAG_CLOSE = 2;
+    /** Frames recorded for resending: global frame numbers modulo this. */
+    private static final int FRAME_RING = 1 << 16;
+    /** Bytes a subflow may have queued in its sender: enough to keep a sendmsg batch full, little to wait behind. */
+    private static final long SUBFLOW_QUEUE_LIMIT = 4L << 20;
+
+    private final QueuePair qp;
+    private final EventLoop loop;
+    private final MemoryRegistry registry;
+    private final BufferRing bufferRing;
+    private final FramingConfig framing;
+    private final QpConfig config;
+    private final int handlerId;
+    private final Arena arena = Arena.ofShared();
+
+    private final FlowControl flow;
+    private final CompletionQueue arrivals;
+    private final MessageAssembler assembler;
+    private final DeferredFrames deferred;
+    private final Completion arrived = new Completion();
+    private final ReadRequest readRequest = new ReadRequest();
+    private final Segmenter fresh;
+    private final Segmenter again;
+    private final Icrc icrc = new Icrc();
+    private final FrameHeader header = new FrameHeader();
+    private final MemorySegment scratch;
+    private final WorkRequest taken = new WorkRequest();
+
+    private final SendLedger ledger;
+    private final byte[] frameSubflow = new byte[FRAME_RING];
+    private long nextFrame;
+    private long msnsClaimed;
+    /** The ledger entry whose frames go out next. */
+    private long cursor;
+    // Frames to send again, as (ledger sequence, frame index) pairs in a FIFO.
+    private final long[] resendEntry = new long[FRAME_RING];
+    private final long[] resendFrame = new long[FRAME_RING];
+    private long resendHead;
+    private long resendTail;
+    long framesResent;
+    long bytesResent;
+
+    /** Posted receives by the index the assembler knows them by: the user's ids. */
+    private final long[] receiveIds;
+    private long receivesPosted;
+
+    final Subflow[] subflows;
+    private int liveSubflows;
+    /** Subflow indices promised to joins in progress, one bit each. */
+    private long reserved;
+    private final long token;
+    private final byte[] secret;
+    private int ackedMsnSent = -1;
+    private int creditSent = -1;
+    private boolean ackDue;
+    private boolean endOfTurnQueued;
+    private final Runnable endOfTurn = this::endOfTurn;
+    private final long tickNanos;
+    private boolean tickArmed;
+
+    private volatile QpState state = QpState.RTS;
+    private int errorStatus = -1;
+    private String errorReason;
+    private boolean closed;
+    private Consumer<String> onError;
+
+    QpEngine(QueuePair qp, EventLoop loop, MemoryRegistry registry, BufferRing bufferRing, FramingConfig framing,
+            QpConfig config, long token, byte[] secret) {
+        this.qp = qp;
+        this.token = token;
+        this.secret = secret.clone();
+        this.loop = loop;
+        this.registry = registry;
+        this.bufferRing = bufferRing;
+        this.framing = framing;
+        this.config = config;
+        this.flow = new FlowControl(framing);
+        int window = framing.messageWindow();
+        this.arrivals = new CompletionQueue(Integer.highestOneBit(config.receiveQueueDepth() + 2 * window - 1) * 2);
+        this.assembler = new MessageAssembler(framing, registry, config.receiveQueueDepth(), arrivals, flow);
+        this.deferred = new DeferredFrames(assembler, 64, framing.segmentSize());
+        this.fresh = new Segmenter(framing);
+        this.again = new Segmenter(framing);
+        this.scratch = arena.allocate(64, 8);
+        this.ledger = new SendLedger(Integer.highestOneBit(config.sendQueueDepth() + window - 1) * 2);
+        this.receiveIds = new long[config.receiveQueueDepth()];
+        this.subflows = new Subflow[config.maxSubflows()];
+        this.tickNanos = config.silenceTimeout().toNanos() / 4;
+        this.handlerId = loop.registerHandler(this);
+    }
+
+    // ---------------------------------------------------------------- subflows
+
+    /**
+     * Reserves a free subflow index for a join in progress, or returns -1 when the queue pair has as many
+     * subflows (live or joining) as it may.
+     */
+    int reserveSubflow() {
+        for (int i = 0; i < subflows.length; i++) {
+            if ((subflows[i] == null || subflows[i].dead) && (reserved & (1L << i)) == 0) {
+                reserved |= 1L << i;
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** A join that reserved {@code index} failed. */
+    void releaseSubflow(int index) {
+        reserved &= ~(1L << index);
+    }
+
+    boolean icrcEnabled() {
+        return framing.icrcEnabled();
+    }
+
+    long token() {
+        return token;
+    }
+
+    byte[] secret() {
+        return secret.clone();
+    }
+
+    /** The ACKNOWLEDGE fields this side would send now, for a joining subflow's RTR exchange. */
+    int acknowledgedMsn() {
+        return assembler.acknowledgedMsn();
+    }
+
+    int creditLimit() {
+        return assembler.creditLimit();
+    }
+
+    /**
+     * Adds a subflow whose handshake and RTR exchange finished; {@code peerAckMsn}/{@code peerCredit} are
+     * the ACKNOWLEDGE fields its RTR frame carried.
+     */
+    void attach(int index, int socket, String path, int peerAckMsn, int peerCredit) {
+        if (state == QpState.ERROR) {
+            loop.close(handlerId, TAG_CLOSE, socket);
+            return;
+        }
+        reserved &= ~(1L << index);
+        Subflow s = new Subflow(this, index, socket, path, loop, bufferRing, assembler, deferred, framing);
+        subflows[index] = s;
+        liveSubflows++;
+        int r = flow.onAcknowledge(peerAckMsn, peerCredit);
+        if (r != FrameError.OK) {
+            fail(WorkCompletion.TRANSPORT_ERROR, "subflow " + index + " RTR carried " + FrameError.name(r));
+            return;
+        }
+        if (!tickArmed) {
+            tickArmed = true;
+            loop.timeout(handlerId, TAG_TICK, tickNanos);
+        }
+        pump();
+    }
+
+    int liveSubflows() {
+        return liveSubflows;
+    }
+
+    void onSubflowDrained(Subflow s) {
+        pump();
+    }
+
+    void onSubflowFailed(Subflow s, int frameError, int errno, String reason) {
+        if (s.dead) {
+            return;
+        }
+        s.close(handlerId, TAG_CLOSE);
+        liveSubflows--;
+        if (frameError != 0) {
+            fail(WorkCompletion.TRANSPORT_ERROR, "subflow " + s.index + ": " + reason);
+            return;
+        }
+        if (state == QpState.ERROR) {
+            return;
+        }
+        if (liveSubflows == 0) {
+            fail(WorkCompletion.TRANSPORT_ERROR, "every subflow is gone; the last (" + s.index + ") " + reason
+                    + (errno != 0 ? " (" + Errno.name(errno) + ")" : ""));
+            return;
+        }
+        queueResends(s.index);
+        pump();
+    }
+
+    /** Queues for resending every frame that went out on subflow {@code index} and is not acknowledged. */
+    private void queueResends(int index) {
+        long acked = msnsClaimed - flow.unacknowledged();
+        for (long seq = ledger.head; seq < ledger.tail; seq++) {
+            int i = ledger.slot(seq);
+            if (!ledger.begun[i] || ledger.msnEnd[i] <= acked) {
+                continue;
+            }
+            long first = ledger.firstFrame[i];
+            for (long f = 0; f < ledger.handed[i]; f++) {
+                if (frameSubflow[(int) (first + f) & (FRAME_RING - 1)] == index
+                        && resendTail - resendHead < FRAME_RING) {
+                    resendEntry[(int) resendTail & (FRAME_RING - 1)] = seq;
+                    resendFrame[(int) resendTail & (FRAME_RING - 1)] = f;
+                    resendTail++;
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- doorbell: the rings
+
+    /** Takes what other threads posted: receives first (they are credit), then work requests. */
+    void onDoorbell() {
+        takeReceives();
+        takeWorkRequests();
+        pump();
+        harvest();
+    }
+
+    private void takeReceives() {
+        SpscRing rq = qp.receiveRing;
+        long at;
+        while ((at = rq.peek()) >= 0) {
+            MemorySegment m = rq.memory();
+            long id = QueueEntries.receiveId(m, at);
+            if (state == QpState.ERROR) {
+                if (!completion(id, WorkCompletion.FLUSH_ERROR, WorkCompletion.OP_RECV, 0, false, 0)) {
+                    return;
+                }
+                rq.advance();
+                continue;
+            }
+            long index = receivesPosted;
+            boolean posted;
+            try {
+                posted = assembler.postReceive(index, QueueEntries.receiveKey(m, at), QueueEntries.receiveOffset(m, at),
+                        QueueEntries.receiveLength(m, at));
+            } catch (IllegalArgumentException refused) {
+                if (!completion(id, WorkCompletion.LOCAL_PROTECTION_ERROR, WorkCompletion.OP_RECV, 0, false, 0)) {
+                    return;
+                }
+                rq.advance();
+                fail(WorkCompletion.LOCAL_PROTECTION_ERROR, refused.getMessage());
+                continue;
+            }
+            if (!posted) {
+                return;
+            }
+            receiveIds[(int) index & (receiveIds.length - 1)] = id;
+            receivesPosted++;
+            rq.advance();
+            ackDue = true;
+        }
+        scheduleEndOfTurn();
+    }
+
+    private void takeWorkRequests() {
+        SpscRing sq = qp.sendRing;
+        long at;
+        while (ledger.userEntries < config.sendQueueDepth() && !ledger.isFull() && (at = sq.peek()) >= 0) {
+            QueueEntries.readSend(sq.memory(), at, taken);
+            sq.advance();
+            admit(taken);
+        }
+    }
+
+    /** Checks a work request's local side and enters it in the ledger. */
+    private void admit(WorkRequest wr) {
+        int op = wr.opcode;
+        int access = op == WorkRequest.RDMA_READ ? Access.LOCAL_WRITE : 0;
+        int status = registry.checkLocal(wr.lkey, wr.localOffset, wr.length, access);
+        MemoryRegion local = status == AccessStatus.OK ? registry.lookupLocal(wr.lkey) : null;
+        int early = -1;
+        String why = null;
+        if (local == null) {
+            early = WorkCompletion.LOCAL_PROTECTION_ERROR;
+            why = WorkRequest.opcodeName(op) + " " + wr.workRequestId + ": lkey 0x" + Integer.toHexString(wr.lkey)
+                    + " range " + wr.localOffset + "+" + wr.length + " refused: "
+                    + AccessStatus.name(status == AccessStatus.OK ? AccessStatus.DEREGISTERED : status);
+        } else if (op < WorkRequest.SEND || op > WorkRequest.RDMA_READ) {
+            early = WorkCompletion.LOCAL_PROTECTION_ERROR;
+            why = "work request " + wr.workRequestId + " has no valid opcode (" + op + ")";
+        } else if ((op == WorkRequest.SEND || op == WorkRequest.SEND_WITH_IMM) && wr.length > FramingConfig.MAX_MESSAGE_SIZE
+                || messagesOf(op, wr.length) > framing.messageWindow()) {
+            early = WorkCompletion.LOCAL_LENGTH_ERROR;
+            why = WorkRequest.opcodeName(op) + " " + wr.workRequestId + " of " + wr.length + " bytes is longer than "
+                    + (op <= WorkRequest.SEND_WITH_IMM ? "one message (" + FramingConfig.MAX_MESSAGE_SIZE + " bytes)"
+                    : "the message window allows");
+        }
+        int sinkKey = local != null && op == WorkRequest.RDMA_READ ? local.remoteKey() : 0;
+        long seq = ledger.append(op, wr.workRequestId, wr.signaled, wr.immediate, local == null ? null : local.segment(),
+                wr.localOffset, wr.length, wr.rkey, wr.remoteOffset, sinkKey, wr.localOffset);
+        if (early >= 0 || state == QpState.ERROR) {
+            ledger.earlyStatus[ledger.slot(seq)] = early >= 0 ? early : WorkCompletion.FLUSH_ERROR;
+            if (early >= 0) {
+                fail(early, why);
+            }
+        }
+    }
+
+    private int messagesOf(int op, long length) {
+        if (op == WorkRequest.RDMA_WRITE || op == WorkRequest.RDMA_WRITE_WITH_IMM || op == WorkRequest.RDMA_READ) {
+            return (int) Math.max(1, (length + framing.messageChunk() - 1) / framing.messageChunk());
+        }
+        return 1;
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    /** Hands frames to subflows while there are frames, window, credits and room. */
+    private void pump() {
+        if (state != QpState.RTS || liveSubflows == 0) {
+            return;
+        }
+        if (ackDue) {
+            sendAcknowledge(null);
+        }
+        while (true) {
+            if (resendHead < resendTail) {
+                if (!resendOne()) {
+                    break;
+                }
+                continue;
+            }
+            if (cursor == ledger.tail) {
+                break;
+            }
+            int i = ledger.slot(cursor);
+            if (ledger.earlyStatus[i] >= 0) {
+                cursor++;
+                continue;
+            }
+            if (!ledger.begun[i] && !begin(cursor)) {
+                break;
+            }
+            if (ledger.handed[i] == ledger.frameCount[i]) {
+                cursor++;
+                if (cursor < ledger.tail && ledger.begun[ledger.slot(cursor)]) {
+                    throw new IllegalStateException("ledger entry " + cursor + " begun out of order");
+                }
+                continue;
+            }
+            long index = ledger.handed[i];
+            Subflow s = sendFrame(fresh, ledger.firstFrame[i] + index, index);
+            if (s == null) {
+                break;
+            }
+            ledger.handed[i]++;
+        }
+        for (Subflow s : subflows) {
+            if (s != null && !s.dead) {
+                s.sender.flush();
+            }
+        }
+    }
+
+    /** Sends the oldest queued resend; false when no subflow has room for it. */
+    private boolean resendOne() {
+        int r = (int) resendHead & (FRAME_RING - 1);
+        long seq = resendEntry[r];
+        long index = resendFrame[r];
+        int i = ledger.slot(seq);
+        long acked = msnsClaimed - flow.unacknowledged();
+        if (seq < ledger.head || ledger.msnEnd[i] <= acked) {
+            resendHead++;
+            return true;
+        }
+        beginSegmenter(again, i);
+        Subflow s = sendFrame(again, ledger.firstFrame[i] + index, index);
+        if (s == null) {
+            return false;
+        }
+        resendHead++;
+        framesResent++;
+        bytesResent += again.payloadLength();
+        return true;
+    }
+
+    /**
+     * Writes frame {@code index} of the work request {@code segmenter} holds and offers it to the subflow
+     * where it leaves soonest. Returns that subflow, or null (nothing sent) when none has room.
+     */
+    private Subflow sendFrame(Segmenter segmenter, long globalFrame, long index) {
+        int headerLength = segmenter.writeFrame(index, scratch, 0);
+        int length = segmenter.payloadLength();
+        Subflow s = pick(headerLength + length);
+        if (s == null) {
+            return null;
+        }
+        header.wrap(scratch, 0).subflow(s.index);
+        MemorySegment payload = length == 0 ? scratch : segmenter.source();
+        long offset = length == 0 ? 0 : segmenter.payloadOffset();
+        if (!s.offer(scratch, headerLength, payload, offset, length)) {
+            return null;
+        }
+        frameSubflow[(int) globalFrame & (FRAME_RING - 1)] = (byte) s.index;
+        return s;
+    }
+
+    /** The live subflow with room where {@code bytes} would leave soonest, or null. */
+    private Subflow pick(long bytes) {
+        double fastest = 0;
+        for (Subflow s : subflows) {
+            if (s != null && !s.dead && s.rate() > fastest) {
+                fastest = s.rate();
+            }
+        }
+        double fallback = fastest > 0 ? fastest : 1.0;
+        Subflow best = null;
+        double bestCost = Double.MAX_VALUE;
+        for (Subflow s : subflows) {
+            if (s != null && s.hasRoom(bytes, SUBFLOW_QUEUE_LIMIT)) {
+                double cost = s.cost(bytes, fallback);
+                if (cost < bestCost) {
+                    bestCost = cost;
+                    best = s;
+                }
+            }
+        }
+        return best;
+    }
+
+    /** Claims the MSNs (and credits) of ledger entry {@code seq}; false when the window or credits say wait. */
+    private boolean begin(long seq) {
+        int i = ledger.slot(seq);
+        int kind = ledger.kind[i];
+        int n = messagesOf(kind == SendLedger.READ_RESPONSE ? -1 : kind, ledger.length[i]);
+        boolean consumes = kind == WorkRequest.SEND || kind == WorkRequest.SEND_WITH_IMM;
+        if (kind == WorkRequest.RDMA_WRITE_WITH_IMM) {
+            if (!flow.canSend(n, false) || flow.credits() < 1) {
+                return false;
+            }
+        } else if (!flow.canSend(n, consumes)) {
+            return false;
+        }
+        if (kind == WorkRequest.RDMA_READ && !expectResponses(seq, i, n)) {
+            return false;
+        }
+        long framesNeeded = frameCountOf(kind, ledger.length[i], n);
+        long oldest = oldestLiveFrame();
+        if (nextFrame + framesNeeded - oldest > FRAME_RING) {
+            return false;
+        }
+        int first;
+        if (kind == WorkRequest.RDMA_WRITE_WITH_IMM) {
+            first = n > 1 ? flow.claim(n - 1, false) : flow.nextMsn();
+            flow.claim(1, true);
+        } else {
+            first = flow.claim(n, consumes);
+        }
+        ledger.firstMsn[i] = first;
+        ledger.messages[i] = n;
+        msnsClaimed += n;
+        ledger.msnEnd[i] = msnsClaimed;
+        ledger.begun[i] = true;
+        beginSegmenter(fresh, i);
+        ledger.frameCount[i] = fresh.frameCount();
+        ledger.firstFrame[i] = nextFrame;
+        nextFrame += ledger.frameCount[i];
+        return true;
+    }
+
+    private long frameCountOf(int kind, long length, int messages) {
+        if (kind == WorkRequest.RDMA_READ) {
+            return messages;
+        }
+        int segment = framing.segmentSize();
+        long chunk = framing.messageChunk();
+        if (kind == WorkRequest.RDMA_WRITE || kind == WorkRequest.RDMA_WRITE_WITH_IMM) {
+            long full = (messages - 1) * (chunk / segment);
+            long rest = length - (messages - 1) * chunk;
+            return full + Math.max(1, (rest + segment - 1) / segment);
+        }
+        return Math.max(1, (length + segment - 1) / segment);
+    }
+
+    private long oldestLiveFrame() {
+        for (long seq = ledger.head; seq < ledger.tail; seq++) {
+            int i = ledger.slot(seq);
+            if (ledger.begun[i]) {
+                return ledger.firstFrame[i];
+            }
+        }
+        return nextFrame;
+    }
+
+    /** Registers the READ responses of entry {@code seq} with the assembler; false to try again later. */
+    private boolean expectResponses(long seq, int i, int n) {
+        long chunk = framing.messageChunk();
+        while (ledger.readsExpected[i] < n) {
+            int k = ledger.readsExpected[i];
+            int pieceLength = (int) Math.min(chunk, ledger.length[i] - k * chunk);
+            if (!assembler.expectReadResponse(readId(seq), ledger.sinkRkey[i], ledger.sinkOffset[i] + k * chunk, pieceLength)) {
+                return false;
+            }
+            ledger.readsExpected[i]++;
+        }
+        return true;
+    }
+
+    /** Read responses are told apart from receives by sign: receives are indexed from 0 up. */
+    private static long readId(long seq) {
+        return -1 - seq;
+    }
+
+    private void beginSegmenter(Segmenter s, int i) {
+        int first = ledger.firstMsn[i];
+        MemorySegment src = ledger.source[i];
+        long off = ledger.sourceOffset[i];
+        int len = ledger.length[i];
+        switch (ledger.kind[i]) {
+            case WorkRequest.SEND -> s.beginSend(first, src, off, len);
+            case WorkRequest.SEND_WITH_IMM -> s.beginSendWithImmediate(first, src, off, len, ledger.immediate[i]);
+            case WorkRequest.RDMA_WRITE -> s.beginWrite(first, src, off, len, ledger.rkey[i], ledger.remoteOffset[i]);
+            case WorkRequest.RDMA_WRITE_WITH_IMM -> s.beginWriteWithImmediate(first, src, off, len, ledger.rkey[i],
+                    ledger.remoteOffset[i], ledger.immediate[i]);
+            case WorkRequest.RDMA_READ -> s.beginReadRequest(first, ledger.rkey[i], ledger.remoteOffset[i], len,
+                    ledger.sinkRkey[i], ledger.sinkOffset[i]);
+            case SendLedger.READ_RESPONSE -> s.beginReadResponse(first, src, off, len, ledger.sinkRkey[i],
+                    ledger.sinkOffset[i]);
+            default -> throw new IllegalStateException("ledger entry of kind " + ledger.kind[i]);
+        }
+    }
+
+    /**
+     * Sends an ACKNOWLEDGE with the current cumulative MSN and credit limit on {@code on}, or on the
+     * subflow with the least queued when null. Returns whether a subflow took it.
+     */
+    private boolean sendAcknowledge(Subflow on) {
+        Subflow s = on != null ? on : pick(FrameHeader.LENGTH);
+        if (s == null || s.dead) {
+            return false;
+        }
+        int msn = assembler.acknowledgedMsn();
+        int credit = assembler.creditLimit();
+        FlowControl.writeAcknowledge(header.wrap(scratch, 0), msn, credit, false, false);
+        if (framing.icrcEnabled()) {
+            header.icrc(icrc.compute(scratch, 0));
+        }
+        header.subflow(s.index);
+        if (!s.offer(scratch, FrameHeader.LENGTH, scratch, 0, 0)) {
+            return false;
+        }
+        ackedMsnSent = msn;
+        creditSent = credit;
+        ackDue = false;
+        return true;
+    }
+
+    // ---------------------------------------------------------------- receiving
+
+    void onFramesReceived() {
+        if (assembler.isInError() && state != QpState.ERROR) {
+            fail(WorkCompletion.TRANSPORT_ERROR, "the peer broke the protocol: " + FrameError.name(assembler.error()));
+        }
+        harvest();
+        scheduleEndOfTurn();
+    }
+
+    /** Moves arrivals, READ requests and acknowledged work requests out; keeps ACK state current. */
+    private void harvest() {
+        takeArrivals();
+        if (state == QpState.RTS) {
+            takeReadRequests();
+        }
+        retire();
+        if (assembler.acknowledgedMsn() != ackedMsnSent || assembler.creditLimit() != creditSent) {
+            ackDue = true;
+        }
+    }
+
+    /** Completed receives and READ responses; false if the completion ring filled up first. */
+    private boolean takeArrivals() {
+        while (true) {
+            if (qp.completionRing.claim() < 0) {
+                stall();
+                return false;
+            }
+            if (!arrivals.poll(arrived)) {
+                break;
+            }
+            long id = arrived.workRequestId();
+            int status = statusOf(arrived.status());
+            if (id < 0) {
+                int i = ledger.slot(-1 - id);
+                ledger.readsDone[i]++;
+                if (status != WorkCompletion.SUCCESS && ledger.readStatus[i] < 0) {
+                    ledger.readStatus[i] = status;
+                }
+                continue;
+            }
+            int opcode = arrived.opcode();
+            boolean withImm = opcode >= 0 && Opcode.hasImmediate(opcode);
+            int wcOpcode = opcode >= 0 && Opcode.kind(opcode) == Opcode.KIND_WRITE_WITH_IMMEDIATE
+                    ? WorkCompletion.OP_RECV_RDMA_WITH_IMM : WorkCompletion.OP_RECV;
+            completion(receiveIds[(int) id & (receiveIds.length - 1)], status, wcOpcode, arrived.byteCount(), withImm,
+                    arrived.immediate());
+        }
+        int r = assembler.resumeCompletions();
+        if (r < 0 && r != FrameError.QUEUE_PAIR_IN_ERROR && state != QpState.ERROR) {
+            fail(WorkCompletion.TRANSPORT_ERROR, "completing a message failed: " + FrameError.name(r));
+        }
+        return true;
+    }
+
+    private static int statusOf(int completionStatus) {
+        return switch (completionStatus) {
+            case CompletionStatus.SUCCESS -> WorkCompletion.SUCCESS;
+            case CompletionStatus.LOCAL_LENGTH_ERROR -> WorkCompletion.LOCAL_LENGTH_ERROR;
+            case CompletionStatus.LOCAL_PROTECTION_ERROR -> WorkCompletion.LOCAL_PROTECTION_ERROR;
+            case CompletionStatus.REMOTE_ACCESS_ERROR -> WorkCompletion.REMOTE_ACCESS_ERROR;
+            case CompletionStatus.FLUSH_ERROR -> WorkCompletion.FLUSH_ERROR;
+            default -> WorkCompletion.TRANSPORT_ERROR;
+        };
+    }
+
+    /** Queues the READ responses the peer asked for. */
+    private void takeReadRequests() {
+        while (!ledger.isFull() && assembler.pollReadRequest(readRequest)) {
+            MemoryRegion source = readRequest.sourceRegion(registry);
+            if (source == null) {
+                fail(WorkCompletion.TRANSPORT_ERROR, "READ request names a region that went away: " + readRequest);
+                return;
+            }
+            ledger.append(SendLedger.READ_RESPONSE, 0, false, 0, source.segment(), readRequest.regionOffset(),
+                    readRequest.length(), 0, 0, readRequest.sinkRkey(), readRequest.sinkOffset());
+        }
+    }
+
+    /** Completes ledger entries from the oldest while they are done; false if the completion ring filled. */
+    private boolean retire() {
+        long acked = msnsClaimed - flow.unacknowledged();
+        while (!ledger.isEmpty()) {
+            int i = ledger.slot(ledger.head);
+            int kind = ledger.kind[i];
+            int status;
+            if (ledger.earlyStatus[i] >= 0) {
+                status = ledger.earlyStatus[i];
+            } else if (state == QpState.ERROR) {
+                status = kind == WorkRequest.RDMA_READ && ledger.readStatus[i] >= 0 ? ledger.readStatus[i]
+                        : WorkCompletion.FLUSH_ERROR;
+            } else if (!ledger.begun[i] || ledger.handed[i] < ledger.frameCount[i] || ledger.msnEnd[i] > acked
+                    || kind == WorkRequest.RDMA_READ && ledger.readsDone[i] < ledger.messages[i]) {
+                return true;
+            } else {
+                status = kind == WorkRequest.RDMA_READ && ledger.readStatus[i] >= 0 ? ledger.readStatus[i]
+                        : WorkCompletion.SUCCESS;
+            }
+            if (kind != SendLedger.READ_RESPONSE && (ledger.signaled[i] || status != WorkCompletion.SUCCESS)) {
+                if (!completion(ledger.workRequestId[i], status, completionOpcode(kind),
+                        status == WorkCompletion.SUCCESS ? ledger.length[i] : 0, false, 0)) {
+                    return false;
+                }
+            }
+            if (cursor == ledger.head) {
+                cursor++;
+            }
+            ledger.retireHead();
+            if (status != WorkCompletion.SUCCESS && state != QpState.ERROR) {
+                fail(status, "work request failed: " + WorkCompletion.statusName(status));
+            }
+        }
+        return true;
+    }
+
+    private static int completionOpcode(int kind) {
+        return switch (kind) {
+            case WorkRequest.SEND, WorkRequest.SEND_WITH_IMM -> WorkCompletion.OP_SEND;
+            case WorkRequest.RDMA_READ -> WorkCompletion.OP_RDMA_READ;
+            default -> WorkCompletion.OP_RDMA_WRITE;
+        };
+    }
+
+    /** Writes one completion to the ring the user polls; false when it is full. */
+    private boolean completion(long id, int status, int opcode, int bytes, boolean withImm, int imm) {
+        SpscRing cq = qp.completionRing;
+        long at = cq.claim();
+        if (at < 0) {
+            stall();
+            return false;
+        }
+        QueueEntries.writeCompletion(cq.memory(), at, id, status, opcode, bytes, withImm, imm);
+        cq.publish();
+        return true;
+    }
+
+    /** The completion ring is full: the user's next poll wakes the loop to continue. */
+    private void stall() {
+        qp.markCompletionsStalled();
+    }
+
+    /** The user polled a full completion ring: continue what it stopped. */
+    void onCompletionsPolled() {
+        harvest();
+        takeReceives();
+        takeWorkRequests();
+        pump();
+    }
+
+    private void scheduleEndOfTurn() {
+        if (!endOfTurnQueued && (ackDue || state == QpState.RTS)) {
+            endOfTurnQueued = true;
+            loop.execute(endOfTurn);
+        }
+    }
+
+    /** Runs once per loop turn with activity: one ACKNOWLEDGE for everything this turn completed. */
+    private void endOfTurn() {
+        endOfTurnQueued = false;
+        if (state == QpState.RTS && ackDue) {
+            sendAcknowledge(null);
+        }
+        pump();
+    }
+
+    // ---------------------------------------------------------------- heartbeat, errors, close
+
+    @Override
+    public void onCompletion(int op, int tag, int result, int flags) {
+        if (tag == TAG_TICK) {
+            tickArmed = false;
+            if (state == QpState.RTS && !closed) {
+                heartbeat();
+                tickArmed = true;
+                loop.timeout(handlerId, TAG_TICK, tickNanos);
+            }
+        }
+    }
+
+    private void heartbeat() {
+        long now = System.nanoTime();
+        long silence = config.silenceTimeout().toNanos();
+        for (Subflow s : subflows) {
+            if (s == null || s.dead) {
+                continue;
+            }
+            if (s.receivedSinceTick()) {
+                s.silentSinceNanos = now;
+            } else if (now - s.silentSinceNanos > silence) {
+                onSubflowFailed(s, 0, Errno.ETIMEDOUT, "silent for " + config.silenceTimeout().toMillis() + " ms");
+                continue;
+            }
+            if (!s.sentSinceTick) {
+                sendAcknowledge(s);
+            }
+            s.sentSinceTick = false;
+        }
+        pump();
+    }
+
+    /** Moves to ERROR: closes every subflow and flushes what is outstanding, in posting order. */
+    void fail(int status, String reason) {
+        if (state == QpState.ERROR) {
+            return;
+        }
+        errorStatus = status;
+        errorReason = reason;
+        state = QpState.ERROR;
+        for (Subflow s : subflows) {
+            if (s != null && !s.dead) {
+                s.close(handlerId, TAG_CLOSE);
+                liveSubflows--;
+            }
+        }
+        if (!assembler.isInError()) {
+            assembler.failTransport();
+        }
+        harvest();
+        takeReceives();
+        if (onError != null) {
+            onError.accept(reason);
+        }
+    }
+
+    void onError(Consumer<String> listener) {
+        this.onError = listener;
+    }
+
+    QpState state() {
+        return state;
+    }
+
+    int errorStatus() {
+        return errorStatus;
+    }
+
+    String errorReason() {
+        return errorReason;
+    }
+
+    /** Closes every subflow and flushes; the rings stay readable. */
+    void close() {
+        if (!closed) {
+            fail(WorkCompletion.FLUSH_ERROR, "closed");
+            closed = true;
+            loop.unregisterHandler(handlerId);
+            deferred.close();
+        }
+    }
+
+    String describe() {
+        StringBuilder b = new StringBuilder("QueuePair[").append(state);
+        if (errorReason != null) {
+            b.append(" (").append(errorReason).append(')');
+        }
+        b.append(' ').append(flow).append(" ledger=").append(ledger.tail - ledger.head).append(" resent=")
+                .append(framesResent);
+        for (Subflow s : subflows) {
+            if (s != null) {
+                b.append(' ').append(s);
+            }
+        }
+        return b.append(']').toString();
+    }
+}

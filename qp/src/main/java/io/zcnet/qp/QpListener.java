@@ -1,0 +1,158 @@
+package io.zcnet.qp;
+
+import io.zcnet.ring.CompletionHandler;
+import io.zcnet.ring.CqeFlags;
+import io.zcnet.ring.EventLoop;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Accepts queue pairs, and extra subflows of queue pairs already accepted, on one address. Each accepted
+ * connection runs its handshake on the loop; at most {@link #MAX_HANDSHAKES} may be in progress at once,
+ * and past that the oldest is dropped, so a flood of connections that never finish their handshake costs
+ * a bounded number of sockets and never blocks a peer that does. Every handshake is bounded by the
+ * configuration's timeout.
+ *
+ * <p>{@link #accept} may be called from any thread.
+ */
+public final class QpListener implements AutoCloseable, CompletionHandler, AcceptorHandshake.Host {
+    /** Handshakes in progress at most. */
+    public static final int MAX_HANDSHAKES = 512;
+    private static final int TAG_ACCEPT = 1;
+    private static final int TAG_CLOSED = 2;
+
+    private final QpContext context;
+    private final EventLoop loop;
+    private final QpConfig config;
+    private final int socket;
+    private final int handlerId;
+    private final InetSocketAddress address;
+    private final ArrayDeque<AcceptorHandshake> pending = new ArrayDeque<>();
+    private final LinkedBlockingQueue<QueuePair> ready = new LinkedBlockingQueue<>();
+    private long accepted;
+    private volatile long refused;
+    private volatile String lastRefusal;
+    private volatile boolean closed;
+
+    /** Loop thread. */
+    QpListener(QpContext context, EventLoop loop, InetSocketAddress address, QpConfig config) throws IOException {
+        this.context = context;
+        this.loop = loop;
+        this.config = config;
+        this.socket = loop.listen(address, 1024);
+        this.address = loop.localAddress(socket);
+        this.handlerId = loop.registerHandler(this);
+        loop.accept(handlerId, TAG_ACCEPT, socket, true);
+    }
+
+    /** The address it listens on (with the port picked, if 0 was asked for). */
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    /**
+     * The next queue pair whose first subflow finished its handshake, in RTS, or null if none came within
+     * {@code timeout}.
+     */
+    public QueuePair accept(Duration timeout) throws InterruptedException {
+        return ready.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** Connections refused or dropped during their handshake so far. */
+    public long refused() {
+        return refused;
+    }
+
+    /** Why the last connection was refused, or null. */
+    public String lastRefusal() {
+        return lastRefusal;
+    }
+
+    // ---------------------------------------------------------------- loop thread
+
+    @Override
+    public void onCompletion(int op, int tag, int result, int flags) {
+        if (tag != TAG_ACCEPT || closed) {
+            if (tag == TAG_ACCEPT && result >= 0) {
+                loop.close(handlerId, TAG_CLOSED, result);
+            }
+            return;
+        }
+        if (result >= 0) {
+            accepted++;
+            if (pending.size() >= MAX_HANDSHAKES) {
+                pending.pollFirst().abort("dropped: " + MAX_HANDSHAKES + " handshakes were in progress");
+            }
+            pending.addLast(new AcceptorHandshake(loop, result, "connection " + accepted + " to " + address, this));
+        }
+        if ((flags & CqeFlags.MORE) == 0 && !closed) {
+            loop.accept(handlerId, TAG_ACCEPT, socket, true);
+        }
+    }
+
+    @Override
+    public QpConfig config() {
+        return config;
+    }
+
+    @Override
+    public QpEngine findByToken(long token) {
+        return context.findByToken(token);
+    }
+
+    @Override
+    public QueuePair create(Agreement agreement, long token, byte[] secret) {
+        return context.createAccepted(agreement, config, token, secret);
+    }
+
+    @Override
+    public void established(AcceptorHandshake h, QueuePair created) {
+        pending.remove(h);
+        h.joined.attach(h.subflowIndex, h.socket, h.peer(), h.peerAckMsn, h.peerCredit);
+        if (created != null) {
+            ready.add(created);
+        }
+    }
+
+    @Override
+    public void failed(AcceptorHandshake h, String reason) {
+        pending.remove(h);
+        refused++;
+        lastRefusal = reason;
+    }
+
+    /** Stops accepting; handshakes in progress are dropped, queue pairs already accepted carry on. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            if (loop.inLoop()) {
+                closeOnLoop();
+            } else {
+                loop.execute(this::closeOnLoop);
+            }
+        } catch (java.util.concurrent.RejectedExecutionException loopGone) {
+            // The loop closed first and took the socket with it.
+        }
+    }
+
+    private void closeOnLoop() {
+        while (!pending.isEmpty()) {
+            pending.pollFirst().abort("listener closed");
+        }
+        loop.close(handlerId, TAG_CLOSED, socket);
+    }
+
+    @Override
+    public String toString() {
+        return "QpListener[" + address + " pending=" + pending.size() + " refused=" + refused + "]";
+    }
+}

@@ -1,0 +1,324 @@
+package io.zcnet.qp;
+
+import io.zcnet.buffer.MemoryRegistry;
+import io.zcnet.framing.FramingConfig;
+import io.zcnet.ring.BufferRing;
+import io.zcnet.ring.EventLoop;
+
+import java.lang.foreign.Arena;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A connected queue pair: a send queue, a receive queue and a completion queue with the semantics of RDMA
+ * verbs (ibv_post_send(3), ibv_post_recv(3), ibv_poll_cq(3)), carried over one or several TCP subflows.
+ *
+ * <h2>Semantics</h2>
+ * <ul>
+ *   <li>A SEND consumes the peer's oldest posted receive; a message longer than that receive fails both
+ *   (LOCAL_LENGTH_ERROR at the peer). An RDMA WRITE lands in the peer's region named by its remote key
+ *   and offset, with no completion at the peer; WRITE with immediate also consumes a receive, whose
+ *   completion carries the immediate. An RDMA READ copies the peer's region into the local buffer.</li>
+ *   <li>A SEND or WRITE completes once the peer has acknowledged it: its data is placed at the peer. A
+ *   READ completes once its data has landed here.</li>
+ *   <li>Completions of the send queue come in posting order, and so do those of the receive queue; the
+ *   two are interleaved in the one completion queue.</li>
+ *   <li>Sends that consume receives are flow-controlled by credits (the peer's posted receives): a SEND
+ *   waits for a receive to be posted instead of failing, so no side buffers without bound.</li>
+ *   <li>Any failure (a refused key on either side, a protocol violation by the peer, the loss of every
+ *   subflow, {@link #close()}) moves the queue pair to {@link QpState#ERROR}: what is outstanding completes
+ *   with an error status (the failing request with its own, the rest FLUSH_ERROR), in posting order, and
+ *   later posts complete with FLUSH_ERROR.</li>
+ * </ul>
+ *
+ * <h2>Threads</h2>
+ * The three queues are rings in off-heap memory between the posting thread and the context's loop
+ * thread; posting and polling take no lock. One thread at a time may post sends, one may post receives
+ * and one may poll (they may be the same thread, or the loop thread itself); posting from two threads at
+ * once needs the caller's own lock, as concurrent ibv_post_send(3) calls need the provider's. Buffers
+ * named by a work request must stay unchanged until it completes: a subflow that fails makes the queue
+ * pair send them again from there.
+ *
+ * <p>Nothing on the post or poll path allocates.
+ */
+public final class QueuePair implements AutoCloseable {
+    private static final VarHandle DOORBELL;
+    private static final VarHandle STALLED;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            DOORBELL = lookup.findVarHandle(QueuePair.class, "doorbell", int.class);
+            STALLED = lookup.findVarHandle(QueuePair.class, "completionsStalled", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final QpContext context;
+    private final EventLoop loop;
+    private final Arena arena = Arena.ofShared();
+    final SpscRing sendRing;
+    final SpscRing receiveRing;
+    final SpscRing completionRing;
+    private final QpEngine engine;
+    private final QpConfig config;
+    private final Runnable ring = this::onDoorbell;
+    private final Runnable resume;
+    /** 1 while a doorbell task is queued and has not started draining. */
+    @SuppressWarnings("unused")
+    private volatile int doorbell;
+    /** 1 when the loop stopped because the completion ring was full. */
+    @SuppressWarnings("unused")
+    private volatile int completionsStalled;
+    private volatile boolean closed;
+
+    /** Created on the loop thread once a first subflow's handshake agreed {@code agreement}. */
+    QueuePair(QpContext context, EventLoop loop, MemoryRegistry registry, BufferRing bufferRing, Agreement agreement,
+            QpConfig requested, long token, byte[] secret) {
+        this.context = context;
+        this.loop = loop;
+        this.config = agreement.applyTo(requested);
+        FramingConfig framing = agreement.framing();
+        this.sendRing = new SpscRing(arena, config.sendQueueDepth(), QueueEntries.SEND_ENTRY);
+        this.receiveRing = new SpscRing(arena, config.receiveQueueDepth(), QueueEntries.RECEIVE_ENTRY);
+        this.completionRing = new SpscRing(arena, Integer.highestOneBit(config.sendQueueDepth()
+                + config.receiveQueueDepth() - 1) * 2, QueueEntries.COMPLETION_ENTRY);
+        this.engine = new QpEngine(this, loop, registry, bufferRing, framing, config, token, secret);
+        this.resume = engine::onCompletionsPolled;
+    }
+
+    QpEngine engine() {
+        return engine;
+    }
+
+    /** What the two ends agreed (segment size, window, ICRC, subflow limit) and this side's queue depths. */
+    public QpConfig config() {
+        return config;
+    }
+
+    /** The current state; any thread. */
+    public QpState state() {
+        return engine.state();
+    }
+
+    // ---------------------------------------------------------------- posting
+
+    /**
+     * Posts a send work request (copied: {@code wr} may be refilled at once).
+     *
+     * @return false if the send queue is full (poll completions, then post again)
+     * @throws IllegalArgumentException if {@code wr} was never filled
+     * @throws IllegalStateException    if the queue pair was closed
+     */
+    public boolean postSend(WorkRequest wr) {
+        if (wr == null || wr.opcode < 0) {
+            throw new IllegalArgumentException("work request is not filled: " + wr);
+        }
+        checkOpen();
+        long at = sendRing.claim();
+        if (at < 0) {
+            return false;
+        }
+        QueueEntries.writeSend(sendRing.memory(), at, wr);
+        sendRing.publish();
+        ringDoorbell();
+        return true;
+    }
+
+    /**
+     * Posts a receive of up to {@code length} bytes at {@code offset} of the local region {@code lkey}
+     * (which needs LOCAL_WRITE). Each posted receive is one credit for the peer's SENDs and WRITEs with
+     * immediate. A bad key or range completes the receive with LOCAL_PROTECTION_ERROR and fails the queue
+     * pair, as verbs do.
+     *
+     * @return false if the receive queue is full
+     * @throws IllegalArgumentException if the range is negative
+     * @throws IllegalStateException    if the queue pair was closed
+     */
+    public boolean postReceive(long workRequestId, int lkey, long offset, int length) {
+        if (offset < 0 || length < 0) {
+            throw new IllegalArgumentException("receive range " + offset + "+" + length + " is negative");
+        }
+        checkOpen();
+        long at = receiveRing.claim();
+        if (at < 0) {
+            return false;
+        }
+        QueueEntries.writeReceive(receiveRing.memory(), at, workRequestId, lkey, offset, length);
+        receiveRing.publish();
+        ringDoorbell();
+        return true;
+    }
+
+    /** Wakes the loop once for however many posts happen before it starts draining. */
+    private void ringDoorbell() {
+        if ((int) DOORBELL.getAcquire(this) == 0 && DOORBELL.compareAndSet(this, 0, 1)) {
+            loop.execute(ring);
+        }
+    }
+
+    private void onDoorbell() {
+        DOORBELL.setVolatile(this, 0); // before draining: a post that misses this drain rings again
+        if (!closed) {
+            engine.onDoorbell();
+        }
+    }
+
+    // ---------------------------------------------------------------- completions
+
+    /**
+     * Moves the oldest completion into {@code into}.
+     *
+     * @return false, leaving {@code into} untouched, when there is none
+     */
+    public boolean poll(WorkCompletion into) {
+        if (into == null) {
+            throw new IllegalArgumentException("into is null");
+        }
+        checkOpen();
+        long at = completionRing.peek();
+        if (at >= 0) {
+            QueueEntries.readCompletion(completionRing.memory(), at, into);
+            completionRing.advance();
+        }
+        // Also when nothing was there: the loop may have found the ring full just before it was emptied.
+        if ((int) STALLED.getAcquire(this) != 0 && STALLED.compareAndSet(this, 1, 0)) {
+            loop.execute(resume);
+        }
+        return at >= 0;
+    }
+
+    /** Fills {@code into} from the start with up to {@code into.length} completions; returns how many. */
+    public int poll(WorkCompletion[] into) {
+        int n = 0;
+        while (n < into.length && poll(into[n])) {
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * Waits up to {@code timeout} for a completion, spinning briefly and then parking in short steps.
+     *
+     * @return false if none came in time
+     */
+    public boolean await(WorkCompletion into, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        int spins = 0;
+        while (!poll(into)) {
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
+            if (++spins > 1000) {
+                LockSupport.parkNanos(20_000);
+            } else {
+                Thread.onSpinWait();
+            }
+        }
+        return true;
+    }
+
+    /** The loop found the completion ring full; the next poll wakes it. Loop thread. */
+    void markCompletionsStalled() {
+        STALLED.setRelease(this, 1);
+    }
+
+    // ---------------------------------------------------------------- subflows
+
+    /**
+     * Opens one more subflow along {@code path} and joins it to this queue pair (the connecting side only),
+     * proving the pair's secret. Completes with the subflow's index, or exceptionally with the reason the
+     * acceptor refused or the connection failed.
+     */
+    public CompletableFuture<Integer> addSubflow(SubflowPath path) {
+        checkOpen();
+        return context.join(this, path);
+    }
+
+    /** Subflows that carry frames now. */
+    public int liveSubflows() {
+        return call(engine::liveSubflows);
+    }
+
+    /** A snapshot of the state, the resends and every subflow's share. */
+    public QpStatistics statistics() {
+        return call(() -> {
+            List<QpStatistics.SubflowStatistics> list = new ArrayList<>();
+            for (Subflow s : engine.subflows) {
+                if (s != null) {
+                    list.add(new QpStatistics.SubflowStatistics(s.index, s.path, !s.dead, s.bytesSent, s.framesSent,
+                            s.rate() * 1e9));
+                }
+            }
+            return new QpStatistics(engine.state(), engine.errorReason(), engine.framesResent, engine.bytesResent, list);
+        });
+    }
+
+    /** Runs {@code task} on the loop thread and waits for it (control path). */
+    <T> T call(java.util.function.Supplier<T> task) {
+        if (loop.inLoop()) {
+            return task.get();
+        }
+        CompletableFuture<T> f = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                f.complete(task.get());
+            } catch (RuntimeException | Error e) {
+                f.completeExceptionally(e);
+            }
+        });
+        try {
+            return f.get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("event loop did not answer: " + e, e);
+        }
+    }
+
+    /** Closes a subflow's socket as if its network path had failed: for failover tests and drills. */
+    void killSubflow(int index) {
+        call(() -> {
+            Subflow s = engine.subflows[index];
+            if (s != null) {
+                engine.onSubflowFailed(s, 0, 0, "killed");
+            }
+            return null;
+        });
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("queue pair is closed");
+        }
+    }
+
+    /**
+     * Moves the queue pair to ERROR (outstanding work completes with FLUSH_ERROR, which {@link #poll} no
+     * longer returns), closes every subflow (the peer's queue pair then fails too) and frees the rings.
+     * Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        call(() -> {
+            engine.close();
+            context.forget(engine);
+            closed = true;
+            return null;
+        });
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return closed ? "QueuePair[closed]" : call(engine::describe);
+    }
+}

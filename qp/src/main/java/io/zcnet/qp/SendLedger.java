@@ -1,0 +1,142 @@
+package io.zcnet.qp;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Send work requests taken from the send queue and not yet completed, in posting order: what each one is,
+ * which MSNs and frames it took, and how far it got. A work request stays here until the peer has
+ * acknowledged all its messages (and, for a READ, all its responses have landed), because a subflow that
+ * fails may force any of its frames to be sent again. READ responses this side owes the peer live here
+ * too, as internal entries that complete without a completion. Parallel arrays indexed by sequence number
+ * modulo a power of two; owner thread of the loop.
+ */
+final class SendLedger {
+    /** An internal entry: the response to one READ request of the peer. */
+    static final int READ_RESPONSE = 5;
+
+    final int mask;
+    final long[] workRequestId;
+    final int[] kind;
+    final boolean[] signaled;
+    final int[] immediate;
+    final MemorySegment[] source;
+    final long[] sourceOffset;
+    final int[] length;
+    final int[] rkey;
+    final long[] remoteOffset;
+    final int[] sinkRkey;
+    final long[] sinkOffset;
+    /** Status decided before the work request went out (a refused local key), or -1. */
+    final int[] earlyStatus;
+
+    // Set when the entry is begun (its MSNs claimed).
+    final boolean[] begun;
+    final int[] firstMsn;
+    final int[] messages;
+    /** MSNs claimed up to and including this entry's, counted from the start: acknowledged once the
+     *  peer's cumulative acknowledgement reaches it. */
+    final long[] msnEnd;
+    final long[] firstFrame;
+    final long[] frameCount;
+    /** Frames handed to a subflow at least once. */
+    final long[] handed;
+    /** READ: pieces registered with the assembler, and responses that landed. */
+    final int[] readsExpected;
+    final int[] readsDone;
+    /** READ: the first response error, or -1. */
+    final int[] readStatus;
+
+    long head;
+    long tail;
+    int userEntries;
+
+    SendLedger(int capacity) {
+        if (Integer.bitCount(capacity) != 1) {
+            throw new IllegalArgumentException("ledger capacity " + capacity + " must be a power of two");
+        }
+        mask = capacity - 1;
+        workRequestId = new long[capacity];
+        kind = new int[capacity];
+        signaled = new boolean[capacity];
+        immediate = new int[capacity];
+        source = new MemorySegment[capacity];
+        sourceOffset = new long[capacity];
+        length = new int[capacity];
+        rkey = new int[capacity];
+        remoteOffset = new long[capacity];
+        sinkRkey = new int[capacity];
+        sinkOffset = new long[capacity];
+        earlyStatus = new int[capacity];
+        begun = new boolean[capacity];
+        firstMsn = new int[capacity];
+        messages = new int[capacity];
+        msnEnd = new long[capacity];
+        firstFrame = new long[capacity];
+        frameCount = new long[capacity];
+        handed = new long[capacity];
+        readsExpected = new int[capacity];
+        readsDone = new int[capacity];
+        readStatus = new int[capacity];
+    }
+
+    boolean isFull() {
+        return tail - head > mask;
+    }
+
+    boolean isEmpty() {
+        return tail == head;
+    }
+
+    int slot(long seq) {
+        return (int) seq & mask;
+    }
+
+    /** Appends an entry and returns its sequence number; the caller checked {@link #isFull()}. */
+    long append(int entryKind, long id, boolean isSignaled, int imm, MemorySegment src, long srcOffset, int bytes,
+            int key, long keyOffset, int sinkKey, long sinkAt) {
+        long seq = tail++;
+        int i = slot(seq);
+        kind[i] = entryKind;
+        workRequestId[i] = id;
+        signaled[i] = isSignaled;
+        immediate[i] = imm;
+        source[i] = src;
+        sourceOffset[i] = srcOffset;
+        length[i] = bytes;
+        rkey[i] = key;
+        remoteOffset[i] = keyOffset;
+        sinkRkey[i] = sinkKey;
+        sinkOffset[i] = sinkAt;
+        earlyStatus[i] = -1;
+        begun[i] = false;
+        handed[i] = 0;
+        frameCount[i] = 0;
+        readsExpected[i] = 0;
+        readsDone[i] = 0;
+        readStatus[i] = -1;
+        if (entryKind != READ_RESPONSE) {
+            userEntries++;
+        }
+        return seq;
+    }
+
+    /** Drops the oldest entry. */
+    void retireHead() {
+        int i = slot(head++);
+        source[i] = null;
+        if (kind[i] != READ_RESPONSE) {
+            userEntries--;
+        }
+    }
+
+    /** The entry that holds global frame {@code frame}, or -1. */
+    long entryOfFrame(long frame) {
+        for (long seq = head; seq < tail; seq++) {
+            int i = slot(seq);
+            if (begun[i] && frame >= firstFrame[i] && frame < firstFrame[i] + frameCount[i]) {
+                return seq;
+            }
+        }
+        return -1;
+    }
+}

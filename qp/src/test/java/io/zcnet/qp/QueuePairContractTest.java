@@ -1,0 +1,265 @@
+package io.zcnet.qp;
+
+import static io.zcnet.qp.QpPair.assertFilled;
+import static io.zcnet.qp.QpPair.assertSuccess;
+import static io.zcnet.qp.QpPair.fill;
+import static io.zcnet.qp.QpPair.next;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.zcnet.ring.EventLoopConfig;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Queue-pair semantics over real loopback TCP on one engine: every work-request kind, sizes from 0 B to
+ * 16 MiB - 1 checked byte for byte, completion order, flow control, striping and failover over several
+ * subflows, and the error flush. Subclassed once per engine.
+ */
+@Timeout(120)
+abstract class QueuePairContractTest {
+    static final int MIB = 1 << 20;
+    static final int[] SIZES = {0, 1, 63, 4096, 65535, 65536, 65537, 1 << 20, 3 * (1 << 20) + 17, (1 << 24) - 1};
+
+    protected abstract EventLoopConfig.Choice engine();
+
+    QpConfig config() {
+        return QpConfig.defaults();
+    }
+
+    @Test
+    void sendsOfEverySizeLandInPostedReceivesInOrder() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 64L * MIB)) {
+            long offset = 0;
+            long[] at = new long[SIZES.length];
+            for (int i = 0; i < SIZES.length; i++) {
+                at[i] = offset;
+                assertTrue(p.server.postReceive(100 + i, p.serverRegion.localKey(), offset, SIZES[i]));
+                fill(p.clientRegion, offset, SIZES[i], i);
+                offset += SIZES[i];
+            }
+            WorkRequest wr = new WorkRequest();
+            for (int i = 0; i < SIZES.length; i++) {
+                if (i % 2 == 0) {
+                    wr.send(i, p.clientRegion.localKey(), at[i], SIZES[i]);
+                } else {
+                    wr.sendWithImmediate(i, p.clientRegion.localKey(), at[i], SIZES[i], 0x1000 + i);
+                }
+                assertTrue(p.client.postSend(wr));
+            }
+            for (int i = 0; i < SIZES.length; i++) {
+                WorkCompletion wc = next(p.server);
+                assertSuccess(wc, 100 + i, WorkCompletion.OP_RECV, SIZES[i]);
+                assertEquals(i % 2 == 1, wc.hasImmediate(), wc::toString);
+                if (i % 2 == 1) {
+                    assertEquals(0x1000 + i, wc.immediate());
+                }
+                assertFilled(p.serverRegion, at[i], SIZES[i], i);
+            }
+            for (int i = 0; i < SIZES.length; i++) {
+                assertSuccess(next(p.client), i, WorkCompletion.OP_SEND, SIZES[i]);
+            }
+        }
+    }
+
+    @Test
+    void writesAndWritesWithImmediatePlaceAtTheRemoteOffset() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 80L * MIB)) {
+            int big = 40 * MIB + 3; // several messages: an operation larger than one message is split
+            fill(p.clientRegion, 0, big, 7);
+            WorkRequest wr = new WorkRequest();
+            assertTrue(p.client.postSend(wr.write(1, p.clientRegion.localKey(), 0, big, p.serverRegion.remoteKey(), 4096)));
+            assertSuccess(next(p.client), 1, WorkCompletion.OP_RDMA_WRITE, big);
+            assertFilled(p.serverRegion, 4096, big, 7);
+
+            assertTrue(p.server.postReceive(55, p.serverRegion.localKey(), 0, 0));
+            fill(p.clientRegion, 0, 5000, 8);
+            assertTrue(p.client.postSend(wr.writeWithImmediate(2, p.clientRegion.localKey(), 0, 5000,
+                    p.serverRegion.remoteKey(), 60 * MIB, 0xCAFE)));
+            WorkCompletion received = next(p.server);
+            assertSuccess(received, 55, WorkCompletion.OP_RECV_RDMA_WITH_IMM, received.byteCount());
+            assertTrue(received.hasImmediate());
+            assertEquals(0xCAFE, received.immediate());
+            assertFilled(p.serverRegion, 60 * MIB, 5000, 8);
+            assertSuccess(next(p.client), 2, WorkCompletion.OP_RDMA_WRITE, 5000);
+        }
+    }
+
+    @Test
+    void readsPullTheRemoteRegion() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 64L * MIB)) {
+            WorkRequest wr = new WorkRequest();
+            long offset = 0;
+            for (int i = 0; i < SIZES.length; i++) {
+                fill(p.serverRegion, offset, SIZES[i], 40 + i);
+                assertTrue(p.client.postSend(wr.read(i, p.clientRegion.localKey(), offset, SIZES[i],
+                        p.serverRegion.remoteKey(), offset)));
+                offset += SIZES[i];
+            }
+            offset = 0;
+            for (int i = 0; i < SIZES.length; i++) {
+                assertSuccess(next(p.client), i, WorkCompletion.OP_RDMA_READ, SIZES[i]);
+                assertFilled(p.clientRegion, offset, SIZES[i], 40 + i);
+                offset += SIZES[i];
+            }
+        }
+    }
+
+    @Test
+    void sendsWaitForCreditsInsteadOfFailing() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            WorkRequest wr = new WorkRequest();
+            fill(p.clientRegion, 0, 1000, 3);
+            for (int i = 0; i < 8; i++) {
+                assertTrue(p.client.postSend(wr.send(i, p.clientRegion.localKey(), 0, 1000)));
+            }
+            Thread.sleep(200);
+            WorkCompletion wc = new WorkCompletion();
+            assertFalse(p.client.poll(wc), "a SEND completed without a receive posted: " + wc);
+            assertEquals(QpState.RTS, p.client.state());
+            for (int i = 0; i < 8; i++) {
+                assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), i * 1000L, 1000));
+            }
+            for (int i = 0; i < 8; i++) {
+                assertSuccess(next(p.server), i, WorkCompletion.OP_RECV, 1000);
+                assertFilled(p.serverRegion, i * 1000L, 1000, 3);
+            }
+            for (int i = 0; i < 8; i++) {
+                assertSuccess(next(p.client), i, WorkCompletion.OP_SEND, 1000);
+            }
+        }
+    }
+
+    @Test
+    void unsignaledWorkRequestsCompleteSilently() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            WorkRequest wr = new WorkRequest();
+            for (int i = 0; i < 9; i++) {
+                wr.write(i, p.clientRegion.localKey(), 0, 100, p.serverRegion.remoteKey(), 0);
+                assertTrue(p.client.postSend(i == 8 ? wr : wr.unsignaled()));
+            }
+            assertSuccess(next(p.client), 8, WorkCompletion.OP_RDMA_WRITE, 100);
+            Thread.sleep(100);
+            assertFalse(p.client.poll(new WorkCompletion()));
+        }
+    }
+
+    @Test
+    void stripedOverSeveralSubflowsEveryByteArrivesOnce() throws Exception {
+        QpConfig config = config().withSubflows(4);
+        try (QpPair p = new QpPair(engine(), config, 72L * MIB)) {
+            assertEquals(4, p.client.liveSubflows());
+            int messages = 64;
+            int size = MIB;
+            fill(p.clientRegion, 0, (long) messages * size, 11);
+            WorkRequest wr = new WorkRequest();
+            for (int i = 0; i < messages; i++) {
+                assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), (long) i * size, size));
+            }
+            for (int i = 0; i < messages; i++) {
+                assertTrue(p.client.postSend(wr.send(i, p.clientRegion.localKey(), (long) i * size, size)));
+            }
+            for (int i = 0; i < messages; i++) {
+                assertSuccess(next(p.server), i, WorkCompletion.OP_RECV, size);
+            }
+            assertFilled(p.serverRegion, 0, (long) messages * size, 11);
+            for (int i = 0; i < messages; i++) {
+                assertSuccess(next(p.client), i, WorkCompletion.OP_SEND, size);
+            }
+            QpStatistics stats = p.client.statistics();
+            long carriers = stats.subflows().stream().filter(s -> s.payloadBytes() > 0).count();
+            assertTrue(carriers >= 2, () -> "striping used one subflow only: " + stats);
+        }
+    }
+
+    @Test
+    void aSubflowKilledMidTransferLosesNothingAndCompletesNothingTwice() throws Exception {
+        QpConfig config = config().withSubflows(3);
+        try (QpPair p = new QpPair(engine(), config, 130L * MIB)) {
+            int messages = 128;
+            int size = MIB;
+            fill(p.clientRegion, 0, (long) messages * size, 13);
+            for (int i = 0; i < messages; i++) {
+                assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), (long) i * size, size));
+            }
+            WorkRequest wr = new WorkRequest();
+            for (int i = 0; i < messages; i++) {
+                assertTrue(p.client.postSend(wr.send(i, p.clientRegion.localKey(), (long) i * size, size)));
+                if (i == 16) {
+                    p.client.killSubflow(1);
+                }
+            }
+            for (int i = 0; i < messages; i++) {
+                assertSuccess(next(p.server), i, WorkCompletion.OP_RECV, size);
+            }
+            assertFilled(p.serverRegion, 0, (long) messages * size, 13);
+            for (int i = 0; i < messages; i++) {
+                assertSuccess(next(p.client), i, WorkCompletion.OP_SEND, size);
+            }
+            Thread.sleep(100);
+            assertFalse(p.server.poll(new WorkCompletion()), "a receive completed twice");
+            assertFalse(p.client.poll(new WorkCompletion()), "a send completed twice");
+            assertEquals(2, p.client.liveSubflows());
+            assertEquals(QpState.RTS, p.client.state());
+        }
+    }
+
+    @Test
+    void aSubflowAddedLaterCarriesTraffic() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 40L * MIB)) {
+            int index = p.client.addSubflow(SubflowPath.to(p.listener.address())).get();
+            assertEquals(1, index);
+            assertEquals(2, p.client.liveSubflows());
+            p.client.killSubflow(0);
+            fill(p.clientRegion, 0, 32L * MIB, 17);
+            WorkRequest wr = new WorkRequest();
+            assertTrue(p.client.postSend(wr.write(9, p.clientRegion.localKey(), 0, 32 * MIB, p.serverRegion.remoteKey(), 0)));
+            assertSuccess(next(p.client), 9, WorkCompletion.OP_RDMA_WRITE, 32 * MIB);
+            assertFilled(p.serverRegion, 0, 32L * MIB, 17);
+        }
+    }
+
+    @Test
+    void aWriteToABadKeyFailsBothSidesAndFlushesTheRest() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            for (int i = 0; i < 3; i++) {
+                assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), 0, 100));
+            }
+            WorkRequest wr = new WorkRequest();
+            assertTrue(p.client.postSend(wr.write(1, p.clientRegion.localKey(), 0, 100, p.serverRegion.remoteKey() ^ 0x5A5A, 0)));
+            assertTrue(p.client.postSend(wr.send(2, p.clientRegion.localKey(), 0, 10)));
+            List<WorkCompletion> client = next(p.client, 2);
+            assertEquals(1, client.get(0).workRequestId());
+            assertNotEquals(WorkCompletion.SUCCESS, client.get(0).status(), client.get(0)::toString);
+            assertEquals(2, client.get(1).workRequestId());
+            assertEquals(WorkCompletion.FLUSH_ERROR, client.get(1).status(), client.get(1)::toString);
+            List<WorkCompletion> server = next(p.server, 3);
+            for (int i = 0; i < 3; i++) {
+                assertEquals(i, server.get(i).workRequestId());
+                assertEquals(WorkCompletion.FLUSH_ERROR, server.get(i).status(), server.get(i)::toString);
+            }
+            assertEquals(QpState.ERROR, p.client.state());
+            assertEquals(QpState.ERROR, p.server.state());
+            assertTrue(p.client.postSend(wr.send(3, p.clientRegion.localKey(), 0, 10)));
+            assertEquals(WorkCompletion.FLUSH_ERROR, next(p.client).status());
+        }
+    }
+
+    @Test
+    void aBadLocalKeyFailsTheWorkRequestWithLocalProtection() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            WorkRequest wr = new WorkRequest();
+            assertTrue(p.client.postSend(wr.send(1, p.clientRegion.localKey() + 1, 0, 10)));
+            WorkCompletion wc = next(p.client);
+            assertEquals(WorkCompletion.LOCAL_PROTECTION_ERROR, wc.status(), wc::toString);
+            assertEquals(QpState.ERROR, p.client.state());
+            assertTrue(p.client.postSend(wr.send(2, p.clientRegion.localKey(), p.clientRegion.segment().byteSize(), 1)));
+            assertEquals(WorkCompletion.LOCAL_PROTECTION_ERROR, next(p.client).status());
+        }
+    }
+}
