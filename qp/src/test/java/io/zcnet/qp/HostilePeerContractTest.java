@@ -1,0 +1,285 @@
+package io.zcnet.qp;
+
+import static io.zcnet.qp.QpPair.assertFilled;
+import static io.zcnet.qp.QpPair.assertSuccess;
+import static io.zcnet.qp.QpPair.fill;
+import static io.zcnet.qp.QpPair.next;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.framing.FrameHeader;
+import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.Segmenter;
+import io.zcnet.ring.EventLoopConfig;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A hostile peer on a raw socket against a listening context: broken, silent, forged and replayed
+ * handshakes and frames a real sender never writes. Each must fail only the connection or queue pair it
+ * belongs to, with the right reason, while a well-behaved queue pair on the same context carries on.
+ * Subclassed once per engine.
+ */
+@Timeout(120)
+abstract class HostilePeerContractTest {
+
+    protected abstract EventLoopConfig.Choice engine();
+
+    QpConfig config() {
+        return QpConfig.defaults().withTimeouts(Duration.ofMillis(500), Duration.ofMillis(400));
+    }
+
+    /** A healthy queue pair still moves data both ways on the same contexts. */
+    static void assertHealthy(QpPair p) {
+        WorkRequest wr = new WorkRequest();
+        fill(p.clientRegion, 0, 10_000, 99);
+        assertTrue(p.client.postSend(wr.write(77, p.clientRegion.localKey(), 0, 10_000, p.serverRegion.remoteKey(), 0)));
+        assertSuccess(next(p.client), 77, WorkCompletion.OP_RDMA_WRITE, 10_000);
+        assertFilled(p.serverRegion, 0, 10_000, 99);
+        assertEquals(QpState.RTS, p.server.state());
+    }
+
+    @Test
+    void garbageInsteadOfAHandshakeIsDropped() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20);
+             RawPeer raw = new RawPeer(p.listener.address())) {
+            raw.buffer.asSlice(0, HandshakeMessage.LENGTH).fill((byte) 0x41);
+            raw.write(0, HandshakeMessage.LENGTH);
+            assertTrue(raw.closedWithin(3000), "garbage was not dropped");
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void aSilentHandshakeIsDroppedAfterTheTimeout() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20);
+             RawPeer raw = new RawPeer(p.listener.address())) {
+            long start = System.nanoTime();
+            assertTrue(raw.closedWithin(5000), "a silent connection was kept");
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(millis >= 300, () -> "dropped after " + millis + " ms, before the 500 ms timeout");
+            assertTrue(p.listener.lastRefusal().contains("timeout"), p.listener::lastRefusal);
+        }
+    }
+
+    @Test
+    void thousandsOfHalfOpenHandshakesDoNotStopARealOne() throws Exception {
+        QpConfig config = config().withTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(2));
+        try (QpPair p = new QpPair(engine(), config, 1 << 20)) {
+            List<SocketChannel> halfOpen = new ArrayList<>();
+            try {
+                for (int i = 0; i < 2000; i++) {
+                    halfOpen.add(SocketChannel.open(p.listener.address()));
+                }
+                try (QueuePair another = p.clientContext.connect(p.listener.address(), config)) {
+                    assertEquals(QpState.RTS, another.state());
+                    assertNotNull(p.listener.accept(QpPair.WAIT));
+                }
+                assertTrue(p.listener.refused() >= 2000 - QpListener.MAX_HANDSHAKES,
+                        () -> "only " + p.listener.refused() + " half-open handshakes were dropped");
+                assertHealthy(p);
+            } finally {
+                for (SocketChannel c : halfOpen) {
+                    c.close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aJoinNamingNoQueuePairIsRefused() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20);
+             RawPeer raw = new RawPeer(p.listener.address())) {
+            raw.sendJoin(p.server.engine().token() ^ 1);
+            assertEquals(HandshakeMessage.REFUSE, raw.readAnswer());
+            assertEquals(HandshakeMessage.REASON_UNKNOWN_TOKEN, raw.message.reason());
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void aJoinWithoutTheSecretIsRefused() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20);
+             RawPeer raw = new RawPeer(p.listener.address())) {
+            raw.token = p.server.engine().token();
+            raw.sendJoin(raw.token);
+            assertEquals(HandshakeMessage.CHALLENGE, raw.readAnswer());
+            byte[] guess = JoinSecret.randomBytes(32);
+            raw.sendProof(JoinSecret.hmac(guess, "zcnet-join-i", raw.token, raw.message.nonce(), raw.nonce), 0);
+            assertTrue(raw.closedWithin(3000), "a join without the secret was kept");
+            assertTrue(p.listener.lastRefusal().contains("proof"), p.listener::lastRefusal);
+            assertEquals(1, p.server.liveSubflows());
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void aReplayedJoinIsRefused() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20)) {
+            long token = p.server.engine().token();
+            byte[] secret = p.server.engine().secret();
+            byte[] join;
+            byte[] proof;
+            try (RawPeer first = new RawPeer(p.listener.address())) {
+                first.token = token;
+                first.sendJoin(token);
+                join = first.buffer.asSlice(0, HandshakeMessage.LENGTH).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+                assertEquals(HandshakeMessage.CHALLENGE, first.readAnswer());
+                first.icrc = p.server.config().icrc();
+                first.sendProof(JoinSecret.hmac(secret, "zcnet-join-i", token, first.message.nonce(), first.nonce), 0);
+                proof = first.buffer.asSlice(0, HandshakeMessage.LENGTH + FrameHeader.LENGTH)
+                        .toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+                assertTrue(first.read(HandshakeMessage.LENGTH, FrameHeader.LENGTH), "the genuine join got no RTR_ACK");
+            }
+            try (RawPeer replay = new RawPeer(p.listener.address())) {
+                MemorySegment.copy(MemorySegment.ofArray(join), 0, replay.buffer, 0, join.length);
+                replay.write(0, join.length);
+                assertEquals(HandshakeMessage.CHALLENGE, replay.readAnswer());
+                MemorySegment.copy(MemorySegment.ofArray(proof), 0, replay.buffer, 0, proof.length);
+                replay.write(0, proof.length);
+                assertTrue(replay.closedWithin(3000), "a replayed join was accepted");
+                assertTrue(p.listener.lastRefusal().contains("proof"), p.listener::lastRefusal);
+            }
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void aListenerWithAKeyRefusesPeersWithoutIt() throws Exception {
+        byte[] key = new byte[32];
+        Arrays.fill(key, (byte) 7);
+        QpConfig keyed = config().withPreSharedKey(key);
+        try (QpContext server = QpContext.open(engine()); QpContext client = QpContext.open(engine())) {
+            QpListener listener = server.listen(new InetSocketAddress("127.0.0.1", 0), keyed);
+            IOException none = assertThrows(IOException.class, () -> client.connect(listener.address(), config()));
+            assertTrue(none.getMessage().contains("pre-shared key"), none::getMessage);
+            byte[] wrong = key.clone();
+            wrong[0] ^= 1;
+            IOException bad = assertThrows(IOException.class,
+                    () -> client.connect(listener.address(), config().withPreSharedKey(wrong)));
+            assertTrue(bad.getMessage().contains("pre-shared key"), bad::getMessage);
+            try (QueuePair good = client.connect(listener.address(), keyed)) {
+                assertEquals(QpState.RTS, good.state());
+                assertNotNull(listener.accept(QpPair.WAIT));
+            }
+        }
+    }
+
+    /** Opens a queue pair from a raw peer and returns the server's end of it. */
+    private static QueuePair rawQueuePair(QpPair p, RawPeer raw, QpConfig config, int credits) throws Exception {
+        raw.open(config, credits);
+        QueuePair accepted = p.listener.accept(QpPair.WAIT);
+        assertNotNull(accepted);
+        return accepted;
+    }
+
+    /** Writes every frame of the segmenter's current request to the raw peer's socket. */
+    private static void writeFrames(RawPeer raw, Segmenter s) throws IOException {
+        for (long i = 0; i < s.frameCount(); i++) {
+            int header = s.writeFrame(i, raw.buffer, 0);
+            int length = s.payloadLength();
+            if (length > 0) {
+                MemorySegment.copy(s.source(), s.payloadOffset(), raw.buffer, header, length);
+            }
+            raw.write(0, header + length);
+        }
+    }
+
+    private static void assertFailsWith(QueuePair victim, String reason) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (victim.state() != QpState.ERROR && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        QpStatistics stats = victim.statistics();
+        assertEquals(QpState.ERROR, stats.state(), stats::toString);
+        assertTrue(stats.errorReason().contains(reason), () -> "failed for another reason: " + stats.errorReason());
+    }
+
+    @Test
+    void aWriteWithABadKeyFailsOnlyItsQueuePair() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20);
+             RawPeer raw = new RawPeer(p.listener.address());
+             Arena arena = Arena.ofConfined()) {
+            QueuePair victim = rawQueuePair(p, raw, config(), 0);
+            Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+            MemorySegment data = arena.allocate(1000);
+            writeFrames(raw, s.beginWrite(0, data, 0, 1000, p.serverRegion.remoteKey() + 1, 0));
+            assertFailsWith(victim, "REMOTE_ACCESS");
+            writeFrames(raw, s.beginWrite(1, data, 0, 1000, p.serverRegion.remoteKey(), (1 << 20) - 10));
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void aWritePastTheRegionFailsOnlyItsQueuePair() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20);
+             RawPeer raw = new RawPeer(p.listener.address());
+             Arena arena = Arena.ofConfined()) {
+            QueuePair victim = rawQueuePair(p, raw, config(), 0);
+            MemoryRegion guard = p.serverContext.register(p.arena.allocate(4096, 4096), Access.ALL);
+            guard.segment().fill((byte) 0x33);
+            Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+            MemorySegment data = arena.allocate(1000);
+            writeFrames(raw, s.beginWrite(0, data, 0, 1000, p.serverRegion.remoteKey(), (1 << 20) - 10));
+            assertFailsWith(victim, "REMOTE_ACCESS");
+            for (long i = 0; i < 4096; i++) {
+                assertEquals(0x33, guard.segment().get(java.lang.foreign.ValueLayout.JAVA_BYTE, i));
+            }
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void aSendWithoutACreditFailsOnlyItsQueuePair() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20);
+             RawPeer raw = new RawPeer(p.listener.address());
+             Arena arena = Arena.ofConfined()) {
+            QueuePair victim = rawQueuePair(p, raw, config(), 0);
+            Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+            writeFrames(raw, s.beginSend(0, arena.allocate(100), 0, 100));
+            assertFailsWith(victim, "RECEIVER_NOT_READY");
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void anMsnFarAheadOfTheWindowFailsOnlyItsQueuePair() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20);
+             RawPeer raw = new RawPeer(p.listener.address());
+             Arena arena = Arena.ofConfined()) {
+            QueuePair victim = rawQueuePair(p, raw, config(), 0);
+            Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+            writeFrames(raw, s.beginWrite(30_000, arena.allocate(100), 0, 100, p.serverRegion.remoteKey(), 0));
+            assertFailsWith(victim, "MSN_OUT_OF_WINDOW");
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void aPeerThatGoesSilentLosesItsSubflowWithinTheBound() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20);
+             RawPeer raw = new RawPeer(p.listener.address())) {
+            QueuePair victim = rawQueuePair(p, raw, config(), 0);
+            long start = System.nanoTime();
+            assertFailsWith(victim, "silent");
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(millis >= 300 && millis < 2000, () -> "silence detected after " + millis + " ms (bound 400 ms)");
+            assertHealthy(p);
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package io.zcnet.qp;
+
+import io.zcnet.framing.FlowControl;
+import io.zcnet.framing.FrameHeader;
+import io.zcnet.framing.Icrc;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+/**
+ * A hand-driven peer on a blocking Java socket, for what a well-behaved queue pair never does: handshakes
+ * that stop half way, joins without the secret or replayed, and frames a real sender would not write.
+ * Speaks the handshake through the same codec as the library, so each test decides exactly which step to
+ * break.
+ */
+final class RawPeer implements AutoCloseable {
+    final SocketChannel channel;
+    final Arena arena = Arena.ofConfined();
+    final MemorySegment buffer = arena.allocate(4096, 8);
+    final HandshakeMessage message = new HandshakeMessage();
+    byte[] nonce = JoinSecret.randomBytes(HandshakeMessage.NONCE_LENGTH);
+    long token;
+    byte[] secret;
+    int segmentSize;
+    boolean icrc;
+
+    RawPeer(InetSocketAddress address) throws IOException {
+        channel = SocketChannel.open(address);
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+    }
+
+    /** Writes {@code length} bytes of the buffer from {@code offset}. */
+    void write(long offset, int length) throws IOException {
+        ByteBuffer b = buffer.asSlice(offset, length).asByteBuffer();
+        while (b.hasRemaining()) {
+            channel.write(b);
+        }
+    }
+
+    /** Reads exactly {@code length} bytes into the buffer at {@code offset}; false on EOF first. */
+    boolean read(long offset, int length) throws IOException {
+        ByteBuffer b = buffer.asSlice(offset, length).asByteBuffer();
+        while (b.hasRemaining()) {
+            if (channel.read(b) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Sends OPEN with the given proposal. */
+    void sendOpen(QpConfig config) throws IOException {
+        message.wrap(buffer, 0).clear(HandshakeMessage.OPEN)
+                .flags(config.icrc() ? HandshakeMessage.FLAG_ICRC : 0)
+                .segmentSize(config.segmentSize())
+                .messageWindow(config.messageWindow())
+                .maxSubflows(config.maxSubflows())
+                .nonce(nonce);
+        write(0, HandshakeMessage.LENGTH);
+    }
+
+    /** Sends JOIN for {@code joinToken}. */
+    void sendJoin(long joinToken) throws IOException {
+        message.wrap(buffer, 0).clear(HandshakeMessage.JOIN).token(joinToken).nonce(nonce);
+        write(0, HandshakeMessage.LENGTH);
+    }
+
+    /** Reads the acceptor's answer; returns its type (or -1 on EOF). */
+    int readAnswer() throws IOException {
+        if (!read(0, HandshakeMessage.LENGTH)) {
+            return -1;
+        }
+        return message.wrap(buffer, 0).type();
+    }
+
+    /** After a CHALLENGE to an OPEN without a key: learns token, secret and parameters. */
+    void learnOpen() {
+        token = message.token();
+        secret = message.mac();
+        segmentSize = message.segmentSize();
+        icrc = (message.flags() & HandshakeMessage.FLAG_ICRC) != 0;
+    }
+
+    /** Sends PROOF with {@code mac} followed by an RTR frame granting {@code credits}. */
+    void sendProof(byte[] mac, int credits) throws IOException {
+        message.wrap(buffer, 0).clear(HandshakeMessage.PROOF).token(token).mac(mac);
+        FrameHeader h = new FrameHeader().wrap(buffer, HandshakeMessage.LENGTH);
+        FlowControl.writeAcknowledge(h, 0xFFFF, credits, true, false);
+        if (icrc) {
+            h.icrc(new Icrc().compute(buffer, HandshakeMessage.LENGTH));
+        }
+        write(0, HandshakeMessage.LENGTH + FrameHeader.LENGTH);
+    }
+
+    /** The PROOF of an OPEN, from the CHALLENGE just read. */
+    byte[] openProof() {
+        return JoinSecret.hmac(secret, "zcnet-open-i", token, message.nonce(), nonce);
+    }
+
+    /** Runs a whole OPEN handshake; returns once RTR_ACK is read. */
+    void open(QpConfig config, int credits) throws IOException {
+        sendOpen(config);
+        if (readAnswer() != HandshakeMessage.CHALLENGE) {
+            throw new IOException("no CHALLENGE: type " + message.type() + " reason " + message.reason());
+        }
+        learnOpen();
+        sendProof(openProof(), credits);
+        if (!read(HandshakeMessage.LENGTH, FrameHeader.LENGTH)) {
+            throw new IOException("EOF instead of RTR_ACK");
+        }
+    }
+
+    /** Whether the peer has closed the connection (reads until EOF or {@code millis} pass). */
+    boolean closedWithin(long millis) throws IOException {
+        channel.socket().setSoTimeout((int) millis);
+        try (var in = channel.socket().getInputStream()) {
+            byte[] sink = new byte[4096];
+            long deadline = System.currentTimeMillis() + millis;
+            while (System.currentTimeMillis() < deadline) {
+                if (in.read(sink) < 0) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (java.net.SocketTimeoutException e) {
+            return false;
+        } catch (IOException reset) {
+            return true;
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            channel.close();
+        } finally {
+            arena.close();
+        }
+    }
+}
