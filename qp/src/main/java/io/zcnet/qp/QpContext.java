@@ -18,6 +18,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.HashSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -44,6 +46,8 @@ public final class QpContext implements AutoCloseable {
     private final BufferRing bufferRing;
     /** Queue pairs this context accepted, by token, for joins. Loop thread only. */
     private final Map<Long, QpEngine> byToken = new HashMap<>();
+    /** Every queue pair of this context not yet closed, accepted or connected. Loop thread only. */
+    private final Set<QpEngine> liveQueuePairs = new HashSet<>();
     private final List<QpListener> listeners = new ArrayList<>();
     private volatile boolean closed;
 
@@ -195,6 +199,7 @@ public final class QpContext implements AutoCloseable {
                     public void established(InitiatorHandshake h) {
                         QueuePair qp = new QueuePair(QpContext.this, loop, registry, bufferRing, h.agreement, config,
                                 h.token, h.secret);
+                        liveQueuePairs.add(qp.engine());
                         qp.engine().attach(0, socket, h.path, h.peerAckMsn, h.peerCredit);
                         opened.complete(qp);
                     }
@@ -250,6 +255,7 @@ public final class QpContext implements AutoCloseable {
     QueuePair createAccepted(Agreement agreement, QpConfig config, long token, byte[] secret) {
         QueuePair qp = new QueuePair(this, loop, registry, bufferRing, agreement, config, token, secret);
         byToken.put(token, qp.engine());
+        liveQueuePairs.add(qp.engine());
         return qp;
     }
 
@@ -259,6 +265,7 @@ public final class QpContext implements AutoCloseable {
 
     void forget(QpEngine engine) {
         byToken.remove(engine.token(), engine);
+        liveQueuePairs.remove(engine);
     }
 
     private <T> T onLoop(java.util.concurrent.Callable<T> task) throws IOException {
@@ -297,9 +304,11 @@ public final class QpContext implements AutoCloseable {
         }
         try {
             thread.call(() -> {
-                for (QpEngine e : new ArrayList<>(byToken.values())) {
+                for (QpEngine e : new ArrayList<>(liveQueuePairs)) {
                     e.close();
                 }
+                liveQueuePairs.clear();
+                byToken.clear();
                 return null;
             });
         } catch (Exception ignored) {

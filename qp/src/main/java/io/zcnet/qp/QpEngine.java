@@ -25,6 +25,7 @@ import io.zcnet.rx.DeferredFrames;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 
 /**
@@ -114,6 +115,9 @@ final class QpEngine implements CompletionHandler {
     private boolean ackDue;
     private boolean endOfTurnQueued;
     private final Runnable endOfTurn = this::endOfTurn;
+    private final Runnable notify = this::notifyListener;
+    private Runnable completionListener;
+    private boolean notifyQueued;
     private final long tickNanos;
     private boolean tickArmed;
 
@@ -739,7 +743,24 @@ final class QpEngine implements CompletionHandler {
         }
         QueueEntries.writeCompletion(cq.memory(), at, id, status, opcode, bytes, withImm, imm);
         cq.publish();
+        if (completionListener != null && !notifyQueued) {
+            notifyQueued = true;
+            later(notify);
+        }
         return true;
+    }
+
+    /** Runs {@code listener} on the loop thread once per loop turn that added completions (null: none). */
+    void completionListener(Runnable listener) {
+        this.completionListener = listener;
+    }
+
+    private void notifyListener() {
+        notifyQueued = false;
+        Runnable listener = completionListener;
+        if (listener != null && !closed) {
+            listener.run();
+        }
     }
 
     /** The completion ring is full: the user's next poll wakes the loop to continue. */
@@ -755,10 +776,19 @@ final class QpEngine implements CompletionHandler {
         pump();
     }
 
+    /** Queues {@code task} for the end of this loop turn; a closing loop runs nothing more, so none is lost. */
+    private void later(Runnable task) {
+        try {
+            loop.execute(task);
+        } catch (RejectedExecutionException closing) {
+            // The context is closing its loop: the queue pair is being torn down with it.
+        }
+    }
+
     private void scheduleEndOfTurn() {
         if (!endOfTurnQueued && (ackDue || state == QpState.RTS)) {
             endOfTurnQueued = true;
-            loop.execute(endOfTurn);
+            later(endOfTurn);
         }
     }
 

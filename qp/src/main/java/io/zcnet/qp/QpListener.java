@@ -85,14 +85,27 @@ public final class QpListener implements AutoCloseable, CompletionHandler, Accep
         }
         if (result >= 0) {
             accepted++;
-            if (pending.size() >= MAX_HANDSHAKES) {
-                pending.pollFirst().abort("dropped: " + MAX_HANDSHAKES + " handshakes were in progress");
-            }
-            pending.addLast(new AcceptorHandshake(loop, result, "connection " + accepted + " to " + address, this));
+            startHandshake(result);
         }
         if ((flags & CqeFlags.MORE) == 0 && !closed) {
             loop.accept(handlerId, TAG_ACCEPT, socket, true);
         }
+    }
+
+    private void startHandshake(int accepted) {
+        try {
+            // Acknowledgements and small frames must not wait for Nagle behind the peer's delayed ACK.
+            loop.setTcpNoDelay(accepted, true);
+        } catch (IOException e) {
+            refused++;
+            lastRefusal = "cannot set TCP_NODELAY on an accepted connection: " + e.getMessage();
+            loop.close(handlerId, TAG_CLOSED, accepted);
+            return;
+        }
+        if (pending.size() >= MAX_HANDSHAKES) {
+            pending.pollFirst().abort("dropped: " + MAX_HANDSHAKES + " handshakes were in progress");
+        }
+        pending.addLast(new AcceptorHandshake(loop, accepted, "connection " + this.accepted + " to " + address, this));
     }
 
     @Override

@@ -225,6 +225,19 @@ public final class QueuePair implements AutoCloseable {
         return true;
     }
 
+    /**
+     * Has {@code listener} run on the context's loop thread after every loop turn that added completions,
+     * so an application can poll and post from the loop thread itself, with no thread of its own and no
+     * wake-ups (the inline style of an Agrona agent). The listener must not block; null removes it.
+     */
+    public void onCompletions(Runnable listener) {
+        checkOpen();
+        call(() -> {
+            engine.completionListener(listener);
+            return null;
+        });
+    }
+
     /** The loop found the completion ring full; the next poll wakes it. Loop thread. */
     void markCompletionsStalled() {
         STALLED.setRelease(this, 1);

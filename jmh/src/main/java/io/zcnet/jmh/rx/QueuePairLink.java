@@ -1,0 +1,157 @@
+package io.zcnet.jmh.rx;
+
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.qp.QpConfig;
+import io.zcnet.qp.QpContext;
+import io.zcnet.qp.QpListener;
+import io.zcnet.qp.QueuePair;
+import io.zcnet.qp.WorkCompletion;
+import io.zcnet.qp.WorkRequest;
+import io.zcnet.ring.EventLoopConfig;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+/**
+ * One queue pair between two contexts of this process (two loop threads, as two processes would have),
+ * driven inline: both ends post and poll from their own loop thread through
+ * {@link QueuePair#onCompletions}, so no application thread competes with the loops. The client streams
+ * SENDs of {@code size} bytes into receives the server keeps posted (messages), or RDMA WRITEs of
+ * {@code size} bytes into the server's region (bulk), {@code window} in flight; every
+ * {@code window / 4}-th work request is signaled and its completion stands for the ones before it.
+ *
+ * <p>Nothing allocates per message on either side: the work request and completion holders are reused.
+ */
+final class QueuePairLink implements AutoCloseable {
+    enum Kind { SEND, WRITE }
+
+    private final Kind kind;
+    private final int size;
+    private final int window;
+    private final int signalEvery;
+    private final DeliveryCount delivered;
+    private final Arena arena = Arena.ofShared();
+    private final QpContext serverContext;
+    private final QpContext clientContext;
+    private final QueuePair server;
+    private final QueuePair client;
+    private final MemoryRegion serverRegion;
+    private final MemoryRegion clientRegion;
+    private final WorkRequest request = new WorkRequest();
+    private final WorkCompletion clientCompletion = new WorkCompletion();
+    private final WorkCompletion serverCompletion = new WorkCompletion();
+    private long posted;
+    private long completed;
+    private volatile String failure;
+
+    QueuePairLink(EventLoopConfig.Choice engine, Kind kind, int size, int window, int subflows, boolean icrc,
+            DeliveryCount delivered) throws IOException, InterruptedException {
+        if (size < 0 || window < 4 || Integer.bitCount(window) != 1) {
+            throw new IllegalArgumentException("size " + size + " must be >= 0 and window " + window
+                    + " a power of two >= 4");
+        }
+        this.kind = kind;
+        this.size = size;
+        this.window = window;
+        this.signalEvery = window / 4;
+        this.delivered = delivered;
+        QpConfig config = QpConfig.defaults().withIcrc(icrc).withMessageWindow(Math.max(64, window))
+                .withQueueDepths(window * 2, window * 2).withSubflows(subflows);
+        serverContext = QpContext.open(engine);
+        clientContext = QpContext.open(engine);
+        QpListener listener = serverContext.listen(new InetSocketAddress("127.0.0.1", 0), config);
+        client = clientContext.connect(listener.address(), config);
+        server = listener.accept(Duration.ofSeconds(10));
+        if (server == null) {
+            throw new IOException("the listener accepted no queue pair");
+        }
+        long slots = kind == Kind.SEND ? window : 1;
+        serverRegion = serverContext.register(arena.allocate(Math.max(1, slots * size), 4096), Access.ALL);
+        clientRegion = clientContext.register(arena.allocate(Math.max(1, size), 4096), Access.ALL);
+        clientRegion.segment().fill((byte) 0x5A);
+        if (kind == Kind.SEND) {
+            server.onCompletions(this::serverTurn);
+            for (int i = 0; i < window; i++) {
+                server.postReceive(i, serverRegion.localKey(), (long) i * size, size);
+            }
+        }
+        client.onCompletions(this::clientTurn);
+        for (int i = 0; i < window; i++) {
+            post();
+        }
+    }
+
+    private void post() {
+        boolean signaled = ++posted % signalEvery == 0;
+        if (kind == Kind.SEND) {
+            request.send(posted, clientRegion.localKey(), 0, size);
+        } else {
+            request.write(posted, clientRegion.localKey(), 0, size, serverRegion.remoteKey(), 0);
+        }
+        if (!client.postSend(signaled ? request : request.unsignaled())) {
+            posted--;
+            failure = "send queue full with " + (posted - completed) + " outstanding";
+        }
+    }
+
+    /** Client loop: each signaled completion retires the work requests up to it and posts as many again. */
+    private void clientTurn() {
+        while (client.poll(clientCompletion)) {
+            if (!clientCompletion.isSuccess()) {
+                failure = "client: " + clientCompletion;
+                return;
+            }
+            long upTo = clientCompletion.workRequestId();
+            long done = upTo - completed;
+            completed = upTo;
+            if (kind == Kind.WRITE) {
+                for (long i = 0; i < done; i++) {
+                    delivered.add(size);
+                }
+            }
+            for (long i = 0; i < done; i++) {
+                post();
+            }
+        }
+    }
+
+    /** Server loop: every received message is counted and its receive posted again. */
+    private void serverTurn() {
+        while (server.poll(serverCompletion)) {
+            if (!serverCompletion.isSuccess()) {
+                failure = "server: " + serverCompletion;
+                return;
+            }
+            delivered.add(serverCompletion.byteCount());
+            long slot = serverCompletion.workRequestId();
+            server.postReceive(slot, serverRegion.localKey(), slot * size, size);
+        }
+    }
+
+    /** Fails unless both ends are still healthy: a benchmark of a broken queue pair measures nothing. */
+    void check() {
+        if (failure != null) {
+            throw new IllegalStateException("queue pair failed: " + failure + "; " + client);
+        }
+    }
+
+    String describe() {
+        return client.statistics().toString();
+    }
+
+    @Override
+    public void close() {
+        try {
+            clientContext.close();
+        } finally {
+            try {
+                serverContext.close();
+            } finally {
+                arena.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package io.zcnet.jmh.rx;
+
+import io.zcnet.ring.EventLoopConfig;
+
+import java.util.Map;
+
+/**
+ * Small SENDs over one queue pair, both ends in this process, driven on the loop threads
+ * ({@link QueuePairLink}): the queue-pair counterpart of {@link ZcnetMessages} and {@link NettyMessages},
+ * measured by the same {@link MeasuredInterval}.
+ *
+ * <pre>QueuePairMessages --engine uring|nio --seconds S --size 64 --window 1024 --icrc false</pre>
+ */
+public final class QueuePairMessages {
+    private QueuePairMessages() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        RunOptions options = RunOptions.parse(args,
+                Map.of("engine", "uring", "seconds", "5", "size", "64", "window", "1024", "icrc", "false"));
+        EventLoopConfig.Choice engine = EventLoopConfig.parseChoice(options.text("engine"));
+        String impl = "zcnet-qp-" + engine.name().toLowerCase();
+        DeliveryCount delivered = new DeliveryCount();
+        try (QueuePairLink link = new QueuePairLink(engine, QueuePairLink.Kind.SEND, options.integer("size"),
+                options.integer("window"), 1, Boolean.parseBoolean(options.text("icrc")), delivered)) {
+            MeasuredInterval.run(impl, delivered, MeasuredInterval.MESSAGES_WARMUP, options.integer("seconds"));
+            link.check();
+            System.out.println("DETAIL " + link.describe());
+        } catch (Exception | Error e) {
+            MeasuredInterval.abort(impl, e);
+        }
+    }
+}
