@@ -22,60 +22,7 @@ size=1048576
 impls=(iperf3 netty-epoll netty-io_uring)
 [ "${SKIP_ZCNET:-0}" = 1 ] || impls=(zcnet "${impls[@]}")
 
-if ! command -v iperf3 >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "bench: installing iperf3 (apt-get install -y iperf3) ..." >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y iperf3 >&2 \
-      || { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y iperf3 >&2; } \
-      || die "could not install iperf3"
-  else
-    die "iperf3 is missing: install it (Debian/Ubuntu: sudo apt-get install iperf3) and run again"
-  fi
-fi
-
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# iperf3_run NAME: one iperf3 -P 1 test of $seconds against a one-off server; sets rx_result to a
-# RESULT line with the keys read below (bytes, seconds, gbit_per_s, cpu_seconds), and rx_other.
-iperf3_run() {
-  local port server json="$rx_work/$1.json" busy_start busy_end
-  port="$(free_port)"
-  timeout -k 5 "$((seconds + 30))" iperf3 -s -1 -B 127.0.0.1 -p "$port" >"$rx_work/$1.server" 2>&1 &
-  server=$!
-  rx_pids+=("$server")
-  for _ in $(seq 1 100); do
-    ss -Hltn "sport = :$port" | grep -q . && break
-    sleep 0.1
-  done
-  busy_start="$(rx_busy_ticks)"
-  timeout -k 5 "$((seconds + 30))" iperf3 -c 127.0.0.1 -p "$port" -P 1 -t "$seconds" -J >"$json" || true
-  busy_end="$(rx_busy_ticks)"
-  wait "$server" || true
-  # What iperf3 3.12's source says of cpu_utilization_percent (src/iperf_util.c cpu_util, and where
-  # iperf_client_api.c / iperf_server_api.c call it; the man page does not define it): each end takes
-  # clock() (its process's user + system CPU time) and the wall time when the test starts and again
-  # when it ends, and reports 100 * CPU time / wall time, i.e. percent of one CPU over the test;
-  # remote_total is the server's figure sent to the client. So CPU seconds of both ends =
-  # (host_total + remote_total) / 100 * duration; checked against the shell's `time` of both processes
-  # (3 s test: 2.95 and 2.11 CPU s from the JSON, 2.96 and 2.12 from `time`). The test starts at the
-  # connection, with no warm-up to leave out: iperf3 is C, and loopback's slow start lasts milliseconds.
-  rx_result="$(python3 - "$json" <<'PY'
-import json, sys
-report = json.load(open(sys.argv[1]))
-if "error" in report:
-    sys.exit("iperf3: " + report["error"])
-received = report["end"]["sum_received"]
-cpu = report["end"]["cpu_utilization_percent"]
-cpu_seconds = (cpu["host_total"] + cpu["remote_total"]) / 100 * received["seconds"]
-print("RESULT impl=iperf3 bytes=%d seconds=%.3f gbit_per_s=%.3f cpu_seconds=%.2f"
-      % (received["bytes"], received["seconds"], received["bits_per_second"] / 1e9, cpu_seconds))
-PY
-)"
-  rx_other="$(rx_other_load "$busy_start" "$busy_end" "$(rx_field "$rx_result" seconds)" \
-    "$(rx_field "$rx_result" cpu_seconds)")"
-}
+rx_require_iperf3
 
 build_benchmarks >&2 # Maven's terminal resets stay off the report
 rx_header "bench/bulk.sh: $size-byte messages (iperf3: its own 128 KiB writes), one TCP connection on 127.0.0.1; ${seconds} s measured per run, $rounds rounds, medians; $(iperf3 --version | head -n 1)"
@@ -84,7 +31,7 @@ declare -A gbits cpus
 for round in $(seq 1 "$rounds"); do
   for impl in "${impls[@]}"; do
     case "$impl" in
-      iperf3) iperf3_run "$impl-$round" ;;
+      iperf3) iperf3_run "$impl-$round" 1 ;;
       zcnet)
         rx_run "$impl-$round" "$seconds" "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$bench_jar" \
           io.zcnet.jmh.rx.ZcnetBulk --engine uring --seconds "$seconds" --size "$size" ;;
