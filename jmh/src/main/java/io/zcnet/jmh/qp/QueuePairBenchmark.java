@@ -1,0 +1,136 @@
+package io.zcnet.jmh.qp;
+
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.qp.QpConfig;
+import io.zcnet.qp.QpContext;
+import io.zcnet.qp.QpListener;
+import io.zcnet.qp.QueuePair;
+import io.zcnet.qp.WorkCompletion;
+import io.zcnet.qp.WorkRequest;
+import io.zcnet.ring.EventLoopConfig;
+
+import java.lang.foreign.Arena;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The queue pair's data path per message and its allocations ({@code -prof gc}, which counts every thread
+ * of the JVM, so both loop threads too): the benchmark thread posts a batch of SENDs (or RDMA WRITEs) on
+ * one queue pair, only the last signaled, and waits for that completion; the server's loop thread takes
+ * each message in a posted receive and posts it again from its completion listener. 0 B/op means neither
+ * end allocates per message: not the rings, not the ledger, not the frames, not the completions.
+ *
+ * <pre>java -jar jmh/target/benchmarks.jar QueuePairBenchmark -prof gc</pre>
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+public class QueuePairBenchmark {
+    private static final int BATCH = 64;
+
+    @Param({"uring", "nio"})
+    public String engine;
+
+    @Param({"64", "65536"})
+    public int size;
+
+    private final Arena arena = Arena.ofShared();
+    private final WorkRequest request = new WorkRequest();
+    private final WorkCompletion completion = new WorkCompletion();
+    private final WorkCompletion serverCompletion = new WorkCompletion();
+    private QpContext serverContext;
+    private QpContext clientContext;
+    private QueuePair client;
+    private QueuePair server;
+    private MemoryRegion clientRegion;
+    private MemoryRegion serverRegion;
+    private long next;
+
+    @Setup(Level.Trial)
+    public void connect() throws Exception {
+        QpConfig config = QpConfig.defaults().withIcrc(false).withMessageWindow(256).withQueueDepths(256, 256);
+        serverContext = QpContext.open(EventLoopConfig.parseChoice(engine));
+        clientContext = QpContext.open(EventLoopConfig.parseChoice(engine));
+        QpListener listener = serverContext.listen(new InetSocketAddress("127.0.0.1", 0), config);
+        client = clientContext.connect(listener.address(), config);
+        server = listener.accept(Duration.ofSeconds(10));
+        clientRegion = clientContext.register(arena.allocate(size, 4096), Access.ALL);
+        serverRegion = serverContext.register(arena.allocate((long) size * 2 * BATCH, 4096), Access.ALL);
+        server.onCompletions(this::serverTurn);
+        for (int i = 0; i < 2 * BATCH; i++) {
+            server.postReceive(i, serverRegion.localKey(), (long) i * size, size);
+        }
+    }
+
+    /** Server loop thread: every message received is taken and its receive posted again. */
+    private void serverTurn() {
+        while (server.poll(serverCompletion)) {
+            if (!serverCompletion.isSuccess()) {
+                throw new IllegalStateException("receive failed: " + serverCompletion);
+            }
+            long slot = serverCompletion.workRequestId();
+            server.postReceive(slot, serverRegion.localKey(), slot * size, size);
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long sendBatch() {
+        return batch(false);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long writeBatch() {
+        return batch(true);
+    }
+
+    private long batch(boolean write) {
+        for (int i = 1; i <= BATCH; i++) {
+            long id = ++next;
+            if (write) {
+                request.write(id, clientRegion.localKey(), 0, size, serverRegion.remoteKey(), 0);
+            } else {
+                request.send(id, clientRegion.localKey(), 0, size);
+            }
+            if (!client.postSend(i == BATCH ? request : request.unsignaled())) {
+                throw new IllegalStateException("send queue full: " + client);
+            }
+        }
+        // Parks between polls: on a 2-core machine a spinning benchmark thread would take a core from the loops.
+        if (!client.await(completion, Duration.ofSeconds(10))) {
+            throw new IllegalStateException("no completion in 10 s: " + client);
+        }
+        if (!completion.isSuccess() || completion.workRequestId() != next) {
+            throw new IllegalStateException("unexpected completion " + completion + " (expected wr " + next + ")");
+        }
+        return completion.workRequestId();
+    }
+
+    @TearDown(Level.Trial)
+    public void close() {
+        clientContext.close();
+        serverContext.close();
+        arena.close();
+    }
+}
