@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -305,6 +306,24 @@ public abstract class EventLoop implements AutoCloseable {
     /** Opens an unconnected TCP socket for {@code address}'s family, ready for {@link #connect}. */
     public abstract int socket(InetSocketAddress address) throws IOException;
 
+    /**
+     * Binds {@code socket}, an unconnected socket from {@link #socket}, to {@code local} so that its
+     * {@link #connect} leaves from that address: one TCP subflow per network path. io_uring:
+     * {@code bind(2)}; NIO: {@code SocketChannel.bind}. Port 0 takes a free ephemeral port at once, which
+     * {@link #localAddress} then reports. Only the source address is chosen: the kernel still picks the
+     * outgoing interface by its routes, so a host with one route per path needs source rules
+     * ({@code ip rule add from ADDRESS table T}) for each path's packets to leave through its interface.
+     * Owner thread.
+     *
+     * @throws IllegalArgumentException if {@code local} is null or unresolved, or not of the family the
+     *                                  socket was opened for
+     * @throws IOException              if the socket is not open on this loop, has a local address already
+     *                                  (bound before, connected, or connecting), or the kernel refuses the
+     *                                  address ({@code EADDRNOTAVAIL}: not one of this host's;
+     *                                  {@code EADDRINUSE})
+     */
+    public abstract void bind(int socket, InetSocketAddress local) throws IOException;
+
     /** The local address a socket is bound to. */
     public abstract InetSocketAddress localAddress(int socket) throws IOException;
 
@@ -313,6 +332,24 @@ public abstract class EventLoop implements AutoCloseable {
 
     /** Sets {@code SO_SNDBUF} and {@code SO_RCVBUF}; a value of 0 leaves that one alone. */
     public abstract void setBufferSizes(int socket, int sendBytes, int receiveBytes) throws IOException;
+
+    /**
+     * Sets {@code TCP_USER_TIMEOUT} (tcp(7)): the longest time, in milliseconds, that data sent on
+     * {@code socket} may stay unacknowledged before the kernel gives the connection up, so that a path
+     * that silently drops everything is found within a bound instead of after the retransmission limit
+     * ({@code tcp_retries2}, about 15 minutes). Its operations then complete {@code -ETIMEDOUT}. It only
+     * runs while sent data waits for its acknowledgement (or keepalive probes go unanswered): a path that
+     * carries nothing is not probed by it. 0 restores the system default. Set on a listening socket, it is
+     * inherited by the sockets accepted from it. Owner thread.
+     *
+     * @return whether the option reached the kernel: always on io_uring; never on NIO, which has no way
+     *         to set it (the JDK offers no such option, {@code jdk.net.ExtendedSocketOptions} of JDK 25
+     *         included, and a channel's file descriptor is out of reach without opening JDK internals).
+     *         A caller that gets false must bound the wait itself, e.g. with {@link #linkTimeout}.
+     * @throws IllegalArgumentException if {@code millis} is negative
+     * @throws IOException              if the socket is not open on this loop, or the kernel refuses
+     */
+    public abstract boolean setUserTimeout(int socket, int millis) throws IOException;
 
     /**
      * Registers regions as this loop's fixed buffers for {@link #sendZeroCopy}
@@ -673,6 +710,44 @@ public abstract class EventLoop implements AutoCloseable {
     protected static void checkShutdownHow(int how) {
         if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) {
             throw new IllegalArgumentException("how must be SHUT_RD (0), SHUT_WR (1) or SHUT_RDWR (2), got " + how);
+        }
+    }
+
+    /** The failure of a control-path call on a handle that is not one of this loop's open sockets. */
+    protected static IOException notOpen(int socket) {
+        return new IOException("socket " + socket + " is not open on this loop (EBADF): use a handle that"
+                + " listen, socket or accept of this loop returned, before it is closed");
+    }
+
+    /**
+     * Throws unless {@code socket} may be bound to {@code local}, for {@link #bind}: the socket's state
+     * as each engine reads it, checked in one place so both refuse alike.
+     *
+     * @param inet6 whether the socket was opened for IPv6
+     * @param bound its local address (port 0 while unbound)
+     * @param peer  the address it is connected to, or null
+     */
+    protected static void checkBind(int socket, boolean inet6, InetSocketAddress bound, InetSocketAddress peer,
+            InetSocketAddress local) throws IOException {
+        if (peer != null) {
+            throw new IOException("socket " + socket + " is connected to " + peer + " already (EISCONN):"
+                    + " bind it before connect");
+        }
+        if (bound.getPort() != 0) {
+            throw new IOException("socket " + socket + " has the local address " + bound + " already (EINVAL):"
+                    + " bind it once, before connect (a connect in progress binds it too)");
+        }
+        if ((local.getAddress() instanceof Inet6Address) != inet6) {
+            throw new IllegalArgumentException("local " + local + " is " + (inet6 ? "IPv4" : "IPv6")
+                    + " but socket " + socket + " was opened for " + (inet6 ? "IPv6" : "IPv4")
+                    + ": open it with socket() for an address of local's family");
+        }
+    }
+
+    /** Throws if a {@code TCP_USER_TIMEOUT} is negative (0 means the system default). */
+    protected static void checkUserTimeout(int millis) {
+        if (millis < 0) {
+            throw new IllegalArgumentException("user timeout must be >= 0 ms (0 = system default), got " + millis);
         }
     }
 

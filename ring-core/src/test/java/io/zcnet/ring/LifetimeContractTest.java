@@ -25,8 +25,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -37,26 +35,8 @@ import org.junit.jupiter.api.Timeout;
  * completions twice, engines that disagree, two owners). Subclassed per engine.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-abstract class LifetimeContractTest {
+abstract class LifetimeContractTest extends LoopPerTest {
     private static final long MILLIS = 1_000_000L;
-
-    protected LoopHarness h;
-    protected EventLoop loop;
-
-    protected abstract EventLoopConfig.Choice engine();
-
-    @BeforeEach
-    void startLoop() throws Exception {
-        h = LoopHarness.start(engine());
-        loop = h.loop();
-    }
-
-    @AfterEach
-    void stopLoop() throws Exception {
-        if (h != null) {
-            h.close();
-        }
-    }
 
     // ------------------------------------------------------------------ handler ids and completions
 

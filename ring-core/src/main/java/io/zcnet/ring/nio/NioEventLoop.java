@@ -216,12 +216,33 @@ public final class NioEventLoop extends EventLoop {
         checkUsable();
         checkAddress(address, "address");
         SocketChannel channel = SocketChannel.open(family(address));
+        int handle;
         try {
-            return sockets.add(channel, null, channel);
+            handle = sockets.add(channel, null, channel);
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
         }
+        sockets.lookup(handle).inet6 = address.getAddress() instanceof Inet6Address;
+        return handle;
+    }
+
+    /**
+     * Refuses, as the kernel would, a socket with a local address, and one of the other family (the JDK
+     * would bind an IPv6 channel to an IPv4-mapped address, which io_uring's sockets do not do).
+     */
+    @Override
+    public void bind(int socket, InetSocketAddress local) throws IOException {
+        checkUsable();
+        checkAddress(local, "local");
+        NioSocket s = openSocket(socket);
+        if (s.stream != null && !s.stream.isOpen()) {
+            throw new IOException("socket " + socket + " was closed by its failed connect: open a new one with"
+                    + " socket() and bind that");
+        }
+        InetSocketAddress peer = s.stream != null ? (InetSocketAddress) s.stream.getRemoteAddress() : null;
+        checkBind(socket, s.inet6, localAddress(socket), peer, local); // a listener has its port: refused
+        s.stream.bind(local);
     }
 
     /** The bound address; an unbound socket reports the wildcard address and port 0, as getsockname does. */
@@ -266,6 +287,15 @@ public final class NioEventLoop extends EventLoop {
         if (receiveBytes > 0) {
             s.stream.setOption(StandardSocketOptions.SO_RCVBUF, receiveBytes);
         }
+    }
+
+    /** A no-op that returns false: see {@link EventLoop#setUserTimeout}. */
+    @Override
+    public boolean setUserTimeout(int socket, int millis) throws IOException {
+        checkUsable();
+        checkUserTimeout(millis);
+        openSocket(socket);
+        return false;
     }
 
     /** NIO has no fixed buffers: the table is only the numbering {@link EventLoop} keeps. */
@@ -783,7 +813,7 @@ public final class NioEventLoop extends EventLoop {
         checkSocket(handle);
         NioSocket s = sockets.lookup(handle);
         if (s == null) {
-            throw new IOException("socket " + handle + " is not open on this loop (EBADF)");
+            throw notOpen(handle);
         }
         return s;
     }

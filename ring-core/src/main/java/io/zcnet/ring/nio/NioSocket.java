@@ -40,6 +40,8 @@ final class NioSocket {
      * io_uring ({@link io.zcnet.ring.CqeFlags#SOCK_NONEMPTY}).
      */
     InputStream queued;
+    /** Opened by {@code socket()} for IPv6: an unbound channel does not tell its family. */
+    boolean inet6;
     /** Listener only: options accepted sockets inherit, as Linux copies them in {@code sk_clone}. */
     boolean noDelay;
     int sendBufferSize;
@@ -73,6 +75,7 @@ final class NioSocket {
         connect = null;
         multishot = null;
         queued = null;
+        inet6 = false;
         noDelay = false;
         sendBufferSize = 0;
         receiveBufferSize = 0;

@@ -25,6 +25,8 @@ public final class Linux {
     public static final int SO_RCVBUF = 8;
     public static final int SO_LINGER = 13;
     public static final int TCP_NODELAY = 1;
+    /** {@code TCP_USER_TIMEOUT} ({@code linux/tcp.h}): milliseconds sent data may stay unacknowledged. */
+    public static final int TCP_USER_TIMEOUT = 18;
 
     public static final int MSG_WAITALL = 0x100;
     public static final int MSG_NOSIGNAL = 0x4000;

@@ -26,9 +26,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * each event loop owns one. {@link #signalEventFd} is the only call any thread may make.
  *
  * <p>Follows {@code syscall(2)}, {@code io_uring_setup(2)}, {@code io_uring_enter(2)},
- * {@code io_uring_register(2)}, {@code mmap(2)}, {@code socket(2)}, {@code setsockopt(2)},
- * {@code eventfd(2)}, {@code getrlimit(2)}, {@code if_nametoindex(3)}, {@code getpagesize(2)}. Syscall
- * numbers are those of x86_64 and of the generic table (aarch64), which agree for io_uring.
+ * {@code io_uring_register(2)}, {@code mmap(2)}, {@code socket(2)}, {@code bind(2)}, {@code setsockopt(2)},
+ * {@code getpeername(2)}, {@code eventfd(2)}, {@code getrlimit(2)}, {@code if_nametoindex(3)},
+ * {@code getpagesize(2)}. Syscall numbers are those of x86_64 and of the generic table (aarch64), which
+ * agree for io_uring.
  */
 public final class Native {
     /** {@code __NR_io_uring_setup}. */
@@ -54,6 +55,7 @@ public final class Native {
     private static final MethodHandle SETSOCKOPT;
     private static final MethodHandle GETSOCKOPT;
     private static final MethodHandle GETSOCKNAME;
+    private static final MethodHandle GETPEERNAME;
     private static final MethodHandle CLOSE;
     private static final MethodHandle EVENTFD;
     private static final MethodHandle READ;
@@ -67,6 +69,7 @@ public final class Native {
     static {
         MethodHandle setup = null, enter = null, register = null, mmap = null, munmap = null, socket = null;
         MethodHandle bind = null, listen = null, setsockopt = null, getsockopt = null, getsockname = null;
+        MethodHandle getpeername = null;
         MethodHandle close = null, eventfd = null, read = null, writeNoErrno = null;
         MethodHandle getrlimit = null, ifNameToIndex = null, getpagesize = null;
         String error = null;
@@ -89,6 +92,8 @@ public final class Native {
             getsockopt = downcall("getsockopt",
                     FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS), true, -1);
             getsockname = downcall("getsockname",
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS), true, -1);
+            getpeername = downcall("getpeername",
                     FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS), true, -1);
             close = downcall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT), true, -1);
             eventfd = downcall("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), true, -1);
@@ -117,6 +122,7 @@ public final class Native {
         SETSOCKOPT = setsockopt;
         GETSOCKOPT = getsockopt;
         GETSOCKNAME = getsockname;
+        GETPEERNAME = getpeername;
         CLOSE = close;
         EVENTFD = eventfd;
         READ = read;
@@ -328,6 +334,15 @@ public final class Native {
     public int getsockname(int fd, MemorySegment addr, MemorySegment addrLen) {
         try {
             return result((int) GETSOCKNAME.invokeExact(callState, fd, addr, addrLen));
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code getpeername(fd, addr, addrLenInOut)}: 0 or {@code -errno} ({@code -ENOTCONN} unless connected). */
+    public int getpeername(int fd, MemorySegment addr, MemorySegment addrLen) {
+        try {
+            return result((int) GETPEERNAME.invokeExact(callState, fd, addr, addrLen));
         } catch (Throwable t) {
             throw unexpected(t);
         }

@@ -20,9 +20,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The synchronous system calls of an {@link UringEventLoop}: sockets ({@code socket(2)},
- * {@code bind(2)}, {@code listen(2)}, {@code getsockname(2)}, {@code setsockopt(2)}) and the fixed-buffer
- * table ({@code IORING_REGISTER_BUFFERS}). Arguments are checked by the loop; failures are
- * {@link ErrnoException}s naming the call. The sockets it opens are tracked in the loop's
+ * {@code bind(2)}, {@code listen(2)}, {@code getsockname(2)}, {@code getpeername(2)}, {@code setsockopt(2)})
+ * and the fixed-buffer table ({@code IORING_REGISTER_BUFFERS}). Arguments are checked by the loop;
+ * failures are {@link ErrnoException}s naming the call. The sockets it opens are tracked in the loop's
  * {@link OpenFds}, so the loop's close closes those left open. Owner-thread only: the arguments pass
  * through one scratch segment.
  */
@@ -50,11 +50,7 @@ final class ControlPath {
         int fd = newSocket(address);
         try {
             setIntOption(fd, Linux.SOL_SOCKET, Linux.SO_REUSEADDR, 1, "SO_REUSEADDR");
-            int length = SockAddr.write(control, 0, address);
-            int r = sys.bind(fd, control, length);
-            if (r < 0) {
-                throw new ErrnoException("bind", r, address.toString());
-            }
+            bind(fd, address);
             ErrnoException.check("listen", sys.listen(fd, backlog));
             openFds.add(fd);
             return fd;
@@ -80,14 +76,39 @@ final class ControlPath {
         return fd;
     }
 
+    /** {@code bind(2)}; the loop has checked that {@code socket} may still be bound. */
+    void bind(int socket, InetSocketAddress local) throws ErrnoException {
+        int length = SockAddr.write(control, 0, local);
+        int r = sys.bind(socket, control, length);
+        if (r < 0) {
+            throw new ErrnoException("bind", r, local.toString());
+        }
+    }
+
+    /** The bound address; an unbound socket has its family's wildcard address and port 0. */
     InetSocketAddress localAddress(int socket) throws IOException {
         control.set(JAVA_INT, CONTROL_LEN, (int) SockAddr.MAX_SIZE);
         ErrnoException.check("getsockname", sys.getsockname(socket, control, control.asSlice(CONTROL_LEN, 4)));
         return SockAddr.read(control, 0);
     }
 
+    /** The connected peer, or null: {@code getpeername(2)} says ENOTCONN, also while a connect is in progress. */
+    InetSocketAddress peerAddress(int socket) throws IOException {
+        control.set(JAVA_INT, CONTROL_LEN, (int) SockAddr.MAX_SIZE);
+        int r = sys.getpeername(socket, control, control.asSlice(CONTROL_LEN, 4));
+        if (r == -Errno.ENOTCONN) {
+            return null;
+        }
+        ErrnoException.check("getpeername", r);
+        return SockAddr.read(control, 0);
+    }
+
     void setTcpNoDelay(int socket, boolean on) throws IOException {
         setIntOption(socket, Linux.IPPROTO_TCP, Linux.TCP_NODELAY, on ? 1 : 0, "TCP_NODELAY");
+    }
+
+    void setUserTimeout(int socket, int millis) throws IOException {
+        setIntOption(socket, Linux.IPPROTO_TCP, Linux.TCP_USER_TIMEOUT, millis, "TCP_USER_TIMEOUT");
     }
 
     /** A size of 0 leaves that buffer alone. */

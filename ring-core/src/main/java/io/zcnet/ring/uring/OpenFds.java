@@ -35,6 +35,11 @@ final class OpenFds {
         }
     }
 
+    boolean contains(int fd) {
+        int word = fd >>> 6;
+        return word < words.length && (words[word] & (1L << fd)) != 0;
+    }
+
     int count() {
         return count;
     }

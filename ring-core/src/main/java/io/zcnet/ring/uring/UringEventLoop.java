@@ -730,6 +730,17 @@ public final class UringEventLoop extends EventLoop {
     }
 
     @Override
+    public void bind(int socket, InetSocketAddress local) throws IOException {
+        ensureOwner();
+        checkSocket(socket);
+        checkAddress(local, "local");
+        checkOpenSocket(socket);
+        InetSocketAddress bound = control.localAddress(socket);
+        checkBind(socket, SockAddr.family(bound) == Linux.AF_INET6, bound, control.peerAddress(socket), local);
+        control.bind(socket, local);
+    }
+
+    @Override
     public InetSocketAddress localAddress(int socket) throws IOException {
         ensureOwner();
         checkSocket(socket);
@@ -749,6 +760,26 @@ public final class UringEventLoop extends EventLoop {
         checkSocket(socket);
         checkBufferSizes(sendBytes, receiveBytes);
         control.setBufferSizes(socket, sendBytes, receiveBytes);
+    }
+
+    @Override
+    public boolean setUserTimeout(int socket, int millis) throws IOException {
+        ensureOwner();
+        checkSocket(socket);
+        checkUserTimeout(millis);
+        checkOpenSocket(socket);
+        control.setUserTimeout(socket, millis);
+        return true;
+    }
+
+    /**
+     * Throws unless this loop opened or accepted {@code socket} and it is not closed: an fd number alone
+     * could name the ring, a closed socket's successor or a file of someone else's.
+     */
+    private void checkOpenSocket(int socket) throws IOException {
+        if (!openFds.contains(socket)) {
+            throw notOpen(socket);
+        }
     }
 
     @Override
