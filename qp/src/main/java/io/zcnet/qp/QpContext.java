@@ -44,6 +44,8 @@ public final class QpContext implements AutoCloseable {
     private final MemoryRegistry registry = new MemoryRegistry(MemoryRegistry.MAX_CAPACITY);
     private final BufferPool pool;
     private final BufferRing bufferRing;
+    /** Handler of closes whose completion nothing waits for (a socket that could not be set up). */
+    private final int closer;
     /** Queue pairs this context accepted, by token, for joins. Loop thread only. */
     private final Map<Long, QpEngine> byToken = new HashMap<>();
     /** Every queue pair of this context not yet closed, accepted or connected. Loop thread only. */
@@ -58,6 +60,7 @@ public final class QpContext implements AutoCloseable {
             t = EventLoopThread.start("zcnet-qp", EventLoopConfig.defaults().withEngine(engine));
             EventLoop l = t.loop();
             this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
+            this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
         } catch (Exception e) {
             if (t != null) {
                 t.close();
@@ -246,7 +249,15 @@ public final class QpContext implements AutoCloseable {
 
     private int openSocket(SubflowPath path) throws IOException {
         int socket = loop.socket(path.remote());
-        loop.setTcpNoDelay(socket, true);
+        try {
+            loop.setTcpNoDelay(socket, true);
+            if (path.local() != null) {
+                loop.bind(socket, path.local());
+            }
+        } catch (IOException | RuntimeException e) {
+            loop.close(closer, 0, socket);
+            throw e;
+        }
         return socket;
     }
 

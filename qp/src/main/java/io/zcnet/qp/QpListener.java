@@ -105,7 +105,17 @@ public final class QpListener implements AutoCloseable, CompletionHandler, Accep
         if (pending.size() >= MAX_HANDSHAKES) {
             pending.pollFirst().abort("dropped: " + MAX_HANDSHAKES + " handshakes were in progress");
         }
-        pending.addLast(new AcceptorHandshake(loop, accepted, "connection " + this.accepted + " to " + address, this));
+        pending.addLast(new AcceptorHandshake(loop, accepted, peerOf(accepted), this));
+    }
+
+    /** {@code PEER->LOCAL} of an accepted connection, for the subflow's path and the refusal reasons. */
+    private String peerOf(int accepted) {
+        try {
+            InetSocketAddress peer = loop.remoteAddress(accepted);
+            return (peer == null ? "?" : peer.getAddress().getHostAddress() + ":" + peer.getPort()) + "->" + address;
+        } catch (IOException e) {
+            return "connection " + this.accepted + " to " + address;
+        }
     }
 
     @Override

@@ -262,4 +262,24 @@ abstract class QueuePairContractTest {
             assertEquals(WorkCompletion.LOCAL_PROTECTION_ERROR, next(p.client).status());
         }
     }
+
+    @Test
+    void subflowsLeaveFromTheLocalAddressOfTheirPath() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 8L * MIB)) {
+            java.net.InetSocketAddress remote = p.listener.address();
+            SubflowPath second = new SubflowPath(new java.net.InetSocketAddress("127.0.0.2", 0), remote);
+            SubflowPath third = SubflowPath.parse("127.0.0.3=127.0.0.1:" + remote.getPort(), 0);
+            assertEquals(1, p.client.addSubflow(second).get());
+            assertEquals(2, p.client.addSubflow(third).get());
+            QpStatistics server = p.server.statistics();
+            assertEquals(3, server.subflows().size(), server::toString);
+            assertTrue(server.subflows().get(1).path().contains("127.0.0.2"), server::toString);
+            assertTrue(server.subflows().get(2).path().contains("127.0.0.3"), server::toString);
+            fill(p.clientRegion, 0, 8L * MIB, 23);
+            WorkRequest wr = new WorkRequest();
+            assertTrue(p.client.postSend(wr.write(5, p.clientRegion.localKey(), 0, 8 * MIB, p.serverRegion.remoteKey(), 0)));
+            assertSuccess(next(p.client), 5, WorkCompletion.OP_RDMA_WRITE, 8 * MIB);
+            assertFilled(p.serverRegion, 0, 8L * MIB, 23);
+        }
+    }
 }

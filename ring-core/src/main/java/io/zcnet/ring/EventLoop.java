@@ -327,6 +327,9 @@ public abstract class EventLoop implements AutoCloseable {
     /** The local address a socket is bound to. */
     public abstract InetSocketAddress localAddress(int socket) throws IOException;
 
+    /** The connected peer's address, or null while the socket is not connected (or is a listener). */
+    public abstract InetSocketAddress remoteAddress(int socket) throws IOException;
+
     /** Sets {@code TCP_NODELAY}. */
     public abstract void setTcpNoDelay(int socket, boolean on) throws IOException;
 

@@ -40,6 +40,7 @@ abstract class SocketOptionsContractTest extends LoopPerTest {
             int socket = h.call(() -> h.track(loop.socket(remote)));
             h.run(() -> loop.bind(socket, new InetSocketAddress(SECOND_LOOPBACK, 0)));
             InetSocketAddress bound = h.call(() -> loop.localAddress(socket));
+            assertEquals(null, h.call(() -> loop.remoteAddress(socket)), "no peer before connect");
 
             Recorder r = new Recorder();
             int id = h.register(r);
@@ -51,6 +52,7 @@ abstract class SocketOptionsContractTest extends LoopPerTest {
                 assertEquals(bound.getPort(), accepted.getPort(), "the peer sees the port bind took");
             }
             assertEquals(bound, h.call(() -> loop.localAddress(socket)), "connect kept the bound address");
+            assertEquals(remote, h.call(() -> loop.remoteAddress(socket)), "the connected peer");
         }
     }
 

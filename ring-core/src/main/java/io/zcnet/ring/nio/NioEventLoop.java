@@ -255,6 +255,13 @@ public final class NioEventLoop extends EventLoop {
         return address != null ? address : new InetSocketAddress(0);
     }
 
+    @Override
+    public InetSocketAddress remoteAddress(int socket) throws IOException {
+        checkUsable();
+        NioSocket s = openSocket(socket);
+        return s.listener != null ? null : (InetSocketAddress) s.stream.getRemoteAddress();
+    }
+
     /** On a listening socket the setting is kept and applied to every socket it accepts. */
     @Override
     public void setTcpNoDelay(int socket, boolean on) throws IOException {

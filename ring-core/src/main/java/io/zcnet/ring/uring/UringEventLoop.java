@@ -748,6 +748,13 @@ public final class UringEventLoop extends EventLoop {
     }
 
     @Override
+    public InetSocketAddress remoteAddress(int socket) throws IOException {
+        ensureOwner();
+        checkSocket(socket);
+        return control.peerAddress(socket);
+    }
+
+    @Override
     public void setTcpNoDelay(int socket, boolean on) throws IOException {
         ensureOwner();
         checkSocket(socket);
