@@ -20,7 +20,7 @@ import java.lang.foreign.MemorySegment;
  * the header and extension and describes the payload as a slice of the source
  * ({@link #payloadOffset()}, {@link #payloadLength()}) that the caller gathers behind it. With the ICRC
  * negotiated, {@code writeFrame} computes it over header, extension and that slice; the caller then sets
- * {@code subflow} and the timestamps, which the ICRC leaves out.
+ * {@code subflow}, the timestamps and {@code timestamp_present}, which the ICRC leaves out.
  *
  * <p>Not thread-safe: one instance per sending thread, reused for every work request without allocation.
  */
