@@ -44,7 +44,7 @@ class DumpCommandTest {
                 {"opcode":"RDMA_WRITE_ONLY","msn":8,"rkey":305419896,"region_offset":4096,"payload_hex":"ff"}
                 """);
         byte[] frames = runCapturingStdout(0, "dump", "--encode", "--icrc", json.toString());
-        assertEquals(32 + 5 + 32 + 12 + 1, frames.length, "two frames: base headers, one tagged extension, payloads");
+        assertEquals(32 + 4 + 5 + 32 + 12 + 1, frames.length, "two frames: base headers, the SEND's RSN, a tagged extension, payloads");
         Path raw = dir.resolve("frames.bin");
         Files.write(raw, frames);
         String[] lines = new String(runCapturingStdout(0, "dump", "--json", raw.toString()), StandardCharsets.UTF_8)

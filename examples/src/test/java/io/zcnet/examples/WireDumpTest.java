@@ -45,7 +45,7 @@ class WireDumpTest {
     private static byte[] stream() {
         Segmenter s = new Segmenter(new FramingConfig(MSS, true, 8));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        writeFrames(s.beginWriteWithImmediate(65535, MemorySegment.ofArray(pattern(300)), 0, 300,
+        writeFrames(s.beginWriteWithImmediate(65535, 0, MemorySegment.ofArray(pattern(300)), 0, 300,
                 0xF0000001, 0x7FFFFFFF00000001L, -2), bytes);
         writeFrames(s.beginReadRequest(0, 7, 8, 9, 10, 11), bytes);
         byte[] ack = new byte[32];
@@ -155,12 +155,12 @@ class WireDumpTest {
         String line = "{\"opcode\":\"SEND_ONLY\",\"msn\":5,\"payload_hex\":\"0a0b0c\"}\n";
         assertEquals(0, run(line.getBytes(StandardCharsets.UTF_8), "--encode", "--icrc"));
         byte[] frame = out.toByteArray();
-        assertEquals(35, frame.length);
+        assertEquals(32 + 4 + 3, frame.length, "header, the RSN, payload");
         MemorySegment s = MemorySegment.ofArray(frame);
         FrameHeader h = new FrameHeader().wrap(s, 0);
         assertEquals(FrameError.OK, FrameValidator.validateHeader(h, MSS));
         assertEquals(5, h.msn());
-        assertTrue(new Icrc().verify(s, 0, s, 32));
+        assertTrue(new Icrc().verify(s, 0, s, 36));
         assertEquals(0, run("{\"opcode\":255,\"length\":2}".getBytes(StandardCharsets.UTF_8), "--encode"));
         assertEquals(34, out.size());
         assertEquals(0, run("{\"opcode\":\"RDMA_WRITE_ONLY\",\"region_offset\":18446744073709551615}".getBytes(StandardCharsets.UTF_8), "--encode"));

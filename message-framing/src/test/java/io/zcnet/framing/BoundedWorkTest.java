@@ -48,12 +48,12 @@ class BoundedWorkTest {
             assertTrue(assembler.postReceive(m, lkey, 0, 2 * 65536));
         }
         Segmenter segmenter = new Segmenter(config);
-        List<byte[]> first = TestFrames.all(segmenter.beginSend(0, MemorySegment.ofArray(new byte[65536 + 1]), 0, 65536 + 1));
+        List<byte[]> first = TestFrames.all(segmenter.beginSend(0, 0, MemorySegment.ofArray(new byte[65536 + 1]), 0, 65536 + 1));
         assertEquals(MessageAssembler.ACCEPTED, offer(assembler, first.get(0)));
         byte[] one = new byte[1];
-        MemorySegment frame = MemorySegment.ofArray(new byte[FrameHeader.LENGTH + 1]);
+        MemorySegment frame = MemorySegment.ofArray(new byte[FrameHeader.LENGTH + UntaggedExtension.LENGTH + 1]);
         for (int m = 1; m < window; m++) {
-            segmenter.beginSend(m, MemorySegment.ofArray(one), 0, 1).next(frame, 0);
+            segmenter.beginSend(m, m, MemorySegment.ofArray(one), 0, 1).next(frame, 0);
             assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(frame, 0, frame.byteSize()), "message " + m);
         }
         assertTrue(cq.isEmpty(), "every message waits for message 0");
@@ -85,7 +85,7 @@ class BoundedWorkTest {
         long offers = 1;
         for (int m = 1; m <= sends; m++) {
             assertTrue(assembler.postReceive(m, lkey, m * 1024L, 1024));
-            byte[] send = TestFrames.all(segmenter.beginSend(m, MemorySegment.ofArray(TestFrames.pattern(1024, m)), 0, 1024)).get(0);
+            byte[] send = TestFrames.all(segmenter.beginSend(m, m - 1, MemorySegment.ofArray(TestFrames.pattern(1024, m)), 0, 1024)).get(0);
             assertEquals(MessageAssembler.DEFERRED, offer(assembler, send));
             offers++;
             // The receive loop offers what it keeps again after every later frame.
@@ -125,7 +125,7 @@ class BoundedWorkTest {
         List<byte[]> sends = new ArrayList<>();
         for (int m = k; m < 2 * k; m++) {
             assertTrue(assembler.postReceive(m, lkey, (m - k) * 128L, 128));
-            sends.add(TestFrames.all(segmenter.beginSend(m, MemorySegment.ofArray(TestFrames.pattern(100, m)), 0, 100)).get(0));
+            sends.add(TestFrames.all(segmenter.beginSend(m, m - k, MemorySegment.ofArray(TestFrames.pattern(100, m)), 0, 100)).get(0));
         }
         ReceiveLoop loop = new ReceiveLoop(assembler);
         firsts.forEach(loop::offer);

@@ -258,7 +258,7 @@ class PlacementPropertyTest {
                     MemorySegment src = MemorySegment.ofArray(payload);
                     int msn = random.nextInt(6);
                     switch (random.nextInt(4)) {
-                        case 0 -> segmenter.beginSend(msn, src, 0, payload.length);
+                        case 0 -> segmenter.beginSend(msn, random.nextInt(3), src, 0, payload.length);
                         case 1 -> segmenter.beginWrite(msn, src, 0, payload.length, region.remoteKey(), random.nextInt(1200));
                         case 2 -> segmenter.beginReadResponse(msn, src, 0, payload.length, region.remoteKey(), random.nextInt(600));
                         default -> segmenter.beginReadRequest(msn, region.remoteKey(), random.nextInt(1200), payload.length, 9, 0);

@@ -360,7 +360,7 @@ abstract class FrameReceiverContractTest {
             int msn = 0;
             long offset = 0;
             for (int i = 0; i < sends + writes; i++) {
-                Segmenter request = i < sends ? segmenter.beginSend(msn, source, offset, sizes[i])
+                Segmenter request = i < sends ? segmenter.beginSend(msn, i, source, offset, sizes[i])
                         : segmenter.beginWrite(msn, source, total + (long) (i - sends) * (1 << 20), 1 << 20,
                                 region.remoteKey(), (long) (i - sends) << 20);
                 for (long frame = 0; frame < request.frameCount(); frame++) {
@@ -405,10 +405,10 @@ abstract class FrameReceiverContractTest {
             return null;
         });
         FrameStream stream = new FrameStream(framing, arena, 1 << 20);
-        Segmenter write = new Segmenter(framing).beginWriteWithImmediate(0, source, 0, writeLength, region.remoteKey(), 0, 42);
+        Segmenter write = new Segmenter(framing).beginWriteWithImmediate(0, 0, source, 0, writeLength, region.remoteKey(), 0, 42);
         stream.appendFrame(write, 0);
         stream.appendFrame(write, 1);
-        stream.skipMsns(1);
+        stream.skip(1, 1);
         stream.send(source, writeLength, sendLengths[0]);
         stream.send(source, writeLength + sendLengths[0], sendLengths[1]);
         stream.appendFrame(write, 2); // the WRITE's last frame: only now is it known to take receive 0
@@ -436,12 +436,12 @@ abstract class FrameReceiverContractTest {
         MemoryRegion region = f.region(length);
         f.onLoop(() -> conn.assembler.postReceive(0, region.localKey(), 0, 0));
         FrameStream stream = new FrameStream(framing, arena, 1 << 20);
-        Segmenter write = new Segmenter(framing).beginWriteWithImmediate(0, source, 0, length, region.remoteKey(), 0, 7);
+        Segmenter write = new Segmenter(framing).beginWriteWithImmediate(0, 0, source, 0, length, region.remoteKey(), 0, 7);
         stream.appendFrame(write, 0);
         stream.appendFrame(write, 0); // a large copy: drained
         stream.appendFrame(write, 1);
         stream.appendFrame(write, 2);
-        stream.skipMsns(1);
+        stream.skip(1, 1);
         stream.appendFrame(write, 2); // a small copy of a completed message
         try (OutputStream out = conn.peer.getOutputStream()) {
             stream.writeTo(out, random, 8192);
@@ -483,12 +483,12 @@ abstract class FrameReceiverContractTest {
         MemorySegment frames = arena.allocate(1 << 20);
         Segmenter segmenter = new Segmenter(framing);
 
-        int small = segmenter.beginSend(0, payload, 0, 100).writeFrame(0, frames, 0);
+        int small = segmenter.beginSend(0, 0, payload, 0, 100).writeFrame(0, frames, 0);
         byte[] goodSmall = frames.asSlice(0, small).toArray(ValueLayout.JAVA_BYTE);
         byte[] smallFrame = new byte[small + 100];
         System.arraycopy(goodSmall, 0, smallFrame, 0, small);
         MemorySegment.copy(payload, ValueLayout.JAVA_BYTE, 0, smallFrame, small, 100);
-        int large = segmenter.beginSend(0, payload, 0, 40 * 1024).writeFrame(0, frames, 0);
+        int large = segmenter.beginSend(0, 0, payload, 0, 40 * 1024).writeFrame(0, frames, 0);
         byte[] largeHeader = frames.asSlice(0, large).toArray(ValueLayout.JAVA_BYTE);
 
         byte[] badVersion = smallFrame.clone();
