@@ -254,24 +254,25 @@ class DirectPlacementTest {
     }
 
     @Test
-    void aDeferredSendIsDrainedAndRecordsNothing() {
+    void aSendOvertakingAnEarlierMessageIsReceivedStraightIntoTheReceiveItsRsnNames() {
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 512));
         assertTrue(assembler.postReceive(2, region.localKey(), 512, 512));
         byte[] first = send(0, 0, TestFrames.pattern(10, 1)).get(0);
         byte[] second = send(1, 1, TestFrames.pattern(11, 2)).get(0);
         byte[] third = send(2, 2, TestFrames.pattern(12, 3)).get(0);
-        assertEquals(MessageAssembler.DEFERRED, begin(second, target));
-        assertSame(drain, target.segment());
+        assertEquals(MessageAssembler.ACCEPTED, begin(second, target), "MSN 0 unseen: MSN 1 names receive 1");
+        assertSame(region.segment(), target.segment());
+        assertEquals(512, target.offset());
         assertEquals(11, target.length());
-        assertFalse(target.isPending());
-        assertEquals(MessageAssembler.DEFERRED, begin(third, target));
+        receivePayload(second, target);
+        assertEquals(MessageAssembler.ACCEPTED, assembler.commit(target));
+        assertTrue(cq.isEmpty(), "complete, but MSN 0 is not");
         assertEquals(MessageAssembler.ACCEPTED, beginReceiveCommit(first));
         assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_ONLY, 10, 0);
-        // The deferred frame, kept by the caller with its payload, goes through the copy path.
-        assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(MemorySegment.ofArray(second), 0, second.length));
         assertCompletion(2, CompletionStatus.SUCCESS, Opcode.SEND_ONLY, 11, 0);
-        assertEquals(FrameError.RECEIVER_NOT_READY, begin(third, target), "MSN 2 resolves to a receive never posted");
+        assertArrayEquals(TestFrames.pattern(11, 2), region.segment().asSlice(512, 11).toArray(ValueLayout.JAVA_BYTE));
+        assertEquals(FrameError.RECEIVER_NOT_READY, begin(third, target), "MSN 2 names a receive never posted");
         assertFalse(target.isPending());
     }
 

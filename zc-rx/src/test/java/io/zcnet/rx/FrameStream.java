@@ -132,10 +132,15 @@ final class FrameStream {
 
     /** Writes the stream in chunks of 1 byte to {@code maxChunk} bytes, sizes drawn from {@code random}. */
     void writeTo(OutputStream out, SplittableRandom random, int maxChunk) throws IOException {
+        writeTo(out, random, maxChunk, 0, length);
+    }
+
+    /** Writes bytes {@code from} .. {@code to} of the stream as {@link #writeTo(OutputStream, SplittableRandom, int)} does. */
+    void writeTo(OutputStream out, SplittableRandom random, int maxChunk, long from, long to) throws IOException {
         byte[] chunk = new byte[maxChunk];
-        long at = 0;
-        while (at < length) {
-            int n = (int) Math.min(length - at, random.nextInt(4) == 0 ? 1 + random.nextInt(Math.min(64, maxChunk)) : 1 + random.nextInt(maxChunk));
+        long at = from;
+        while (at < to) {
+            int n = (int) Math.min(to - at, random.nextInt(4) == 0 ? 1 + random.nextInt(Math.min(64, maxChunk)) : 1 + random.nextInt(maxChunk));
             MemorySegment.copy(bytes, ValueLayout.JAVA_BYTE, at, chunk, 0, n);
             out.write(chunk, 0, n);
             at += n;
