@@ -92,17 +92,6 @@ public final class Opcode {
         NO_EXTENSION
     };
 
-    private static final int NO_RSN = -1;
-    private static final int UNTAGGED_RSN = (int) UntaggedExtension.RSN_OFFSET;
-    private static final int TAGGED_RSN = (int) TaggedExtension.RSN_OFFSET;
-    private static final int[] RSN_OFFSETS = {
-        UNTAGGED_RSN, UNTAGGED_RSN, UNTAGGED_RSN, UNTAGGED_RSN, UNTAGGED_RSN, UNTAGGED_RSN,
-        NO_RSN, NO_RSN, NO_RSN, TAGGED_RSN, NO_RSN, TAGGED_RSN,
-        NO_RSN,
-        NO_RSN, NO_RSN, NO_RSN, NO_RSN,
-        NO_RSN
-    };
-
     private Opcode() {
     }
 
@@ -139,9 +128,15 @@ public final class Opcode {
      * Where the frame's extension holds the RSN of the posted receive its message consumes, or -1 if the
      * frame carries none: {@link UntaggedExtension#RSN_OFFSET} on every SEND frame,
      * {@link TaggedExtension#RSN_OFFSET} on RDMA_WRITE_LAST_WITH_IMMEDIATE and RDMA_WRITE_ONLY_WITH_IMMEDIATE.
+     * A frame names a receive exactly when its own {@link #kind} consumes one: the first frames of a WRITE
+     * with immediate are plain WRITE frames.
      */
     public static int rsnOffset(int opcode) {
-        return isValid(opcode) ? RSN_OFFSETS[opcode] : NO_RSN;
+        return switch (kind(opcode)) {
+            case KIND_SEND, KIND_SEND_WITH_IMMEDIATE -> (int) UntaggedExtension.RSN_OFFSET;
+            case KIND_WRITE_WITH_IMMEDIATE -> (int) TaggedExtension.RSN_OFFSET;
+            default -> -1;
+        };
     }
 
     /** The message kind ({@code KIND_*}), or 0 for an invalid opcode. */

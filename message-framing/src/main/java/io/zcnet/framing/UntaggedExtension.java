@@ -44,10 +44,7 @@ public final class UntaggedExtension {
      * @throws IllegalArgumentException if fewer than {@link #LENGTH} bytes remain there
      */
     public UntaggedExtension wrap(MemorySegment segment, long offset) {
-        if (segment == null || offset < 0 || offset > segment.byteSize() - LENGTH) {
-            throw new IllegalArgumentException("a " + LENGTH + "-byte untagged extension does not fit at offset "
-                    + offset + (segment == null ? " of a null segment" : " of a " + segment.byteSize() + "-byte segment"));
-        }
+        WireLayouts.checkFits(segment, offset, LENGTH, "untagged extension");
         this.segment = segment;
         this.base = offset;
         return this;

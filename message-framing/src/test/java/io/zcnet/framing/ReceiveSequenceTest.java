@@ -86,6 +86,14 @@ class ReceiveSequenceTest {
         assertEquals(CompletionStatus.name(status), CompletionStatus.name(c.status()), c.toString());
     }
 
+    /** Receives 0 .. {@code count - 1} are flushed, in posting order, and nothing else completes. */
+    private void assertFlushed(int count) {
+        for (int n = 0; n < count; n++) {
+            assertCompletion(100 + n, CompletionStatus.FLUSH_ERROR);
+        }
+        assertFalse(cq.poll(c));
+    }
+
     /** Every byte outside the posted receives is still the guard's; receives from {@code untouched} on too. */
     private void assertNothingWrittenOutside(int untouched) {
         for (long i = 0; i < memory.byteSize(); i++) {
@@ -171,12 +179,22 @@ class ReceiveSequenceTest {
 
     @Test
     void anRsnNamingAReceiveNotPostedYetIsReceiverNotReady() {
+        afterMessage0CompletesMessage1NamesAReceiveItMayNotTake(2, FrameError.RECEIVER_NOT_READY);
+    }
+
+    /**
+     * Posts receives 0 and 1; MSN 0 takes and completes receive 0; MSN 1 then names receive {@code rsn}
+     * and must fail the queue pair with {@code error}, flushing receive 1, writing nowhere.
+     */
+    private void afterMessage0CompletesMessage1NamesAReceiveItMayNotTake(int rsn, int error) {
         post(2);
         assertEquals(MessageAssembler.ACCEPTED, offer(send(0, 0, new byte[10]).get(0)));
         assertCompletion(100, CompletionStatus.SUCCESS);
-        assertFailed(FrameError.RECEIVER_NOT_READY, offer(send(1, 2, new byte[10]).get(0)));
+        assertFailed(error, offer(send(1, rsn, TestFrames.pattern(10, 7)).get(0)));
         assertCompletion(101, CompletionStatus.FLUSH_ERROR);
         assertFalse(cq.poll(c));
+        assertEquals(-1, receive(0).asSlice(0, 10).mismatch(MemorySegment.ofArray(new byte[10])),
+                "the completed receive is left alone");
         assertNothingWrittenOutside(1);
     }
 
@@ -194,9 +212,7 @@ class ReceiveSequenceTest {
         List<byte[]> first = send(0, 0, new byte[2 * MSS]);
         assertEquals(MessageAssembler.ACCEPTED, offer(first.get(0)));
         assertFailed(FrameError.BAD_RECEIVE_SEQUENCE, offer(send(1, 0, TestFrames.pattern(10, 5)).get(0)));
-        assertCompletion(100, CompletionStatus.FLUSH_ERROR);
-        assertCompletion(101, CompletionStatus.FLUSH_ERROR);
-        assertFalse(cq.poll(c));
+        assertFlushed(2);
         assertEquals(0, receive(0).get(ValueLayout.JAVA_BYTE, 0), "message 0's bytes only");
         assertNothingWrittenOutside(1);
     }
@@ -212,8 +228,7 @@ class ReceiveSequenceTest {
         assertFailed(FrameError.BAD_RECEIVE_SEQUENCE, offer(send(1, 0, new byte[10]).get(0)));
         assertFalse(cq.poll(c), "the flush waits for the placement in flight");
         assembler.abort(target);
-        assertCompletion(100, CompletionStatus.FLUSH_ERROR);
-        assertCompletion(101, CompletionStatus.FLUSH_ERROR);
+        assertFlushed(2);
         assertNothingWrittenOutside(0);
     }
 
@@ -261,9 +276,7 @@ class ReceiveSequenceTest {
         assertEquals(MessageAssembler.ACCEPTED, offer(write(0, 2 * MSS).get(0)), "MSN 0: a WRITE, incomplete");
         assertEquals(MessageAssembler.ACCEPTED, offer(send(1, 1, new byte[10]).get(0)), "MSN 1 takes receive 1");
         assertFailed(FrameError.BAD_RECEIVE_SEQUENCE, offer(send(2, 0, new byte[10]).get(0)));
-        assertCompletion(100, CompletionStatus.FLUSH_ERROR);
-        assertCompletion(101, CompletionStatus.FLUSH_ERROR);
-        assertCompletion(102, CompletionStatus.FLUSH_ERROR);
+        assertFlushed(3);
         assertNothingWrittenOutside(2);
     }
 
@@ -285,14 +298,7 @@ class ReceiveSequenceTest {
 
     @Test
     void anRsnNamingAConsumedReceiveIsABadReceiveSequence() {
-        post(2);
-        assertEquals(MessageAssembler.ACCEPTED, offer(send(0, 0, new byte[10]).get(0)));
-        assertCompletion(100, CompletionStatus.SUCCESS);
-        byte[] old = TestFrames.pattern(10, 7);
-        assertFailed(FrameError.BAD_RECEIVE_SEQUENCE, offer(send(1, 0, old).get(0)));
-        assertCompletion(101, CompletionStatus.FLUSH_ERROR);
-        assertEquals(0, receive(0).get(ValueLayout.JAVA_BYTE, 0), "the completed receive is left alone");
-        assertNothingWrittenOutside(1);
+        afterMessage0CompletesMessage1NamesAReceiveItMayNotTake(0, FrameError.BAD_RECEIVE_SEQUENCE);
     }
 
     @Test
