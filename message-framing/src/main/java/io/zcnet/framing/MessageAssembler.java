@@ -29,7 +29,7 @@ import java.lang.foreign.MemorySegment;
  *   {@link FrameError#INCONSISTENT_MESSAGE}; one that names a consumed receive, a receive another message
  *   holds, or breaks MSN order is {@link FrameError#BAD_RECEIVE_SEQUENCE}. Each of these is judged in
  *   constant work when the frame arrives, except a receive the RSNs leave out, which shows when the message
- *   after the gap completes, before any completion could carry the wrong receive.</li>
+ *   after the gap retires, before any completion could carry the wrong receive.</li>
  *   <li><b>Back-pressure, not failure.</b> A message that is complete while the completion queue or the
  *   queue of READ requests to answer is full stays complete but unretired: the acknowledged MSN stops, so
  *   the peer's MSN window stops it. Taking a READ request ({@link #pollReadRequest}) resumes by itself; after
@@ -90,8 +90,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>This class is the entry point: it checks arguments, validates headers and verifies ICRCs, and hands
  * the rest to package-private parts: {@link MessageSlots} (what is known about each message of the window),
- * {@link FrameJudge} (where a frame may go, changing nothing), {@link DirectPlacements} (reservations and
- * pins of placements in flight), {@link MessageCompletion} (in-order completion and back-pressure),
+ * {@link FrameJudge} (where a frame may go, changing nothing), {@link DirectPlacements} (reservations, receive
+ * holds and pins of placements in flight), {@link MessageCompletion} (in-order completion and back-pressure),
  * {@link QueuePairError} (ERROR and its flush), {@link ExpectedReads} and {@link ReadRequestQueue} (READ
  * responses expected, READ requests to answer).
  */
