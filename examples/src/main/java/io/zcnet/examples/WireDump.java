@@ -8,6 +8,7 @@ import io.zcnet.framing.Icrc;
 import io.zcnet.framing.Opcode;
 import io.zcnet.framing.ReadRequestExtension;
 import io.zcnet.framing.TaggedExtension;
+import io.zcnet.framing.UntaggedExtension;
 
 import java.io.BufferedReader;
 import java.io.FileInputStream;
@@ -24,10 +25,13 @@ import java.util.Map;
 /**
  * The wire-dump tool behind {@code ./zcnet dump} ({@link DumpCommand}): prints a raw wire format v1 frame
  * stream one line per frame (or one JSON object per line with {@code --json}, fields named as in
- * DESIGN.md), and with {@code --encode} turns such JSON lines back into frames so frames can be crafted by
- * hand. It lives here, not in message-framing, because it does I/O: message-framing stays pure logic. A diagnostic tool, not a fast path: it
- * allocates freely, but never in proportion to a length it reads (a frame's bytes are bounded by the
- * segment size given with {@code --mss}).
+ * DESIGN.md, extension fields after the header's: {@code rkey} and {@code region_offset} of tagged frames,
+ * the read request's five, and {@code rsn}, the receive a frame consumes, on every SEND frame and the last
+ * frame of a WRITE with immediate), and with {@code --encode} turns such JSON lines back into frames so
+ * frames can be crafted by hand. It lives here, not in message-framing, because it does I/O:
+ * message-framing stays pure logic. A diagnostic tool, not a fast path: it allocates freely, but never in
+ * proportion to a length it reads (a frame's bytes are bounded by the segment size given with
+ * {@code --mss}).
  *
  * <pre>
  * dump   [--json [--payload]] [--mss N] [FILE|-]   frames in, lines out (--payload adds payload_hex)
@@ -168,6 +172,9 @@ final class WireDump {
             TaggedExtension t = new TaggedExtension().wrap(segment, FrameHeader.LENGTH);
             field(sb, "rkey", Integer.toUnsignedLong(t.rkey()));
             name(sb, "region_offset").append(Long.toUnsignedString(t.regionOffset()));
+        }
+        if (Opcode.rsnOffset(h.opcode()) >= 0) {
+            field(sb, "rsn", rsn(segment, h.opcode()));
         } else if (h.opcode() == Opcode.RDMA_READ_REQUEST) {
             ReadRequestExtension r = new ReadRequestExtension().wrap(segment, FrameHeader.LENGTH);
             field(sb, "rkey", Integer.toUnsignedLong(r.rkey()));
@@ -226,6 +233,9 @@ final class WireDump {
             TaggedExtension t = new TaggedExtension().wrap(segment, FrameHeader.LENGTH);
             sb.append(" rkey=0x").append(Integer.toHexString(t.rkey())).append(" region_offset=")
                     .append(Long.toUnsignedString(t.regionOffset()));
+        }
+        if (Opcode.rsnOffset(h.opcode()) >= 0) {
+            sb.append(" rsn=").append(rsn(segment, h.opcode()));
         } else if (h.opcode() == Opcode.RDMA_READ_REQUEST) {
             ReadRequestExtension r = new ReadRequestExtension().wrap(segment, FrameHeader.LENGTH);
             sb.append(" rkey=0x").append(Integer.toHexString(r.rkey())).append(" region_offset=")
@@ -234,6 +244,16 @@ final class WireDump {
                     .append(Long.toUnsignedString(r.sinkOffset()));
         }
         return sb.toString();
+    }
+
+    /**
+     * The RSN of a frame whose opcode names the receive it consumes (every SEND frame, the last frame of a
+     * WRITE with immediate), unsigned; its extension follows the header in {@code frame}.
+     */
+    private static long rsn(MemorySegment frame, int opcode) {
+        int rsn = Opcode.isTagged(opcode) ? new TaggedExtension().wrap(frame, FrameHeader.LENGTH).rsn()
+                : new UntaggedExtension().wrap(frame, FrameHeader.LENGTH).rsn();
+        return Integer.toUnsignedLong(rsn);
     }
 
     // ---------------------------------------------------------------- encode
@@ -319,13 +339,25 @@ final class WireDump {
         int icrc = (int) number(fields, "icrc", 0, 0xFFFF_FFFFL);
         byte[] extension = new byte[ReadRequestExtension.LENGTH];
         MemorySegment e = MemorySegment.ofArray(extension);
-        ReadRequestExtension r = new ReadRequestExtension().wrap(e, 0);
-        r.rkey((int) number(fields, "rkey", 0, 0xFFFF_FFFFL));
-        r.regionOffset(unsigned64(fields, "region_offset"));
-        if (ext >= ReadRequestExtension.LENGTH || fields.containsKey("read_length")) {
-            r.readLength(number(fields, "read_length", 0, 0xFFFF_FFFFL))
-                    .sinkRkey((int) number(fields, "sink_rkey", 0, 0xFFFF_FFFFL))
-                    .sinkOffset(unsigned64(fields, "sink_offset"));
+        int rsnAt = Opcode.rsnOffset(opcode);
+        // A SEND's extension is its RSN alone: rkey and region_offset there would be misplaced.
+        if (rsnAt < 0 || Opcode.isTagged(opcode)) {
+            ReadRequestExtension r = new ReadRequestExtension().wrap(e, 0);
+            r.rkey((int) number(fields, "rkey", 0, 0xFFFF_FFFFL));
+            r.regionOffset(unsigned64(fields, "region_offset"));
+            if (rsnAt < 0 && (ext >= ReadRequestExtension.LENGTH || fields.containsKey("read_length"))) {
+                r.readLength(number(fields, "read_length", 0, 0xFFFF_FFFFL))
+                        .sinkRkey((int) number(fields, "sink_rkey", 0, 0xFFFF_FFFFL))
+                        .sinkOffset(unsigned64(fields, "sink_offset"));
+            }
+        }
+        if (rsnAt >= 0) {
+            int rsn = (int) number(fields, "rsn", 0, 0xFFFF_FFFFL);
+            if (Opcode.isTagged(opcode)) {
+                new TaggedExtension().wrap(e, 0).rsn(rsn);
+            } else {
+                new UntaggedExtension().wrap(e, 0).rsn(rsn);
+            }
         }
         if (!fields.isEmpty()) {
             throw new IllegalArgumentException("unknown or misplaced fields " + fields.keySet());

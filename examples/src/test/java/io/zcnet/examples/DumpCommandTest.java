@@ -40,18 +40,19 @@ class DumpCommandTest {
     void encodedFramesDumpBackWithTheSameFields(@TempDir Path dir) throws Exception {
         Path json = dir.resolve("frames.jsonl");
         Files.writeString(json, """
-                {"opcode":"SEND_ONLY","msn":7,"imm_data":0,"payload_hex":"0102030405"}
+                {"opcode":"SEND_ONLY","msn":7,"rsn":3,"imm_data":0,"payload_hex":"0102030405"}
                 {"opcode":"RDMA_WRITE_ONLY","msn":8,"rkey":305419896,"region_offset":4096,"payload_hex":"ff"}
                 """);
         byte[] frames = runCapturingStdout(0, "dump", "--encode", "--icrc", json.toString());
-        assertEquals(32 + 5 + 32 + 12 + 1, frames.length, "two frames: base headers, one tagged extension, payloads");
+        assertEquals(32 + 4 + 5 + 32 + 12 + 1, frames.length, "two frames: base headers, the SEND's RSN, a tagged extension, payloads");
         Path raw = dir.resolve("frames.bin");
         Files.write(raw, frames);
         String[] lines = new String(runCapturingStdout(0, "dump", "--json", raw.toString()), StandardCharsets.UTF_8)
                 .strip().split("\n");
         assertEquals(2, lines.length);
         assertTrue(lines[0].contains("\"opcode\":\"SEND_ONLY\"") && lines[0].contains("\"msn\":7")
-                && lines[0].contains("\"length\":5") && lines[0].contains("\"icrc_ok\":true"), lines[0]);
+                && lines[0].contains("\"length\":5") && lines[0].contains("\"icrc_ok\":true")
+                && lines[0].endsWith(",\"rsn\":3}"), lines[0]);
         assertTrue(lines[1].contains("\"rkey\":305419896") && lines[1].contains("\"region_offset\":4096"), lines[1]);
     }
 

@@ -2,6 +2,7 @@ package io.zcnet.examples;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,6 +16,7 @@ import io.zcnet.framing.Icrc;
 import io.zcnet.framing.ReadRequestExtension;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.framing.TaggedExtension;
+import io.zcnet.framing.UntaggedExtension;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -45,13 +47,14 @@ class WireDumpTest {
     private static byte[] stream() {
         Segmenter s = new Segmenter(new FramingConfig(MSS, true, 8));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        writeFrames(s.beginWriteWithImmediate(65535, MemorySegment.ofArray(pattern(300)), 0, 300,
+        writeFrames(s.beginWriteWithImmediate(65535, -16, MemorySegment.ofArray(pattern(300)), 0, 300,
                 0xF0000001, 0x7FFFFFFF00000001L, -2), bytes);
         writeFrames(s.beginReadRequest(0, 7, 8, 9, 10, 11), bytes);
         byte[] ack = new byte[32];
         FlowControl.writeAcknowledge(new FrameHeader().wrap(MemorySegment.ofArray(ack), 0), 3, 99, true, false);
         new FrameHeader().wrap(MemorySegment.ofArray(ack), 0).subflow(2).timestampPresent(true).timestamp(5).timestampEcho(6);
         bytes.writeBytes(ack);
+        writeFrames(s.beginSendWithImmediate(1, 5, MemorySegment.ofArray(pattern(20)), 0, 20, 3), bytes);
         return bytes.toByteArray();
     }
 
@@ -78,7 +81,7 @@ class WireDumpTest {
     void jsonHasEveryFieldByItsDesignName() {
         assertEquals(0, run(stream(), "--json", "--mss", String.valueOf(MSS)));
         String[] lines = lines();
-        assertEquals(5, lines.length);
+        assertEquals(6, lines.length);
         Map<String, Object> first = FlatJson.parse(lines[0]);
         assertEquals(List.of("ver", "timestamp_present", "more_segments", "rtr", "rtr_ack", "opcode", "msn", "offset",
                 "seg", "icrc", "icrc_ok", "timestamp", "timestamp_echo", "imm_data", "length", "ext_length", "subflow",
@@ -94,6 +97,10 @@ class WireDumpTest {
         assertEquals(256L, last.get("offset"));
         assertEquals(2L, last.get("seg"));
         assertEquals(0xFFFFFFFEL, last.get("imm_data"));
+        assertEquals(List.of("rkey", "region_offset", "rsn"), List.copyOf(last.keySet()).subList(17, 20),
+                "the last frame of a WRITE with immediate names the receive it consumes");
+        assertEquals(0xFFFFFFF0L, last.get("rsn"));
+        assertEquals(16L, last.get("ext_length"));
         Map<String, Object> read = FlatJson.parse(lines[3]);
         assertEquals(9L, read.get("read_length"));
         assertEquals(10L, read.get("sink_rkey"));
@@ -105,6 +112,11 @@ class WireDumpTest {
         assertEquals(2L, ack.get("subflow"));
         assertEquals(6L, ack.get("timestamp_echo"));
         assertNull(ack.get("icrc_ok"), "no ICRC computed");
+        Map<String, Object> send = FlatJson.parse(lines[5]);
+        assertEquals("SEND_ONLY_WITH_IMMEDIATE", send.get("opcode"));
+        assertEquals(List.of("subflow", "rsn"), List.copyOf(send.keySet()).subList(16, 18), "a SEND's extension is its RSN");
+        assertEquals(5L, send.get("rsn"));
+        assertEquals(4L, send.get("ext_length"));
     }
 
     @Test
@@ -120,10 +132,14 @@ class WireDumpTest {
     void textModePrintsOneLinePerFrame() {
         assertEquals(0, run(stream(), "--mss", String.valueOf(MSS)));
         String[] lines = lines();
-        assertEquals(5, lines.length);
+        assertEquals(6, lines.length);
         assertTrue(lines[0].startsWith("#0 @0 RDMA_WRITE_FIRST msn=65535 offset=0 seg=0 len=128"), lines[0]);
         assertTrue(lines[1].startsWith("#1 @172 RDMA_WRITE_MIDDLE"), lines[1]);
         assertTrue(lines[0].contains("(ok)"), lines[0]);
+        assertFalse(lines[0].contains("rsn="), "a WRITE's first frame names no receive: " + lines[0]);
+        assertTrue(lines[2].endsWith(" rkey=0xf0000001 region_offset=9223372032559808769 rsn=4294967280"), lines[2]);
+        assertTrue(lines[5].startsWith("#5 ") && lines[5].contains("SEND_ONLY_WITH_IMMEDIATE")
+                && lines[5].endsWith(" rsn=5"), lines[5]);
     }
 
     @Test
@@ -152,21 +168,35 @@ class WireDumpTest {
 
     @Test
     void encodeCraftsFramesAndRejectsWhatItDoesNotUnderstand() {
-        String line = "{\"opcode\":\"SEND_ONLY\",\"msn\":5,\"payload_hex\":\"0a0b0c\"}\n";
+        String line = "{\"opcode\":\"SEND_ONLY\",\"msn\":5,\"rsn\":4294967295,\"payload_hex\":\"0a0b0c\"}\n";
         assertEquals(0, run(line.getBytes(StandardCharsets.UTF_8), "--encode", "--icrc"));
         byte[] frame = out.toByteArray();
-        assertEquals(35, frame.length);
+        assertEquals(32 + 4 + 3, frame.length, "header, the RSN, payload");
         MemorySegment s = MemorySegment.ofArray(frame);
         FrameHeader h = new FrameHeader().wrap(s, 0);
         assertEquals(FrameError.OK, FrameValidator.validateHeader(h, MSS));
         assertEquals(5, h.msn());
-        assertTrue(new Icrc().verify(s, 0, s, 32));
+        assertEquals(-1, new UntaggedExtension().wrap(s, 32).rsn());
+        assertTrue(new Icrc().verify(s, 0, s, 36));
         assertEquals(0, run("{\"opcode\":255,\"length\":2}".getBytes(StandardCharsets.UTF_8), "--encode"));
         assertEquals(34, out.size());
         assertEquals(0, run("{\"opcode\":\"RDMA_WRITE_ONLY\",\"region_offset\":18446744073709551615}".getBytes(StandardCharsets.UTF_8), "--encode"));
         assertEquals(-1L, new TaggedExtension().wrap(MemorySegment.ofArray(out.toByteArray()), 32).regionOffset());
         assertEquals(1, run("{\"opcode\":\"SEND_ONLY\",\"colour\":1}".getBytes(StandardCharsets.UTF_8), "--encode"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("colour"));
+        assertEquals(1, run("{\"opcode\":\"SEND_ONLY\",\"rkey\":1}".getBytes(StandardCharsets.UTF_8), "--encode"),
+                "a SEND's extension holds its RSN only");
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("rkey"));
+        assertEquals(1, run("{\"opcode\":\"RDMA_WRITE_ONLY\",\"rsn\":1}".getBytes(StandardCharsets.UTF_8), "--encode"),
+                "a WRITE without immediate names no receive");
+        assertEquals(1, run("{\"opcode\":\"RDMA_WRITE_ONLY_WITH_IMMEDIATE\",\"read_length\":1}"
+                .getBytes(StandardCharsets.UTF_8), "--encode"), "the RSN's place, not a read length");
+        assertEquals(0, run("{\"opcode\":\"RDMA_WRITE_ONLY_WITH_IMMEDIATE\",\"rkey\":9,\"rsn\":7}"
+                .getBytes(StandardCharsets.UTF_8), "--encode"));
+        assertEquals(32 + 16, out.size());
+        TaggedExtension written = new TaggedExtension().wrap(MemorySegment.ofArray(out.toByteArray()), 32);
+        assertEquals(9, written.rkey());
+        assertEquals(7, written.rsn());
         assertEquals(1, run("{\"opcode\":\"SEND_ONLY\",\"msn\":70000}".getBytes(StandardCharsets.UTF_8), "--encode"));
         assertEquals(1, run("{\"opcode\":\"SEND_ONLY\",\"msn\":1.5}".getBytes(StandardCharsets.UTF_8), "--encode"));
         assertEquals(1, run("{\"opcode\":\"SEND_ONLY\"} x".getBytes(StandardCharsets.UTF_8), "--encode"));

@@ -7,10 +7,11 @@ import java.lang.foreign.MemorySegment;
  * {@link MessageAssembler#beginPlacement} hands out in a {@link PlacementTarget} and
  * {@link MessageAssembler#commit} or {@link MessageAssembler#abort} takes back. While one is in flight the
  * kernel may be writing its payload, so it <em>reserves</em> its segment in the {@link MessageSlots} (another
- * copy of the segment is kept waiting, the message cannot complete) and {@linkplain
- * io.zcnet.buffer.MemoryRegion#pin() pins} its region (which cannot be deregistered under the write). This
- * class keeps those two promises and the count of placements in flight; what a frame means is judged
- * elsewhere. Not thread-safe: owned by one {@link MessageAssembler}.
+ * copy of the segment is kept waiting, the message cannot complete), holds the receive its frame names by
+ * its RSN (no other message can take that receive, and so none can complete it, while the kernel writes
+ * into it) and {@linkplain io.zcnet.buffer.MemoryRegion#pin() pins} its region (which cannot be
+ * deregistered under the write). This class keeps those promises and the count of placements in flight;
+ * what a frame means is judged elsewhere. Not thread-safe: owned by one {@link MessageAssembler}.
  */
 final class DirectPlacements {
 
@@ -49,21 +50,25 @@ final class DirectPlacements {
     }
 
     /**
-     * Starts the placement of a frame the judge accepted: pins the region its payload goes to, reserves
-     * its segment and points {@code target} at the payload's place (0 bytes of the drain for a frame
-     * without one).
+     * Starts the placement of the frame in {@code header}, which the judge accepted: pins the region its
+     * payload goes to, reserves its segment, holds the receive it names and points {@code target} at the
+     * payload's place (0 bytes of the drain for a frame without one).
      *
      * @return false, with nothing changed, if the region was deregistered since it was judged
      */
-    boolean start(MessageAssembler owner, PlacementTarget target, FrameJudge verdict, int messageOffset, int length) {
+    boolean start(MessageAssembler owner, PlacementTarget target, FrameJudge verdict, FrameHeader header, int length) {
         if (verdict.destinationRegion != null && !verdict.destinationRegion.pin()) {
             return false;
         }
         target.region = verdict.destinationRegion;
         target.slot = verdict.slot;
         if (verdict.slot >= 0) {
-            target.segmentIndex = messageOffset / segmentSize;
+            target.segmentIndex = header.messageOffset() / segmentSize;
             slots.reserve(verdict.slot, target.segmentIndex);
+        }
+        target.holdsReceive = Opcode.rsnOffset(header.opcode()) >= 0;
+        if (target.holdsReceive) {
+            slots.holdReceive(verdict.slot, verdict.receive);
         }
         target.receive = verdict.receive;
         target.owner = owner;
@@ -77,7 +82,7 @@ final class DirectPlacements {
     }
 
     /**
-     * Ends the placement {@code target} holds: drops its reservation and pin.
+     * Ends the placement {@code target} holds: drops its reservation, its hold on a receive and its pin.
      *
      * @return its message slot, or -1 for a frame of no message (an ACKNOWLEDGE)
      * @throws IllegalStateException if {@code target} holds no placement of {@code owner}
@@ -98,6 +103,9 @@ final class DirectPlacements {
         }
         if (target.slot >= 0) {
             slots.unreserve(target.slot, target.segmentIndex);
+        }
+        if (target.holdsReceive) {
+            slots.releaseReceive(target.slot);
         }
         return target.slot;
     }

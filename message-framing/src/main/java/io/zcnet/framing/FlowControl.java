@@ -2,7 +2,8 @@ package io.zcnet.framing;
 
 /**
  * Send-side flow control of one queue pair direction: which MSN to use next, which messages the peer
- * has acknowledged, and how many receive-consuming messages its posted receives allow.
+ * has acknowledged, how many receive-consuming messages its posted receives allow, and which of those
+ * receives the next receive-consuming message consumes (its RSN, {@link #nextReceiveSequence()}).
  *
  * <p>Credits are cumulative: an ACKNOWLEDGE carries in {@code imm_data} the count, mod 2^32, of receives
  * the peer has ever posted (its <em>credit limit</em>), and the sender may send receive-consuming message
@@ -39,6 +40,18 @@ public final class FlowControl {
         return Msn.distance(oldestUnacknowledged, nextMsn);
     }
 
+    /**
+     * The receive sequence number (RSN) the next receive-consuming message carries: how many
+     * receive-consuming messages were claimed before it, mod 2^32, which is the index of the peer's posted
+     * receive it consumes (receive-consuming message {@code k} takes the {@code k}-th receive posted, as the
+     * credits count them). Read it just before {@link #claim claiming} that message and pass it to the
+     * {@link Segmenter}; a claim of {@code n} receive-consuming messages gives them this RSN and the
+     * {@code n - 1} after it, in MSN order.
+     */
+    public int nextReceiveSequence() {
+        return consumersSent;
+    }
+
     /** Receive-consuming messages the peer's credits still allow. */
     public long credits() {
         return Math.max(0, creditLimit - consumersSent);
@@ -60,7 +73,8 @@ public final class FlowControl {
     /**
      * Takes MSNs for {@code messages} messages (all consuming a receive if {@code consumeReceive}, which
      * for a multi-message WRITE with immediate means only the last: claim it separately) and returns the
-     * first, or -1 if {@link #canSend} says no.
+     * first, or -1 if {@link #canSend} says no. Receive-consuming messages also take the RSNs from
+     * {@link #nextReceiveSequence()} on.
      */
     public int claim(int messages, boolean consumeReceive) {
         if (!canSend(messages, consumeReceive)) {

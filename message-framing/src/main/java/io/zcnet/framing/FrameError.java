@@ -34,13 +34,13 @@ public final class FrameError {
     public static final int MSN_OUT_OF_WINDOW = -11;
     /** The ICRC was negotiated and the frame's does not match its bytes. */
     public static final int ICRC_MISMATCH = -12;
-    /** Frames of one message disagree (opcode family, total length, immediate data on a non-final frame). */
+    /** Frames of one message disagree (opcode family, where it ends, the receive their RSN names). */
     public static final int INCONSISTENT_MESSAGE = -13;
     /** A tagged frame or read request names a key, range or right the registry refuses. */
     public static final int REMOTE_ACCESS = -14;
     /** A SEND message does not fit its posted receive buffer. */
     public static final int LOCAL_LENGTH = -15;
-    /** A message needs a posted receive and none is posted. */
+    /** A frame's RSN names a receive not posted yet: the sender spent credits it was never granted. */
     public static final int RECEIVER_NOT_READY = -16;
     /** An ACKNOWLEDGE acknowledges messages that were never sent. */
     public static final int BAD_ACKNOWLEDGE = -17;
@@ -50,13 +50,19 @@ public final class FrameError {
     public static final int UNEXPECTED_READ_RESPONSE = -19;
     /** The region of the posted receive a SEND would land in was deregistered, or its memory freed. */
     public static final int LOCAL_PROTECTION = -20;
+    /**
+     * A frame's RSN contradicts the receives other messages take: it names a receive already consumed, or one
+     * another message holds, or it breaks MSN order (a later message taking an earlier receive, more
+     * receive-consuming messages before it than messages, or a receive left out when its message completes).
+     */
+    public static final int BAD_RECEIVE_SEQUENCE = -21;
 
     private static final String[] NAMES = {
         "OK", "TRUNCATED", "BAD_VERSION", "BAD_OPCODE", "RESERVED_BITS", "BAD_EXTENSION_LENGTH",
         "PAYLOAD_TOO_LONG", "MESSAGE_TOO_LONG", "BAD_SEGMENT", "BAD_FLAGS", "RESERVED_FIELD",
         "MSN_OUT_OF_WINDOW", "ICRC_MISMATCH", "INCONSISTENT_MESSAGE", "REMOTE_ACCESS", "LOCAL_LENGTH",
         "RECEIVER_NOT_READY", "BAD_ACKNOWLEDGE", "QUEUE_PAIR_IN_ERROR", "UNEXPECTED_READ_RESPONSE",
-        "LOCAL_PROTECTION"
+        "LOCAL_PROTECTION", "BAD_RECEIVE_SEQUENCE"
     };
 
     /** Number of codes, {@code OK} included; codes run from {@code 0} down to {@code 1 - COUNT}. */

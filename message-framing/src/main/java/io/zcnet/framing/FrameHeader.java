@@ -36,6 +36,11 @@ import java.lang.foreign.StructLayout;
  *   T = timestamp_present, M = more_segments, R = rtr, A = rtr_ack
  * </pre>
  *
+ * <p>The header is followed by {@code ext_length} bytes of extension, a length the opcode alone decides
+ * ({@link Opcode#extensionLength}): none on ACKNOWLEDGE, the RSN on SEND frames ({@link UntaggedExtension},
+ * 4 bytes), a {@link TaggedExtension} on WRITE and READ RESPONSE frames (12 bytes, 16 with the RSN on the
+ * last frame of a WRITE with immediate), a {@link ReadRequestExtension} on READ REQUEST (28 bytes).
+ *
  * <p>The flyweight only reads and writes bytes: it validates nothing on the wire (see
  * {@link FrameValidator}) but its setters reject values that do not fit their field. Not thread-safe:
  * one instance per thread, re-pointed with {@link #wrap}; it holds no state besides the position.

@@ -8,11 +8,11 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Judges a validated frame against the receive side's state without changing it: the window, the
- * consistency of the frame with what its message's other frames said, duplicates, the receive a SEND
- * takes, and the key, rights and bounds of every place a payload may be written. Both ways in (a whole
- * frame, or header first) are judged here, so they agree. The verdict's details ({@link #slot},
- * {@link #receive}, {@link #destination}) stay in this object until the next judgement. Not thread-safe:
- * owned by one {@link MessageAssembler}.
+ * consistency of the frame with what its message's other frames said, duplicates, the receive a
+ * receive-consuming frame names by its RSN, and the key, rights and bounds of every place a payload may be
+ * written. Both ways in (a whole frame, or header first) are judged here, so they agree. The verdict's
+ * details ({@link #slot}, {@link #receive}, {@link #destination}) stay in this object until the next
+ * judgement. Not thread-safe: owned by one {@link MessageAssembler}.
  */
 final class FrameJudge {
 
@@ -27,7 +27,7 @@ final class FrameJudge {
 
     /** The judged frame's message slot, or -1 (an ACKNOWLEDGE, or outside the window). */
     int slot;
-    /** The posted receive the judged frame's message holds or would take (absolute index), or -1. */
+    /** The posted receive the judged frame's message holds, or the one its RSN lets it take (absolute index), or -1. */
     long receive;
     /** Where an accepted payload goes: memory, offset and region (null for frames without a place). */
     MemorySegment destination;
@@ -85,6 +85,11 @@ final class FrameJudge {
         } else if (expected >= 0 && segment >= expected - 1) {
             return FrameError.INCONSISTENT_MESSAGE;
         }
+        int rsnAt = Opcode.rsnOffset(opcode);
+        int rsn = rsnAt >= 0 ? headers.get(WireLayouts.U32, extOffset + rsnAt) : 0;
+        if (rsnAt >= 0 && receive >= 0 && rsn != (int) receive) {
+            return FrameError.INCONSISTENT_MESSAGE; // every frame of a message names the receive it holds
+        }
         if (slots.isPlaced(slot, segment)) {
             return MessageAssembler.DUPLICATE;
         }
@@ -93,26 +98,52 @@ final class FrameJudge {
             // left then (the sender resent the segment once, here), so it is kept, not dropped.
             return MessageAssembler.DEFERRED;
         }
+        if (rsnAt >= 0 && receive < 0) {
+            int taken = takeReceive(msn, rsn);
+            if (taken != FrameError.OK) {
+                return taken;
+            }
+        }
         return switch (family) {
-            case Opcode.KIND_SEND -> send(slot, msn, messageOffset, length);
+            case Opcode.KIND_SEND -> send(messageOffset, length);
             case Opcode.KIND_WRITE -> write(headers, extOffset, length);
             case Opcode.KIND_READ_RESPONSE -> readResponse(slot, messageOffset, headers, extOffset, length);
             default -> readRequest(headers, extOffset);
         };
     }
 
-    private int send(int slot, int msn, int messageOffset, int length) {
-        long receive = slots.receive(slot);
-        if (receive < 0) {
-            receive = slots.receiveFor(msn);
-            if (receive < 0) {
-                return MessageAssembler.DEFERRED;
-            }
-            if (!receives.isPosted(receive)) {
-                return FrameError.RECEIVER_NOT_READY;
-            }
+    /**
+     * Checks the RSN of the first frame by which message {@code msn} takes a receive, and sets
+     * {@link #receive}. The receive must be posted (the credits granted) and not consumed, held by no other
+     * message, and consistent with MSN order: the receive-consuming messages before this one take the
+     * receives before it, so there are no more of those than messages before it in the window, no earlier
+     * message holds a later receive and no later message an earlier one. (That the RSNs leave no receive
+     * out is known only as messages complete: {@link MessageCompletion} checks it then.) Constant work.
+     */
+    private int takeReceive(int msn, int rsn) {
+        long consumed = receives.consumed();
+        long fromOldest = Integer.toUnsignedLong(rsn - (int) consumed); // RSNs count receives mod 2^32
+        if (fromOldest >= 1L << 31) {
+            return FrameError.BAD_RECEIVE_SEQUENCE; // behind the oldest receive: consumed already
         }
-        this.receive = receive;
+        long index = consumed + fromOldest;
+        if (!receives.isPosted(index)) {
+            return FrameError.RECEIVER_NOT_READY;
+        }
+        int position = slots.ahead(msn);
+        if (fromOldest > position || slots.holderOf(index) >= 0) {
+            return FrameError.BAD_RECEIVE_SEQUENCE;
+        }
+        int before = slots.holderOf(index - 1);
+        int after = slots.holderOf(index + 1);
+        if (before >= 0 && slots.ahead(before) > position || after >= 0 && slots.ahead(after) < position) {
+            return FrameError.BAD_RECEIVE_SEQUENCE;
+        }
+        receive = index;
+        return FrameError.OK;
+    }
+
+    private int send(int messageOffset, int length) {
         if ((long) messageOffset + length > receives.length(receive)) {
             return FrameError.LOCAL_LENGTH;
         }

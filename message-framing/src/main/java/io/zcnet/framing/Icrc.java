@@ -8,9 +8,10 @@ import java.util.zip.CRC32C;
 /**
  * The invariant CRC of a frame (DESIGN.md, "message-framing"): CRC32C (RFC 3720 appendix B.4, as
  * {@link CRC32C} computes it) over the base header, extension and payload, with {@code icrc},
- * {@code timestamp}, {@code timestamp_echo} and {@code subflow} taken as zero, so a frame may be resent on
- * another subflow with fresh timestamps and the same ICRC. Like the InfiniBand ICRC it covers what the
- * end points care about and leaves out what a hop rewrites.
+ * {@code timestamp}, {@code timestamp_echo}, {@code subflow} and the {@code timestamp_present} flag (bit 5 of
+ * {@code flags}) taken as zero, so a frame may be resent on any subflow, with fresh timestamps or none, and
+ * keep its ICRC. Like the InfiniBand ICRC it covers what the end points care about and leaves out what a hop
+ * rewrites.
  *
  * <p>Allocation-free in steady state: the header is masked in a 32-byte scratch array and the payload is
  * fed through one cached {@link ByteBuffer} view of the last payload segment seen, so a receiver that
@@ -61,6 +62,8 @@ public final class Icrc {
         }
         int masked = FrameHeader.LENGTH + ext;
         MemorySegment.copy(headers, ValueLayout.JAVA_BYTE, headerOffset, header, 0, masked);
+        // Whether this copy carries timestamps is the subflow's business, like the timestamps themselves.
+        header[(int) FrameHeader.FLAGS_OFFSET] &= (byte) ~FrameHeader.FLAG_TIMESTAMP_PRESENT;
         mask(FrameHeader.ICRC_OFFSET, 4);
         mask(FrameHeader.TIMESTAMP_OFFSET, 4);
         mask(FrameHeader.TIMESTAMP_ECHO_OFFSET, 4);

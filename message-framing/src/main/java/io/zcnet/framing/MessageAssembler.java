@@ -12,16 +12,24 @@ import java.lang.foreign.MemorySegment;
  * with the completion and error semantics of verbs (ibv_post_recv(3), ibv_poll_cq(3)).
  *
  * <ul>
- *   <li><b>Placement.</b> SEND frames go to the posted receive their message consumes, at the frame's
- *   message offset; tagged frames (RDMA WRITE, READ RESPONSE) go to the region their extension names,
- *   after the registry has checked key, rights and bounds. A frame is placed whole or not at all, and
- *   nothing is ever written outside a posted buffer or a permitted region.</li>
+ *   <li><b>Placement.</b> SEND frames go to the posted receive their RSN names (the receive sequence
+ *   number every frame of a receive-consuming message carries, {@link UntaggedExtension}), at the frame's
+ *   message offset, at once, whatever arrived before them; tagged frames (RDMA WRITE, READ RESPONSE) go to
+ *   the region their extension names, after the registry has checked key, rights and bounds. A frame is
+ *   placed whole or not at all, and nothing is ever written outside a posted buffer or a permitted
+ *   region.</li>
  *   <li><b>Any order, any number of times.</b> Each message in the window has a preallocated bitmap of
  *   its segments (every frame sits at a segment-aligned offset), so a retransmitted frame is recognised
  *   and ignored, and a message completes exactly once, when its last segment is placed.</li>
  *   <li><b>In-order completion.</b> Completions are emitted strictly in MSN order (which is posting
  *   order of the receives), each with status, opcode, byte count and immediate data. Receive-consuming
- *   messages (SEND, SEND and WRITE with immediate) take posted receives in MSN order.</li>
+ *   messages (SEND, SEND and WRITE with immediate) take posted receives in MSN order, and their RSNs must
+ *   say so: an RSN that names a receive not posted yet is {@link FrameError#RECEIVER_NOT_READY} (the peer
+ *   overran its credits); one that differs between frames of a message is
+ *   {@link FrameError#INCONSISTENT_MESSAGE}; one that names a consumed receive, a receive another message
+ *   holds, or breaks MSN order is {@link FrameError#BAD_RECEIVE_SEQUENCE}. Each of these is judged in
+ *   constant work when the frame arrives, except a receive the RSNs leave out, which shows when the message
+ *   after the gap retires, before any completion could carry the wrong receive.</li>
  *   <li><b>Back-pressure, not failure.</b> A message that is complete while the completion queue or the
  *   queue of READ requests to answer is full stays complete but unretired: the acknowledged MSN stops, so
  *   the peer's MSN window stops it. Taking a READ request ({@link #pollReadRequest}) resumes by itself; after
@@ -48,9 +56,11 @@ import java.lang.foreign.MemorySegment;
  * calls {@link #commit} (or {@link #abort} if that receive failed). Both ways share one judgement and one
  * bookkeeping, so they may be mixed, even for the segments of one message. A placement in flight
  * <em>reserves</em> its segment: a message with a reservation never completes, and a LAST frame below a
- * reserved segment contradicts it ({@link FrameError#INCONSISTENT_MESSAGE}), so no payload can land in a
- * buffer that was already completed; and it {@linkplain MemoryRegion#pin() pins} its region, so the region
- * cannot be deregistered under the kernel's write.
+ * reserved segment contradicts it ({@link FrameError#INCONSISTENT_MESSAGE}); it holds the receive its frame
+ * names, which no other message may then take; so no payload can land in a buffer that was already
+ * completed. And it {@linkplain MemoryRegion#pin() pins} its region, so the region cannot be deregistered
+ * under the kernel's write. (A placement whose header the ICRC would have refused holds its receive only
+ * until its commit fails the queue pair or its abort lets the receive go.)
  *
  * <p><b>One copy per segment, none lost.</b> Multipath resends a segment on another subflow when the one it
  * went out on fails, so two copies may meet here while the first is still being received. Each segment is
@@ -64,19 +74,15 @@ import java.lang.foreign.MemorySegment;
  * <p>Receives are posted as verbs posts them, by local key, offset and length; the key is checked against
  * the {@link MemoryRegistry} (LOCAL_WRITE) when posted and the region's validity again when data lands.
  *
- * <p>A SEND frame can only be placed once it is known which receive its message takes, that is once a
- * frame of every earlier message in the window has been seen (for a WRITE, its last frame: only that
- * says whether it carries immediate data). Until then the frame is {@link #DEFERRED}: nothing is placed
- * and the caller offers it again once {@link #isReceiveKnown} says its receive is known, typically holding
- * its payload in a pool buffer (the single extra copy happens only on reordering across message
- * boundaries). {@link #onFrame} records the deferred frame's opcode, which can resolve later messages'
- * receives; {@link #beginPlacement} records nothing (with the ICRC on, the header is not verified before
- * its payload is in).
+ * <p>Since every receive-consuming frame names its receive, a SEND that overtakes an earlier message (a
+ * WRITE whose last frame, on another subflow, has not come yet) is placed at once; only its completion
+ * waits for the messages before it. {@link #DEFERRED} is left for copies of a segment being received.
  *
- * <p><b>Bounded work per frame.</b> Which receive a SEND takes is kept up to date as messages become known,
- * each message passed once, so judging a frame is amortised constant work whatever the window (2^15 at
- * most) and the arrival order; a frame offered again while it is still deferred costs no pass over its
- * payload (nothing of it is used until it can be placed, and its ICRC is verified then).
+ * <p><b>Bounded work per frame.</b> Judging a frame is constant work whatever the window (2^15 at most) and
+ * the arrival order: its message is found by MSN, its receive by RSN, and whether another message holds
+ * that receive, or its neighbours, by an inverse map; a frame offered again while it is still deferred
+ * costs no pass over its payload (nothing of it is used until it can be placed, and its ICRC is verified
+ * then).
  *
  * <p>Steady state allocates nothing: the window's state, bitmaps, completion queue and read-request ring
  * are arrays sized at construction; placement targets are caller-owned holders. Not thread-safe: owned
@@ -84,8 +90,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>This class is the entry point: it checks arguments, validates headers and verifies ICRCs, and hands
  * the rest to package-private parts: {@link MessageSlots} (what is known about each message of the window),
- * {@link FrameJudge} (where a frame may go, changing nothing), {@link DirectPlacements} (reservations and
- * pins of placements in flight), {@link MessageCompletion} (in-order completion and back-pressure),
+ * {@link FrameJudge} (where a frame may go, changing nothing), {@link DirectPlacements} (reservations, receive
+ * holds and pins of placements in flight), {@link MessageCompletion} (in-order completion and back-pressure),
  * {@link QueuePairError} (ERROR and its flush), {@link ExpectedReads} and {@link ReadRequestQueue} (READ
  * responses expected, READ requests to answer).
  */
@@ -97,9 +103,9 @@ public final class MessageAssembler {
     /** Result: the frame repeats a segment already placed, or a completed message; forget it. */
     public static final int DUPLICATE = 2;
     /**
-     * Result: the frame cannot be placed yet; keep it and offer it again later (through {@link #onFrame}):
-     * a SEND frame whose receive is not known yet, or a copy of a segment that a direct placement is
-     * receiving right now (offer it again once that placement is committed or aborted).
+     * Result: the frame cannot be placed yet: it is a copy of a segment that a direct placement is receiving
+     * right now, and that receive may still fail. Keep it and offer it again (through {@link #onFrame}) once
+     * that placement is committed (the copy is then a {@link #DUPLICATE}) or aborted (it is then placed).
      */
     public static final int DEFERRED = 3;
 
@@ -145,7 +151,7 @@ public final class MessageAssembler {
         this.receives = new ReceiveQueue(receiveCapacity);
         this.completions = completions;
         this.sendFlow = sendFlow;
-        this.slots = new MessageSlots(config.messageWindow(), segmentSize);
+        this.slots = new MessageSlots(config.messageWindow(), segmentSize, receives.capacity());
         this.expectedReads = new ExpectedReads(config.messageWindow());
         this.readRequests = new ReadRequestQueue(config.messageWindow());
         this.judge = new FrameJudge(config, registry, receives, slots, expectedReads);
@@ -265,23 +271,6 @@ public final class MessageAssembler {
         return completion.isHeldBack();
     }
 
-    /**
-     * Whether the receive that a SEND of {@code msn} takes is known: the kind of every earlier message in
-     * the window is known (for a WRITE, whether it carries immediate data), or {@code msn} belongs to a
-     * message already completed. Constant time.
-     *
-     * <p>A receive loop that keeps the SEND frames answered {@link #DEFERRED} in MSN order offers them
-     * again only up to the first MSN for which this is false: each is offered again once, when it can be
-     * placed, instead of all of them after every frame. (A frame that is still deferred then waits for a
-     * direct placement of its segment to end: offer it again after that placement's commit or abort.)
-     */
-    public boolean isReceiveKnown(int msn) {
-        if (msn < 0 || msn > Msn.MASK) {
-            throw new IllegalArgumentException("msn " + msn + " outside 0..65535");
-        }
-        return slots.isReceiveKnown(msn);
-    }
-
     // ---------------------------------------------------------------- frames, payload supplied
 
     /** {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} for a contiguous frame. */
@@ -334,8 +323,8 @@ public final class MessageAssembler {
         long extOffset = offset + FrameHeader.LENGTH;
         // Judging changes nothing, so it may come before the ICRC: nothing judged is used unverified.
         result = judge.judge(header, frame, extOffset, (int) length);
-        if (result == DEFERRED && !slots.wouldLearn(judge.slot, header.opcode())) {
-            // Offered again and still waiting: nothing of it is used, so it costs no pass over its payload.
+        if (result == DEFERRED) {
+            // Nothing of it is used until its segment's placement ends, so it costs no pass over its payload.
             return DEFERRED;
         }
         if (icrcEnabled) {
@@ -349,9 +338,6 @@ public final class MessageAssembler {
             if (result == ACCEPTED) {
                 result = apply(frame, extOffset, (int) length);
             }
-        } else if (result == DEFERRED) {
-            // The frame is verified: its opcode may already tell which later messages take which receive.
-            slots.learn(judge.slot, header.opcode());
         } else if (result < 0) {
             return failure.fail(result, judge.slot, judge.receive);
         }
@@ -368,9 +354,13 @@ public final class MessageAssembler {
         } catch (IllegalStateException | WrongThreadException gone) {
             // The destination's memory was freed concurrently (registration refuses confined memory, so a
             // wrong thread cannot happen; caught all the same): an access error, not a crash of the loop.
-            return failure.fail(judge.receive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS,
-                    judge.slot, judge.receive);
+            return failure.fail(memoryGone(header.opcode()), judge.slot, judge.receive);
         }
+    }
+
+    /** The access error of a payload whose memory vanished: the posted receive's, or the peer's region's. */
+    private static int memoryGone(int opcode) {
+        return Opcode.isTagged(opcode) ? FrameError.REMOTE_ACCESS : FrameError.LOCAL_PROTECTION;
     }
 
     private int count(int result) {
@@ -395,19 +385,19 @@ public final class MessageAssembler {
      * <p>Nothing that a failed payload receive could leave wrong is changed here: the segment is only
      * <em>reserved</em>, so that another copy of it (a retransmission on another subflow) is not written
      * over the first while the kernel fills it but {@link #DEFERRED}, kept by the caller until this
-     * placement ends; its bytes count, and its message can complete, only at {@code commit}. The header and extension are copied into {@code target}, so
-     * {@code headers} may be reused at once. With the ICRC negotiated, it is checked at {@code commit},
-     * once the payload is in.
+     * placement ends, and the receive the frame names is only held, until {@code commit} or {@code abort};
+     * its bytes count, and its message can complete, only at {@code commit}. The header and extension are
+     * copied into {@code target}, so {@code headers} may be reused at once. With the ICRC negotiated, it is
+     * checked at {@code commit}, once the payload is in.
      *
      * @return {@link #ACCEPTED}: {@code target} names the place in a posted receive or a registered region
      *         (for frames without payload, 0 bytes of the drain) and is pending;
      *         {@link #DUPLICATE}: a copy of a placed segment, or of a completed message: {@code target}
      *         names the drain, receive the payload there and forget it;
-     *         {@link #DEFERRED}: a SEND frame whose receive is not known yet, or a copy of a segment another
-     *         placement is receiving: {@code target} names the drain; keep the payload (there or in a
-     *         buffer of your own) and offer the whole frame to
-     *         {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} after later frames, or after
-     *         that placement's commit or abort;
+     *         {@link #DEFERRED}: a copy of a segment another placement is receiving: {@code target} names
+     *         the drain; keep the payload (there or in a buffer of your own) and offer the whole frame to
+     *         {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} after that placement's commit
+     *         or abort;
      *         {@link FrameError#TRUNCATED}: fewer than the header and extension bytes were given (nothing
      *         changed); any other negative {@link FrameError}: refused, the queue pair is now in ERROR
      * @throws IllegalArgumentException if an argument is null or out of range, or the target's drain is
@@ -438,10 +428,9 @@ public final class MessageAssembler {
         int length = (int) header.length();
         result = judge.judge(header, copy, FrameHeader.LENGTH, length);
         if (result == ACCEPTED) {
-            if (!placements.start(this, target, judge, header.messageOffset(), length)) {
+            if (!placements.start(this, target, judge, header, length)) {
                 // Deregistered since the judgement: nothing may be received into it.
-                return failure.fail(judge.receive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS,
-                        judge.slot, judge.receive);
+                return failure.fail(memoryGone(header.opcode()), judge.slot, judge.receive);
             }
             return ACCEPTED;
         }
@@ -477,8 +466,8 @@ public final class MessageAssembler {
                 return verified;
             }
         }
-        // The reservation kept every other copy of this segment out, and the receive a SEND takes was
-        // known at beginPlacement and never changes: the judgement yields the same place, or an error.
+        // The reservation kept every other copy of this segment out, and the hold on the receive its RSN
+        // names every other message: the judgement yields the same place, or an error.
         int result = judge.judge(header, copy, FrameHeader.LENGTH, target.length);
         if (result == ACCEPTED) {
             result = apply(copy, FrameHeader.LENGTH, target.length);
@@ -494,7 +483,7 @@ public final class MessageAssembler {
      * never an exception escaping into the receive loop.
      */
     private int verifyPlaced(MemorySegment copy, PlacementTarget target) {
-        int gone = target.receive >= 0 ? FrameError.LOCAL_PROTECTION : FrameError.REMOTE_ACCESS;
+        int gone = memoryGone(header.opcode());
         if (target.length > 0 && !target.segment.scope().isAlive()) {
             return failure.fail(gone, target.slot, target.receive);
         }
@@ -598,11 +587,6 @@ public final class MessageAssembler {
     /** Passes of the ICRC over a frame so far: for tests that bound the work per frame. */
     long icrcPasses() {
         return icrcPasses;
-    }
-
-    /** Steps the receive resolution took so far: for tests that bound the work per frame. */
-    long resolutionSteps() {
-        return slots.resolutionSteps;
     }
 
     @Override

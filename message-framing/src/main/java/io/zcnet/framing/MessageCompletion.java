@@ -6,7 +6,8 @@ import java.lang.foreign.MemorySegment;
  * Records each placed frame in its message and completes messages strictly in MSN order: a message
  * completes once all its segments are placed and no placement into it is in flight, and is retired (its
  * completion emitted, its READ request queued, its slot freed) only when every older one has been. A
- * receive-consuming message takes the oldest posted receive, so receives complete in posting order.
+ * receive-consuming message was placed into the receive its RSN names; when it retires that must be the
+ * oldest posted receive, so receives complete in posting order and each with its own work request id.
  *
  * <p>When the completion queue or the queue of READ requests is full, a complete message is <em>held
  * back</em> rather than failed: it stays unretired, so the acknowledged MSN stops and the peer's MSN window
@@ -29,7 +30,6 @@ final class MessageCompletion {
     private final ReadRequestExtension readExtension = new ReadRequestExtension();
 
     private boolean heldBack;
-    private long receivesRetired;
 
     MessageCompletion(int segmentSize, MessageSlots slots, ReceiveQueue receives, ExpectedReads expectedReads,
                       ReadRequestQueue readRequests, CompletionQueue completions, QueuePairError error) {
@@ -56,10 +56,12 @@ final class MessageCompletion {
      */
     int placed(FrameHeader header, MemorySegment headers, long extOffset, int length, int slot, long receive) {
         int opcode = header.opcode();
-        slots.learn(slot, opcode);
+        slots.kind(slot, MessageSlots.family(opcode));
+        if (Opcode.rsnOffset(opcode) >= 0) {
+            slots.holdReceive(slot, receive);
+        }
         int messageOffset = header.messageOffset();
         switch (slots.kind(slot)) {
-            case Opcode.KIND_SEND -> slots.receive(slot, receive);
             case Opcode.KIND_READ_RESPONSE -> {
                 tagged.wrap(headers, extOffset);
                 slots.readSink(slot, tagged.rkey(), tagged.regionOffset() - messageOffset);
@@ -118,18 +120,19 @@ final class MessageCompletion {
         int msn = slots.oldestMsn();
         switch (slots.kind(slot)) {
             case Opcode.KIND_SEND, Opcode.KIND_WRITE -> {
-                if (slots.consumer(slot) != MessageSlots.CONSUMER_YES) {
-                    return FrameError.OK;
+                long receive = slots.receive(slot);
+                if (receive < 0) {
+                    return FrameError.OK; // a WRITE without immediate data consumes no receive
                 }
-                if (!receives.isPosted(receivesRetired)) {
-                    return error.fail(FrameError.RECEIVER_NOT_READY, slot, slots.receive(slot));
+                if (receive != receives.consumed()) {
+                    // The RSNs skipped a receive: the one left out would complete out of posting order.
+                    return error.fail(FrameError.BAD_RECEIVE_SEQUENCE, slot, receive);
                 }
                 if (completions.remaining() == 0) {
                     return HELD_BACK; // only if the queue is shared: the reservation kept a slot otherwise
                 }
-                long id = receives.workRequestId(receivesRetired);
+                long id = receives.workRequestId(receive);
                 receives.consume();
-                receivesRetired++;
                 completions.offer(id, CompletionStatus.SUCCESS, slots.finalOpcode(slot), slots.totalLength(slot),
                         slots.immediate(slot), msn);
             }

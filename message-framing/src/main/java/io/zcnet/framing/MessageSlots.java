@@ -6,6 +6,7 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 
 /**
  * What the receive side knows about each message of its window: one fixed-size slot per message, at
@@ -17,7 +18,7 @@ import java.lang.foreign.ValueLayout;
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |     kind      |   consumer    |   complete    |       0       |  0
+ * |     kind      |   complete    |               0               |  0
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                        segments_placed                        |  4
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -39,47 +40,38 @@ import java.lang.foreign.ValueLayout;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                        read_sink_rkey                         | 40
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |                               0                               | 44
+ * |                        receive_frames                         | 44
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                       receive (64 bits)                       | 48
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |                   resolved_receive (64 bits)                  | 56
+ * |                     read_offset (64 bits)                     | 56
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |                     read_offset (64 bits)                     | 64
- * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |                   read_sink_offset (64 bits)                  | 72
+ * |                   read_sink_offset (64 bits)                  | 64
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  *
- *   kind              message family (Opcode.KIND_SEND, _WRITE, _READ_REQUEST, _READ_RESPONSE); 0: no frame yet
- *   consumer          whether the message takes a posted receive: unknown, yes, no
+ *   kind              message family (Opcode.KIND_SEND, _WRITE, _READ_REQUEST, _READ_RESPONSE); 0: no frame placed yet
  *   complete          1 once every segment is placed and no placement into it is in flight
  *   segments_expected set by the LAST frame, -1 before; total_length, final_opcode, immediate likewise
  *   highest_segment   highest segment placed or reserved, -1 if none: a LAST frame below it contradicts it
- *   receive           the posted receive (absolute index) a SEND holds once a frame of it is placed, else -1
- *   resolved_receive  the receive a receive-consuming message takes, once every earlier kind is known, else -1
+ *   receive_frames    frames naming the message's receive by their RSN that are placed or being received
+ *   receive           the posted receive (absolute index) the message holds while receive_frames &gt; 0, else -1;
+ *                     a message that completes holding none consumes none (a WRITE without immediate)
  *   read_*            READ REQUEST: source rkey, offset, length and sink rkey, offset;
  *                     READ RESPONSE: sink rkey, and in read_sink_offset the sink offset of message byte 0
  * </pre>
  *
  * <p>The slots live in one heap segment (slot-major, so one message's state shares cache lines) and are
  * addressed by slot index, so several slots may be worked on at once. The window start (the oldest
- * incomplete MSN) and the <em>receive resolution</em> are kept here too: messages from the window start up
- * to {@link #resolvedMsn} have a known kind, so the SEND at {@code resolvedMsn} takes receive
- * {@code resolvedReceive}; both move forward as kinds become known, each message passed once, so finding
- * a SEND's receive is amortised constant work instead of a walk over the window. Not thread-safe: owned by
- * one {@link MessageAssembler}.
+ * incomplete MSN) is kept here too, and the inverse of {@code receive}: which message holds a given posted
+ * receive ({@link #holderOf}), one array entry per receive, so checking that two messages never name the
+ * same receive is constant work. Not thread-safe: owned by one {@link MessageAssembler}.
  */
 final class MessageSlots {
 
-    static final byte CONSUMER_UNKNOWN = 0;
-    static final byte CONSUMER_YES = 1;
-    static final byte CONSUMER_NO = 2;
-
     static final StructLayout SLOT = MemoryLayout.structLayout(
             ValueLayout.JAVA_BYTE.withName("kind"),
-            ValueLayout.JAVA_BYTE.withName("consumer"),
             ValueLayout.JAVA_BYTE.withName("complete"),
-            MemoryLayout.paddingLayout(1),
+            MemoryLayout.paddingLayout(2),
             ValueLayout.JAVA_INT.withName("segments_placed"),
             ValueLayout.JAVA_INT.withName("segments_expected"),
             ValueLayout.JAVA_INT.withName("highest_segment"),
@@ -90,15 +82,13 @@ final class MessageSlots {
             ValueLayout.JAVA_INT.withName("read_rkey"),
             ValueLayout.JAVA_INT.withName("read_length"),
             ValueLayout.JAVA_INT.withName("read_sink_rkey"),
-            MemoryLayout.paddingLayout(4),
+            ValueLayout.JAVA_INT.withName("receive_frames"),
             ValueLayout.JAVA_LONG.withName("receive"),
-            ValueLayout.JAVA_LONG.withName("resolved_receive"),
             ValueLayout.JAVA_LONG.withName("read_offset"),
             ValueLayout.JAVA_LONG.withName("read_sink_offset"));
 
     static final long SIZE = SLOT.byteSize();
     static final long KIND = offset("kind");
-    static final long CONSUMER = offset("consumer");
     static final long COMPLETE = offset("complete");
     static final long SEGMENTS_PLACED = offset("segments_placed");
     static final long SEGMENTS_EXPECTED = offset("segments_expected");
@@ -110,8 +100,8 @@ final class MessageSlots {
     static final long READ_RKEY = offset("read_rkey");
     static final long READ_LENGTH = offset("read_length");
     static final long READ_SINK_RKEY = offset("read_sink_rkey");
+    static final long RECEIVE_FRAMES = offset("receive_frames");
     static final long RECEIVE = offset("receive");
-    static final long RESOLVED_RECEIVE = offset("resolved_receive");
     static final long READ_OFFSET = offset("read_offset");
     static final long READ_SINK_OFFSET = offset("read_sink_offset");
 
@@ -124,20 +114,22 @@ final class MessageSlots {
     private final MemorySegment slots;
     private final long[] placed;
     private final long[] reserved;
+    /** The MSN that last took each receive (by absolute index mod the receive capacity), -1 at first. */
+    private final int[] holders;
+    private final int receiveMask;
 
     private int oldestMsn;
-    private int resolvedMsn;
-    private long resolvedReceive;
-    /** Slots the receive resolution passed or looked up: a work counter for tests, never timed. */
-    long resolutionSteps;
 
-    MessageSlots(int window, int segmentSize) {
+    MessageSlots(int window, int segmentSize, int receiveCapacity) {
         this.window = window;
         this.mask = window - 1;
         this.wordsPerMessage = FramingConfig.bitmapWordsPerMessage(segmentSize);
         this.slots = MemorySegment.ofArray(new long[Math.toIntExact(window * SIZE / Long.BYTES)]);
         this.placed = new long[window * wordsPerMessage];
         this.reserved = new long[window * wordsPerMessage];
+        this.holders = new int[receiveCapacity];
+        this.receiveMask = receiveCapacity - 1;
+        Arrays.fill(holders, -1);
         for (int slot = 0; slot < window; slot++) {
             MemorySegment.copy(BLANK, 0, slots, slot * SIZE, SIZE);
         }
@@ -154,7 +146,6 @@ final class MessageSlots {
         blank.set(ValueLayout.JAVA_INT, TOTAL_LENGTH, -1);
         blank.set(ValueLayout.JAVA_INT, FINAL_OPCODE, -1);
         blank.set(ValueLayout.JAVA_LONG, RECEIVE, -1);
-        blank.set(ValueLayout.JAVA_LONG, RESOLVED_RECEIVE, -1);
         return blank;
     }
 
@@ -211,62 +202,43 @@ final class MessageSlots {
     }
 
     /**
-     * Records what a verified frame of {@code opcode} says about the message in {@code slot}: its family,
-     * and whether it takes a receive (a WRITE takes one only if it carries immediate data, which only its
-     * last frame says). Knowing more moves the receive resolution on.
+     * Counts one more frame of the message in {@code slot} that names {@code receive} (placed, or being
+     * received by a direct placement); the first one makes the message the receive's holder. The caller has
+     * checked that no other message holds it and that this message holds no other.
      */
-    void learn(int slot, int opcode) {
-        int family = family(opcode);
-        if (kind(slot) == 0) {
-            slots.set(ValueLayout.JAVA_BYTE, slot * SIZE + KIND, (byte) family);
+    void holdReceive(int slot, long receive) {
+        int frames = receiveFrames(slot);
+        if (frames == 0) {
+            receive(slot, receive);
+            holders[(int) receive & receiveMask] = msn(slot);
         }
-        if (consumer(slot) == CONSUMER_UNKNOWN && (family != Opcode.KIND_WRITE || Opcode.isLast(opcode))) {
-            boolean consumes = Opcode.consumesReceive(Opcode.kind(opcode));
-            slots.set(ValueLayout.JAVA_BYTE, slot * SIZE + CONSUMER, consumes ? CONSUMER_YES : CONSUMER_NO);
-            resolve();
-        }
+        setInt(slot, RECEIVE_FRAMES, frames + 1);
     }
 
-    /** Whether {@link #learn} would record anything from a frame of {@code opcode} for {@code slot}. */
-    boolean wouldLearn(int slot, int opcode) {
-        return kind(slot) == 0
-                || consumer(slot) == CONSUMER_UNKNOWN && (kind(slot) != Opcode.KIND_WRITE || Opcode.isLast(opcode));
-    }
-
-    /** Moves the resolution past every message whose kind is now known, giving each consumer its receive. */
-    private void resolve() {
-        while (Msn.distance(oldestMsn, resolvedMsn) < window) {
-            int slot = resolvedMsn & mask;
-            byte consumer = consumer(slot);
-            if (consumer == CONSUMER_UNKNOWN) {
-                return;
-            }
-            resolutionSteps++;
-            if (consumer == CONSUMER_YES) {
-                slots.set(ValueLayout.JAVA_LONG, slot * SIZE + RESOLVED_RECEIVE, resolvedReceive++);
-            }
-            resolvedMsn = Msn.add(resolvedMsn, 1);
+    /**
+     * One frame naming the message's receive fewer: a direct placement of one ended. With none left, placed or
+     * in flight, the message lets the receive go: a placement given up after a corrupted header took it must
+     * not keep the receive from the message it belongs to.
+     */
+    void releaseReceive(int slot) {
+        int frames = receiveFrames(slot) - 1;
+        setInt(slot, RECEIVE_FRAMES, frames);
+        if (frames == 0) {
+            receive(slot, -1);
         }
     }
 
     /**
-     * The receive (absolute index) that a SEND of in-window message {@code msn} takes, or -1 while an
-     * earlier message's kind is unknown.
+     * The MSN of the in-window message holding {@code receive} (absolute index), or -1. An entry of the inverse
+     * map is trusted only while the message it names still holds that receive, so nothing needs clearing when a
+     * message lets go or retires.
      */
-    long receiveFor(int msn) {
-        resolutionSteps++;
-        int ahead = ahead(msn);
-        int known = ahead(resolvedMsn);
-        if (ahead > known) {
+    int holderOf(long receive) {
+        if (receive < 0) {
             return -1;
         }
-        return ahead == known ? resolvedReceive : slots.get(ValueLayout.JAVA_LONG, slot(msn) * SIZE + RESOLVED_RECEIVE);
-    }
-
-    /** Whether {@link #receiveFor} knows {@code msn}'s receive, or {@code msn} is a message already completed. */
-    boolean isReceiveKnown(int msn) {
-        int ahead = ahead(msn);
-        return ahead <= ahead(resolvedMsn) || ahead >= Msn.MODULUS - window;
+        int msn = holders[(int) receive & receiveMask];
+        return msn >= 0 && ahead(msn) < window && receive(slot(msn)) == receive ? msn : -1;
     }
 
     // ---------------------------------------------------------------- segments
@@ -322,8 +294,9 @@ final class MessageSlots {
         return slots.get(ValueLayout.JAVA_BYTE, slot * SIZE + KIND);
     }
 
-    byte consumer(int slot) {
-        return slots.get(ValueLayout.JAVA_BYTE, slot * SIZE + CONSUMER);
+    /** Records the message's family ({@link #family}), which every frame of it agrees on. */
+    void kind(int slot, int family) {
+        slots.set(ValueLayout.JAVA_BYTE, slot * SIZE + KIND, (byte) family);
     }
 
     boolean isComplete(int slot) {
@@ -366,8 +339,12 @@ final class MessageSlots {
         return slots.get(ValueLayout.JAVA_LONG, slot * SIZE + RECEIVE);
     }
 
-    void receive(int slot, long receive) {
+    private void receive(int slot, long receive) {
         slots.set(ValueLayout.JAVA_LONG, slot * SIZE + RECEIVE, receive);
+    }
+
+    int receiveFrames(int slot) {
+        return getInt(slot, RECEIVE_FRAMES);
     }
 
     int readRkey(int slot) {

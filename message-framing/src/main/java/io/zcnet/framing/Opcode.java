@@ -80,13 +80,16 @@ public final class Opcode {
         KIND_ACKNOWLEDGE
     };
 
+    // Frames that consume a posted receive name it: every SEND frame, and the last frame of a WRITE with
+    // immediate (the only one that says the WRITE consumes one).
     private static final int[] EXTENSION_LENGTHS = {
-        0, 0, 0, 0, 0, 0,
-        TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH,
-        TaggedExtension.LENGTH, TaggedExtension.LENGTH,
+        UntaggedExtension.LENGTH, UntaggedExtension.LENGTH, UntaggedExtension.LENGTH, UntaggedExtension.LENGTH,
+        UntaggedExtension.LENGTH, UntaggedExtension.LENGTH,
+        TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH_WITH_RSN,
+        TaggedExtension.LENGTH, TaggedExtension.LENGTH_WITH_RSN,
         ReadRequestExtension.LENGTH,
         TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH,
-        0
+        NO_EXTENSION
     };
 
     private Opcode() {
@@ -112,9 +115,28 @@ public final class Opcode {
         return -1;
     }
 
-    /** Extension bytes the opcode requires (0, 12 or 28), or -1 for an invalid opcode. */
+    /**
+     * Extension bytes the opcode requires, or -1 for an invalid opcode: 0 (ACKNOWLEDGE), 4 (SEND_*: the
+     * RSN), 12 (the other WRITE and all READ RESPONSE frames: rkey and region offset), 16 (the last frame of
+     * a WRITE with immediate: rkey, region offset and the RSN) or 28 (READ REQUEST).
+     */
     public static int extensionLength(int opcode) {
         return isValid(opcode) ? EXTENSION_LENGTHS[opcode] : -1;
+    }
+
+    /**
+     * Where the frame's extension holds the RSN of the posted receive its message consumes, or -1 if the
+     * frame carries none: {@link UntaggedExtension#RSN_OFFSET} on every SEND frame,
+     * {@link TaggedExtension#RSN_OFFSET} on RDMA_WRITE_LAST_WITH_IMMEDIATE and RDMA_WRITE_ONLY_WITH_IMMEDIATE.
+     * A frame names a receive exactly when its own {@link #kind} consumes one: the first frames of a WRITE
+     * with immediate are plain WRITE frames.
+     */
+    public static int rsnOffset(int opcode) {
+        return switch (kind(opcode)) {
+            case KIND_SEND, KIND_SEND_WITH_IMMEDIATE -> (int) UntaggedExtension.RSN_OFFSET;
+            case KIND_WRITE_WITH_IMMEDIATE -> (int) TaggedExtension.RSN_OFFSET;
+            default -> -1;
+        };
     }
 
     /** The message kind ({@code KIND_*}), or 0 for an invalid opcode. */
@@ -139,7 +161,8 @@ public final class Opcode {
 
     /** Whether the frame carries a {@link TaggedExtension} (RDMA WRITE and READ RESPONSE frames). */
     public static boolean isTagged(int opcode) {
-        return extensionLength(opcode) == TaggedExtension.LENGTH;
+        int kind = kind(opcode);
+        return kind == KIND_WRITE || kind == KIND_WRITE_WITH_IMMEDIATE || kind == KIND_READ_RESPONSE;
     }
 
     /** Whether messages of this kind consume a posted receive (SEND, SEND and WRITE with immediate). */

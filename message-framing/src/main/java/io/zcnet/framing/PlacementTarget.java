@@ -11,9 +11,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Each holder owns a copy of the frame's header and extension (the caller's header buffer may be
  * reused for the next header while the payload is still arriving) and a caller-provided <em>drain</em>:
- * scratch memory of at least one segment into which payloads with no place yet (duplicates, deferred
- * frames: a SEND whose receive is not known, a copy of a segment another placement is receiving) are
- * received so that the byte stream stays in step.
+ * scratch memory of at least one segment into which payloads with no place (duplicates) or none yet (a
+ * deferred copy of a segment another placement is receiving) are received so that the byte stream stays in
+ * step.
  *
  * <p>Several holders may be outstanding on one assembler at once, one per payload receive in flight
  * (typically one per subflow). Not thread-safe: a holder and its assembler belong to the queue pair's
@@ -33,8 +33,10 @@ public final class PlacementTarget {
     MessageAssembler owner;
     int slot;
     int segmentIndex;
-    /** The posted receive the payload lands in (absolute index), or -1 for a region. */
+    /** The posted receive the frame's message holds or takes (absolute index), or -1. */
     long receive = -1;
+    /** Whether the frame names its message's receive by its RSN, so this placement holds that receive. */
+    boolean holdsReceive;
     /** The region pinned while the payload is received into it; null when none. */
     MemoryRegion region;
 

@@ -63,10 +63,7 @@ public final class ReadRequestExtension {
      * @throws IllegalArgumentException if fewer than {@link #LENGTH} bytes remain there
      */
     public ReadRequestExtension wrap(MemorySegment segment, long offset) {
-        if (segment == null || offset < 0 || offset > segment.byteSize() - LENGTH) {
-            throw new IllegalArgumentException("a " + LENGTH + "-byte read request extension does not fit at offset "
-                    + offset + (segment == null ? " of a null segment" : " of a " + segment.byteSize() + "-byte segment"));
-        }
+        WireLayouts.checkFits(segment, offset, LENGTH, "read request extension");
         this.segment = segment;
         this.base = offset;
         return this;

@@ -4,7 +4,7 @@ import io.zcnet.buffer.MemoryRegion;
 
 /**
  * Posted receives in posting order, a bounded ring indexed by the absolute count of receives ever
- * posted, so "the n-th receive-consuming message takes receive n" is an array lookup. Each entry is what
+ * posted, so "the frame whose RSN is n takes receive n" is an array lookup. Each entry is what
  * a verbs scatter element names (ibv_post_recv(3), {@code struct ibv_sge}): a registered region, already
  * resolved from its local key and checked for LOCAL_WRITE, and an offset and length inside it. Owned by
  * one {@link MessageAssembler}; not thread-safe.
@@ -46,6 +46,11 @@ final class ReceiveQueue {
     /** Receives ever posted. */
     long posted() {
         return posted;
+    }
+
+    /** Receives ever consumed: the index of the oldest one posted and not yet consumed. */
+    long consumed() {
+        return consumed;
     }
 
     /** Whether receive {@code index} (absolute) is posted and not yet consumed. */

@@ -13,14 +13,16 @@ import java.lang.foreign.MemorySegment;
  * each), since their pieces name their own destinations. Each message is cut into segments: every frame but a message's
  * last carries exactly {@code segmentSize} bytes at a segment-aligned offset, the FIRST/MIDDLE/LAST/ONLY
  * opcode and {@code more_segments} say where it sits, immediate data rides on the last frame of the last
- * message only, and a tagged frame's extension names <em>its own</em> destination
- * ({@code region offset of the operation + offset of this frame}), so the receiver can place any frame
- * first. Frames are addressed by index ({@link #frameCount()}), so a caller may hand them to several
- * subflows in any interleaving and regenerate any one for a retransmission; {@link #writeFrame} writes
+ * message only, a tagged frame's extension names <em>its own</em> destination
+ * ({@code region offset of the operation + offset of this frame}), and every frame of a message that
+ * consumes a posted receive (a SEND, the last frame of a WRITE with immediate) names that receive by its RSN
+ * ({@link UntaggedExtension}), so the receiver can place any frame first. Frames are addressed by index
+ * ({@link #frameCount()}), so a caller may hand them to several subflows in any interleaving and regenerate
+ * any one for a retransmission; {@link #writeFrame} writes
  * the header and extension and describes the payload as a slice of the source
  * ({@link #payloadOffset()}, {@link #payloadLength()}) that the caller gathers behind it. With the ICRC
  * negotiated, {@code writeFrame} computes it over header, extension and that slice; the caller then sets
- * {@code subflow} and the timestamps, which the ICRC leaves out.
+ * {@code subflow}, the timestamps and {@code timestamp_present}, which the ICRC leaves out.
  *
  * <p>Not thread-safe: one instance per sending thread, reused for every work request without allocation.
  */
@@ -46,6 +48,7 @@ public final class Segmenter {
     private int sinkRkey;
     private long sinkOffset;
     private int immediate;
+    private int rsn;
     private long frameCount;
     private int messageCount;
     // Message size and frames per message of the current work request: chunk-sized for WRITE and READ
@@ -69,16 +72,23 @@ public final class Segmenter {
         this.icrcEnabled = config.icrcEnabled();
     }
 
-    /** Starts a SEND of {@code length} bytes of {@code source} from {@code offset}, as message {@code msn}. */
-    public Segmenter beginSend(int msn, MemorySegment source, long offset, int length) {
+    /**
+     * Starts a SEND of {@code length} bytes of {@code source} from {@code offset}, as message {@code msn}.
+     *
+     * @param rsn the receive sequence number every frame carries: which of the peer's posted receives the
+     *            SEND consumes, the count of receive-consuming messages sent before it mod 2^32 (read
+     *            {@link FlowControl#nextReceiveSequence()} before claiming the message)
+     */
+    public Segmenter beginSend(int msn, int rsn, MemorySegment source, long offset, int length) {
         checkSendLength(length);
-        return begin(Opcode.KIND_SEND, msn, source, offset, length, 0, 0, 0);
+        return begin(Opcode.KIND_SEND, msn, source, offset, length, 0, 0, 0, rsn);
     }
 
-    /** Starts a SEND whose last frame carries {@code immediate}. */
-    public Segmenter beginSendWithImmediate(int msn, MemorySegment source, long offset, int length, int immediate) {
+    /** Starts a SEND whose last frame carries {@code immediate}; {@code rsn} as for {@link #beginSend}. */
+    public Segmenter beginSendWithImmediate(int msn, int rsn, MemorySegment source, long offset, int length,
+                                            int immediate) {
         checkSendLength(length);
-        return begin(Opcode.KIND_SEND_WITH_IMMEDIATE, msn, source, offset, length, 0, 0, immediate);
+        return begin(Opcode.KIND_SEND_WITH_IMMEDIATE, msn, source, offset, length, 0, 0, immediate, rsn);
     }
 
     /**
@@ -87,14 +97,19 @@ public final class Segmenter {
      */
     public Segmenter beginWrite(int firstMsn, MemorySegment source, long offset, long length, int rkey, long regionOffset) {
         checkRegionOffset(regionOffset, length, "regionOffset");
-        return begin(Opcode.KIND_WRITE, firstMsn, source, offset, length, rkey, regionOffset, 0);
+        return begin(Opcode.KIND_WRITE, firstMsn, source, offset, length, rkey, regionOffset, 0, 0);
     }
 
-    /** Like {@link #beginWrite}, with {@code immediate} on the last frame of the last message. */
-    public Segmenter beginWriteWithImmediate(int firstMsn, MemorySegment source, long offset, long length,
+    /**
+     * Like {@link #beginWrite}, with {@code immediate} on the last frame of the last message, the one
+     * message that consumes a posted receive: that frame carries {@code rsn} (as for {@link #beginSend},
+     * counting only that last message).
+     */
+    public Segmenter beginWriteWithImmediate(int firstMsn, int rsn, MemorySegment source, long offset, long length,
                                              int rkey, long regionOffset, int immediate) {
         checkRegionOffset(regionOffset, length, "regionOffset");
-        return begin(Opcode.KIND_WRITE_WITH_IMMEDIATE, firstMsn, source, offset, length, rkey, regionOffset, immediate);
+        return begin(Opcode.KIND_WRITE_WITH_IMMEDIATE, firstMsn, source, offset, length, rkey, regionOffset,
+                immediate, rsn);
     }
 
     /**
@@ -118,6 +133,7 @@ public final class Segmenter {
         this.sinkRkey = sinkRkey;
         this.sinkOffset = sinkOffset;
         this.immediate = 0;
+        this.rsn = 0;
         this.messageBytes = chunk;
         this.framesPerMessage = 1;
         this.messageCount = messages(length);
@@ -133,11 +149,11 @@ public final class Segmenter {
     public Segmenter beginReadResponse(int msn, MemorySegment source, long offset, int length, int sinkRkey, long sinkOffset) {
         checkSendLength(length);
         checkRegionOffset(sinkOffset, length, "sinkOffset");
-        return begin(Opcode.KIND_READ_RESPONSE, msn, source, offset, length, sinkRkey, sinkOffset, 0);
+        return begin(Opcode.KIND_READ_RESPONSE, msn, source, offset, length, sinkRkey, sinkOffset, 0, 0);
     }
 
     private Segmenter begin(int kind, int msn, MemorySegment source, long offset, long length, int key,
-                            long destination, int immediate) {
+                            long destination, int immediate, int rsn) {
         checkMsn(msn);
         if (source == null) {
             throw new IllegalArgumentException("source is null");
@@ -154,6 +170,7 @@ public final class Segmenter {
         this.rkey = key;
         this.regionOffset = destination;
         this.immediate = immediate;
+        this.rsn = rsn;
         if (kind == Opcode.KIND_WRITE || kind == Opcode.KIND_WRITE_WITH_IMMEDIATE) {
             this.messageBytes = chunk;
             this.framesPerMessage = framesPerChunk;
@@ -253,10 +270,15 @@ public final class Segmenter {
         if (Opcode.hasImmediate(opcode)) {
             header.immData(immediate);
         }
-        if (ext == TaggedExtension.LENGTH) {
-            tagged.wrap(out, outOffset + FrameHeader.LENGTH)
+        long extOffset = outOffset + FrameHeader.LENGTH;
+        if (Opcode.isTagged(opcode)) {
+            tagged.wrap(out, extOffset)
                     .rkey(rkey)
                     .regionOffset(regionOffset + messageStart + offsetInMessage);
+        }
+        int rsnAt = Opcode.rsnOffset(opcode);
+        if (rsnAt >= 0) {
+            out.set(WireLayouts.U32, extOffset + rsnAt, rsn);
         }
         if (icrcEnabled) {
             header.icrc(icrc.compute(out, outOffset, source, payloadOffset));

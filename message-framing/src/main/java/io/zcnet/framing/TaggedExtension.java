@@ -9,10 +9,12 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 
 /**
- * Flyweight over the 12-byte extension of tagged frames (RDMA_WRITE_*, RDMA_READ_RESPONSE_*): the
- * destination of <em>this segment's</em> payload, so every segment can be placed on its own in any order
- * (the DDP tagged model, RFC 5041 section 4.1). Big-endian; {@code region_offset} is relative to the
- * region's start, never a virtual address.
+ * Flyweight over the extension of tagged frames (RDMA_WRITE_*, RDMA_READ_RESPONSE_*): the destination of
+ * <em>this segment's</em> payload, so every segment can be placed on its own in any order (the DDP tagged
+ * model, RFC 5041 section 4.1); and on the last frame of a WRITE with immediate (RDMA_WRITE_LAST_WITH_IMMEDIATE,
+ * RDMA_WRITE_ONLY_WITH_IMMEDIATE), which consumes a posted receive, the receive sequence number of that
+ * receive, as every SEND frame carries it in its {@link UntaggedExtension}. Big-endian; {@code region_offset}
+ * is relative to the region's start, never a virtual address.
  *
  * <pre>
  *  0                   1                   2                   3
@@ -24,21 +26,33 @@ import java.lang.foreign.StructLayout;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                     ... region_offset                         |  8
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |          rsn (last frame of a WRITE with immediate only)      | 12
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  *
- * <p>For READ responses {@code rkey} is the sink key the requester named in its read request. Not
- * thread-safe: one instance per thread, re-pointed with {@link #wrap}.
+ * <p>So the extension is {@link #LENGTH} bytes, or {@link #LENGTH_WITH_RSN} on those two opcodes
+ * ({@link Opcode#extensionLength} says which). For READ responses {@code rkey} is the sink key the
+ * requester named in its read request. Not thread-safe: one instance per thread, re-pointed with
+ * {@link #wrap}.
  */
 public final class TaggedExtension {
 
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
             U32.withName("rkey"),
             U64.withName("region_offset"));
+    /** The extension of the last frame of a WRITE with immediate: {@link #LAYOUT}, then the RSN. */
+    public static final StructLayout LAYOUT_WITH_RSN = MemoryLayout.structLayout(
+            U32.withName("rkey"),
+            U64.withName("region_offset"),
+            U32.withName("rsn"));
 
     /** Extension size in bytes. */
     public static final int LENGTH = (int) LAYOUT.byteSize();
+    /** Extension size in bytes of the last frame of a WRITE with immediate. */
+    public static final int LENGTH_WITH_RSN = (int) LAYOUT_WITH_RSN.byteSize();
     public static final long RKEY_OFFSET = LAYOUT.byteOffset(groupElement("rkey"));
     public static final long REGION_OFFSET_OFFSET = LAYOUT.byteOffset(groupElement("region_offset"));
+    public static final long RSN_OFFSET = LAYOUT_WITH_RSN.byteOffset(groupElement("rsn"));
 
     private MemorySegment segment;
     private long base;
@@ -49,10 +63,7 @@ public final class TaggedExtension {
      * @throws IllegalArgumentException if fewer than {@link #LENGTH} bytes remain there
      */
     public TaggedExtension wrap(MemorySegment segment, long offset) {
-        if (segment == null || offset < 0 || offset > segment.byteSize() - LENGTH) {
-            throw new IllegalArgumentException("a " + LENGTH + "-byte tagged extension does not fit at offset "
-                    + offset + (segment == null ? " of a null segment" : " of a " + segment.byteSize() + "-byte segment"));
-        }
+        WireLayouts.checkFits(segment, offset, LENGTH, "tagged extension");
         this.segment = segment;
         this.base = offset;
         return this;
@@ -74,6 +85,16 @@ public final class TaggedExtension {
 
     public TaggedExtension regionOffset(long offset) {
         segment.set(U64, base + REGION_OFFSET_OFFSET, offset);
+        return this;
+    }
+
+    /** The RSN of a {@link #LENGTH_WITH_RSN}-byte extension; the segment must hold those bytes. */
+    public int rsn() {
+        return segment.get(U32, base + RSN_OFFSET);
+    }
+
+    public TaggedExtension rsn(int rsn) {
+        segment.set(U32, base + RSN_OFFSET, rsn);
         return this;
     }
 

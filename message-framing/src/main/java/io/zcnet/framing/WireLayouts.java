@@ -1,5 +1,6 @@
 package io.zcnet.framing;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
@@ -14,5 +15,18 @@ final class WireLayouts {
     static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     private WireLayouts() {
+    }
+
+    /**
+     * What a flyweight's {@code wrap} checks before it trusts {@code offset}: that {@code length} bytes of a
+     * {@code what} fit there.
+     *
+     * @throws IllegalArgumentException if {@code segment} is null or the bytes do not fit
+     */
+    static void checkFits(MemorySegment segment, long offset, int length, String what) {
+        if (segment == null || offset < 0 || offset > segment.byteSize() - length) {
+            throw new IllegalArgumentException("a " + length + "-byte " + what + " does not fit at offset " + offset
+                    + (segment == null ? " of a null segment" : " of a " + segment.byteSize() + "-byte segment"));
+        }
     }
 }

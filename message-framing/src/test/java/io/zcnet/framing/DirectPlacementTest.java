@@ -21,6 +21,8 @@ import org.junit.jupiter.api.Test;
 class DirectPlacementTest {
 
     private static final int MSS = 256;
+    /** Header and extension bytes of a SEND frame. */
+    private static final int SEND_HEADER = FrameHeader.LENGTH + UntaggedExtension.LENGTH;
     private final FramingConfig config = new FramingConfig(MSS, true, 8);
     private final Arena arena = Arena.ofShared();
     private final MemoryRegistry registry = new MemoryRegistry();
@@ -41,8 +43,9 @@ class DirectPlacementTest {
         return registry.register(arena.allocate(size), Access.LOCAL_WRITE);
     }
 
-    private List<byte[]> send(int msn, byte[] payload) {
-        return TestFrames.all(segmenter.beginSend(msn, MemorySegment.ofArray(payload), 0, payload.length));
+    /** The frames of a SEND as message {@code msn} into receive {@code rsn}. */
+    private List<byte[]> send(int msn, int rsn, byte[] payload) {
+        return TestFrames.all(segmenter.beginSend(msn, rsn, MemorySegment.ofArray(payload), 0, payload.length));
     }
 
     /** Phase 1 on the frame's header and extension only (no payload bytes given). */
@@ -105,8 +108,8 @@ class DirectPlacementTest {
         MemoryRegion region = receiveRegion(64);
         assertTrue(assembler.postReceive(4, region.localKey(), 0, 64));
         registry.deregister(region);
-        assertEquals(FrameError.LOCAL_PROTECTION, assembler.onFrame(MemorySegment.ofArray(send(0, new byte[5]).get(0)), 0,
-                32 + 5));
+        assertEquals(FrameError.LOCAL_PROTECTION, assembler.onFrame(MemorySegment.ofArray(send(0, 0, new byte[5]).get(0)), 0,
+                SEND_HEADER + 5));
         assertCompletion(4, CompletionStatus.LOCAL_PROTECTION_ERROR, -1, 0, 0);
         assertEquals(0, region.segment().get(ValueLayout.JAVA_BYTE, 0));
     }
@@ -118,7 +121,7 @@ class DirectPlacementTest {
         MemoryRegion region = receiveRegion(2048);
         assertTrue(assembler.postReceive(10, region.localKey(), 300, 1000));
         byte[] data = TestFrames.pattern(3 * MSS + 7, 9);
-        List<byte[]> frames = send(0, data);
+        List<byte[]> frames = send(0, 0, data);
         for (int i : new int[] {3, 1, 0, 2}) {
             assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(i), target));
             assertSame(region.segment(), target.segment());
@@ -141,9 +144,9 @@ class DirectPlacementTest {
     void nothingCountsUntilCommitAndTheHeaderBufferMayBeReusedMeanwhile() {
         MemoryRegion region = receiveRegion(64);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 64));
-        byte[] frame = send(0, TestFrames.pattern(20, 1)).get(0);
+        byte[] frame = send(0, 0, TestFrames.pattern(20, 1)).get(0);
         byte[] headers = frame.clone();
-        assertEquals(MessageAssembler.ACCEPTED, assembler.beginPlacement(MemorySegment.ofArray(headers), 0, 32, target));
+        assertEquals(MessageAssembler.ACCEPTED, assembler.beginPlacement(MemorySegment.ofArray(headers), 0, SEND_HEADER, target));
         java.util.Arrays.fill(headers, (byte) 0xFF);
         assertEquals(0, assembler.framesAccepted());
         assertTrue(cq.isEmpty());
@@ -158,7 +161,7 @@ class DirectPlacementTest {
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
         byte[] data = TestFrames.pattern(2 * MSS, 2);
-        List<byte[]> frames = send(0, data);
+        List<byte[]> frames = send(0, 0, data);
         PlacementTarget other = new PlacementTarget(arena.allocate(MSS));
         assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));
         assertEquals(MessageAssembler.DEFERRED, begin(frames.get(0), other), "a retransmission on another subflow");
@@ -166,7 +169,7 @@ class DirectPlacementTest {
         assertEquals(0, other.offset());
         assertEquals(MSS, other.length());
         assertFalse(other.isPending());
-        assertEquals(MessageAssembler.DEFERRED, assembler.onFrame(MemorySegment.ofArray(frames.get(0)), 0, 32 + MSS),
+        assertEquals(MessageAssembler.DEFERRED, assembler.onFrame(MemorySegment.ofArray(frames.get(0)), 0, SEND_HEADER + MSS),
                 "the copy path also keeps off a reserved segment");
         assembler.abort(target);
         assertFalse(target.isPending());
@@ -187,7 +190,7 @@ class DirectPlacementTest {
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
         byte[] data = TestFrames.pattern(2 * MSS, 6);
-        List<byte[]> frames = send(0, data);
+        List<byte[]> frames = send(0, 0, data);
         byte[] first = frames.get(0);
         assertEquals(MessageAssembler.ACCEPTED, begin(first, target), "subflow A: header in, payload receive posted");
         // Subflow B brings the retransmission, whole. The caller does what the contract says: keeps a DEFERRED
@@ -211,7 +214,7 @@ class DirectPlacementTest {
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
         byte[] data = TestFrames.pattern(MSS + 5, 7);
-        List<byte[]> frames = send(0, data);
+        List<byte[]> frames = send(0, 0, data);
         byte[] first = frames.get(0);
         PlacementTarget b = new PlacementTarget(arena.allocate(MSS));
         assertEquals(MessageAssembler.ACCEPTED, begin(first, target), "subflow A");
@@ -251,24 +254,25 @@ class DirectPlacementTest {
     }
 
     @Test
-    void aDeferredSendIsDrainedAndRecordsNothing() {
+    void aSendOvertakingAnEarlierMessageIsReceivedStraightIntoTheReceiveItsRsnNames() {
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 512));
         assertTrue(assembler.postReceive(2, region.localKey(), 512, 512));
-        byte[] first = send(0, TestFrames.pattern(10, 1)).get(0);
-        byte[] second = send(1, TestFrames.pattern(11, 2)).get(0);
-        byte[] third = send(2, TestFrames.pattern(12, 3)).get(0);
-        assertEquals(MessageAssembler.DEFERRED, begin(second, target));
-        assertSame(drain, target.segment());
+        byte[] first = send(0, 0, TestFrames.pattern(10, 1)).get(0);
+        byte[] second = send(1, 1, TestFrames.pattern(11, 2)).get(0);
+        byte[] third = send(2, 2, TestFrames.pattern(12, 3)).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, begin(second, target), "MSN 0 unseen: MSN 1 names receive 1");
+        assertSame(region.segment(), target.segment());
+        assertEquals(512, target.offset());
         assertEquals(11, target.length());
-        assertFalse(target.isPending());
-        assertEquals(MessageAssembler.DEFERRED, begin(third, target));
+        receivePayload(second, target);
+        assertEquals(MessageAssembler.ACCEPTED, assembler.commit(target));
+        assertTrue(cq.isEmpty(), "complete, but MSN 0 is not");
         assertEquals(MessageAssembler.ACCEPTED, beginReceiveCommit(first));
         assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_ONLY, 10, 0);
-        // The deferred frame, kept by the caller with its payload, goes through the copy path.
-        assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(MemorySegment.ofArray(second), 0, second.length));
         assertCompletion(2, CompletionStatus.SUCCESS, Opcode.SEND_ONLY, 11, 0);
-        assertEquals(FrameError.RECEIVER_NOT_READY, begin(third, target), "MSN 2 resolves to a receive never posted");
+        assertArrayEquals(TestFrames.pattern(11, 2), region.segment().asSlice(512, 11).toArray(ValueLayout.JAVA_BYTE));
+        assertEquals(FrameError.RECEIVER_NOT_READY, begin(third, target), "MSN 2 names a receive never posted");
         assertFalse(target.isPending());
     }
 
@@ -306,7 +310,7 @@ class DirectPlacementTest {
     void aSendLongerThanItsReceiveIsRefusedBeforeAnyByteIsReceived() {
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(7, region.localKey(), 0, 300));
-        List<byte[]> frames = send(0, TestFrames.pattern(2 * MSS, 3));
+        List<byte[]> frames = send(0, 0, TestFrames.pattern(2 * MSS, 3));
         assertEquals(FrameError.LOCAL_LENGTH, begin(frames.get(1), target));
         assertCompletion(7, CompletionStatus.LOCAL_LENGTH_ERROR, -1, 0, 0);
     }
@@ -316,7 +320,7 @@ class DirectPlacementTest {
         MemoryRegion region = receiveRegion(64);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 64));
         assertTrue(assembler.postReceive(2, region.localKey(), 0, 64));
-        byte[] frame = send(0, TestFrames.pattern(30, 5)).get(0);
+        byte[] frame = send(0, 0, TestFrames.pattern(30, 5)).get(0);
         assertEquals(MessageAssembler.ACCEPTED, begin(frame, target));
         receivePayload(frame, target);
         region.segment().set(ValueLayout.JAVA_BYTE, 29, (byte) ~region.segment().get(ValueLayout.JAVA_BYTE, 29));
@@ -329,11 +333,11 @@ class DirectPlacementTest {
     void commitJudgesTheFrameAgainstFramesCommittedMeanwhile() {
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
-        List<byte[]> three = send(0, new byte[3 * MSS]);
-        List<byte[]> four = send(0, new byte[4 * MSS]);
+        List<byte[]> three = send(0, 0, new byte[3 * MSS]);
+        List<byte[]> four = send(0, 0, new byte[4 * MSS]);
         assertEquals(MessageAssembler.ACCEPTED, begin(three.get(2), target));
         // A LAST above the reserved segment does not contradict it yet: only its commit can tell.
-        assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(MemorySegment.ofArray(four.get(3)), 0, 32 + MSS));
+        assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(MemorySegment.ofArray(four.get(3)), 0, SEND_HEADER + MSS));
         receivePayload(three.get(2), target);
         assertEquals(FrameError.INCONSISTENT_MESSAGE, assembler.commit(target), "a second LAST with another total");
         assertCompletion(1, CompletionStatus.PROTOCOL_ERROR, Opcode.SEND_LAST, 0, 0);
@@ -345,8 +349,8 @@ class DirectPlacementTest {
         // land afterwards in a receive already handed back.
         MemoryRegion region = receiveRegion(4096);
         assertTrue(assembler.postReceive(7, region.localKey(), 0, 4096));
-        byte[] middle2 = send(0, new byte[4 * MSS]).get(2);
-        List<byte[]> real = send(0, TestFrames.pattern(2 * MSS - 10, 3));
+        byte[] middle2 = send(0, 0, new byte[4 * MSS]).get(2);
+        List<byte[]> real = send(0, 0, TestFrames.pattern(2 * MSS - 10, 3));
         assertEquals(MessageAssembler.ACCEPTED, begin(middle2, target));
         assertEquals(1, assembler.pendingPlacements());
         assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(MemorySegment.ofArray(real.get(0)), 0, real.get(0).length));
@@ -371,10 +375,10 @@ class DirectPlacementTest {
         MemoryRegion region = receiveRegion(8192);
         assertTrue(a.postReceive(1, region.localKey(), 0, 4096));
         assertTrue(a.postReceive(2, region.localKey(), 4096, 4096));
-        byte[] middle2 = TestFrames.all(s.beginSend(0, MemorySegment.ofArray(new byte[4 * MSS]), 0, 4 * MSS)).get(2);
-        byte[] only = TestFrames.all(s.beginSend(0, MemorySegment.ofArray(new byte[MSS]), 0, MSS)).get(0);
+        byte[] middle2 = TestFrames.all(s.beginSend(0, 0, MemorySegment.ofArray(new byte[4 * MSS]), 0, 4 * MSS)).get(2);
+        byte[] only = TestFrames.all(s.beginSend(0, 0, MemorySegment.ofArray(new byte[MSS]), 0, MSS)).get(0);
         MemorySegment m = MemorySegment.ofArray(middle2);
-        assertEquals(MessageAssembler.ACCEPTED, a.beginPlacement(m, 0, FrameHeader.LENGTH, target));
+        assertEquals(MessageAssembler.ACCEPTED, a.beginPlacement(m, 0, SEND_HEADER, target));
         assertEquals(FrameError.INCONSISTENT_MESSAGE, a.onFrame(MemorySegment.ofArray(only), 0, only.length),
                 "an ONLY frame below a reserved segment 2");
         a.abort(target);
@@ -386,12 +390,12 @@ class DirectPlacementTest {
         MessageAssembler b = new MessageAssembler(one, registry, 4, q, new FlowControl(one));
         assertTrue(b.postReceive(3, region.localKey(), 0, 4096));
         assertTrue(b.postReceive(4, region.localKey(), 4096, 4096));
-        List<byte[]> first = TestFrames.all(s.beginSend(0, MemorySegment.ofArray(new byte[2 * MSS]), 0, 2 * MSS));
-        assertEquals(MessageAssembler.ACCEPTED, b.beginPlacement(MemorySegment.ofArray(first.get(1)), 0, FrameHeader.LENGTH, target));
+        List<byte[]> first = TestFrames.all(s.beginSend(0, 0, MemorySegment.ofArray(new byte[2 * MSS]), 0, 2 * MSS));
+        assertEquals(MessageAssembler.ACCEPTED, b.beginPlacement(MemorySegment.ofArray(first.get(1)), 0, SEND_HEADER, target));
         b.abort(target);
         assertEquals(MessageAssembler.ACCEPTED, b.onFrame(MemorySegment.ofArray(first.get(0)), 0, first.get(0).length));
         assertEquals(MessageAssembler.ACCEPTED, b.onFrame(MemorySegment.ofArray(first.get(1)), 0, first.get(1).length));
-        List<byte[]> next = TestFrames.all(s.beginSend(1, MemorySegment.ofArray(new byte[3 * MSS]), 0, 3 * MSS));
+        List<byte[]> next = TestFrames.all(s.beginSend(1, 1, MemorySegment.ofArray(new byte[3 * MSS]), 0, 3 * MSS));
         for (byte[] f : next) {
             assertEquals(MessageAssembler.ACCEPTED, b.onFrame(MemorySegment.ofArray(f), 0, f.length));
         }
@@ -410,7 +414,7 @@ class DirectPlacementTest {
         MemoryRegion region = receiveRegion(4096);
         assertTrue(assembler.postReceive(7, region.localKey(), 0, 2048));
         assertTrue(assembler.postReceive(8, region.localKey(), 2048, 2048));
-        byte[] first = send(0, new byte[2 * MSS]).get(0);
+        byte[] first = send(0, 0, new byte[2 * MSS]).get(0);
         assertEquals(MessageAssembler.ACCEPTED, begin(first, target));
         byte[] bad = first.clone();
         bad[0] = 0; // bad version, e.g. on another subflow
@@ -431,7 +435,7 @@ class DirectPlacementTest {
         MessageAssembler other = new MessageAssembler(config, registry, 16, cq, flow);
         assertTrue(other.postReceive(11, region.localKey(), 0, 2048));
         PlacementTarget t = new PlacementTarget(arena.allocate(MSS));
-        assertEquals(MessageAssembler.ACCEPTED, other.beginPlacement(MemorySegment.ofArray(first), 0, FrameHeader.LENGTH, t));
+        assertEquals(MessageAssembler.ACCEPTED, other.beginPlacement(MemorySegment.ofArray(first), 0, SEND_HEADER, t));
         assertEquals(FrameError.BAD_VERSION, other.onFrame(MemorySegment.ofArray(bad), 0, bad.length));
         assertFalse(cq.poll(c));
         other.abort(t);
@@ -444,7 +448,7 @@ class DirectPlacementTest {
         Arena user = Arena.ofShared();
         MemoryRegion region = registry.register(user.allocate(4096), Access.LOCAL_WRITE);
         assertTrue(assembler.postReceive(7, region.localKey(), 0, 4096));
-        byte[] frame = send(0, TestFrames.pattern(100, 1)).get(0);
+        byte[] frame = send(0, 0, TestFrames.pattern(100, 1)).get(0);
         assertEquals(MessageAssembler.ACCEPTED, begin(frame, target));
         user.close();
         assertEquals(FrameError.LOCAL_PROTECTION, assembler.commit(target));
@@ -464,7 +468,7 @@ class DirectPlacementTest {
     void aPlacementPinsItsRegionUntilCommitOrAbort() {
         MemoryRegion region = receiveRegion(4096);
         assertTrue(assembler.postReceive(7, region.localKey(), 0, 4096));
-        List<byte[]> frames = send(0, TestFrames.pattern(2 * MSS, 4));
+        List<byte[]> frames = send(0, 0, TestFrames.pattern(2 * MSS, 4));
         assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));
         assertEquals(1, region.pinCount());
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> registry.deregister(region));
@@ -527,7 +531,7 @@ class DirectPlacementTest {
     void misuseIsRefusedWithAClearException() {
         MemoryRegion region = receiveRegion(64);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 64));
-        byte[] frame = send(0, new byte[8]).get(0);
+        byte[] frame = send(0, 0, new byte[8]).get(0);
         assertThrows(IllegalStateException.class, () -> assembler.commit(target), "nothing begun");
         assertThrows(IllegalStateException.class, () -> assembler.abort(target), "nothing begun");
         assertEquals(MessageAssembler.ACCEPTED, begin(frame, target));
@@ -551,7 +555,7 @@ class DirectPlacementTest {
     void aPlacementPendingWhenTheQueuePairFailsCommitsToNothing() {
         MemoryRegion region = receiveRegion(1024);
         assertTrue(assembler.postReceive(1, region.localKey(), 0, 1024));
-        List<byte[]> frames = send(0, new byte[2 * MSS]);
+        List<byte[]> frames = send(0, 0, new byte[2 * MSS]);
         assertEquals(MessageAssembler.ACCEPTED, begin(frames.get(0), target));
         byte[] bad = frames.get(1).clone();
         bad[1] = 0x7F;

@@ -48,7 +48,7 @@ class FailoverPlacementTest {
             MemoryRegion region = registry.register(arena.allocate(size), Access.LOCAL_WRITE);
             assertTrue(assembler.postReceive(7, region.localKey(), 0, size));
             byte[] data = TestFrames.pattern(size, (int) seed);
-            List<byte[]> frames = TestFrames.all(new Segmenter(config).beginSend(0, MemorySegment.ofArray(data), 0, size));
+            List<byte[]> frames = TestFrames.all(new Segmenter(config).beginSend(0, 0, MemorySegment.ofArray(data), 0, size));
             PlacementTarget target = new PlacementTarget(arena.allocate(MSS));
             PlacementTarget second = new PlacementTarget(arena.allocate(MSS));
             List<byte[]> kept = new ArrayList<>();

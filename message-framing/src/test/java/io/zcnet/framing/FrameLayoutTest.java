@@ -30,9 +30,13 @@ class FrameLayoutTest {
 
     @Test
     void extensionOffsetsMatchTheDesign() {
+        assertEquals(4, UntaggedExtension.LENGTH);
+        assertEquals(0, UntaggedExtension.RSN_OFFSET);
         assertEquals(12, TaggedExtension.LENGTH);
+        assertEquals(16, TaggedExtension.LENGTH_WITH_RSN);
         assertEquals(0, TaggedExtension.RKEY_OFFSET);
         assertEquals(4, TaggedExtension.REGION_OFFSET_OFFSET);
+        assertEquals(12, TaggedExtension.RSN_OFFSET);
         assertEquals(28, ReadRequestExtension.LENGTH);
         assertEquals(0, ReadRequestExtension.RKEY_OFFSET);
         assertEquals(4, ReadRequestExtension.REGION_OFFSET_OFFSET);
@@ -81,8 +85,15 @@ class FrameLayoutTest {
     @Test
     void extensionsAreBigEndian() {
         byte[] bytes = new byte[28];
-        new TaggedExtension().wrap(MemorySegment.ofArray(bytes), 0).rkey(0x11223344).regionOffset(0x0102030405060708L);
-        assertArrayEquals(new byte[] {0x11, 0x22, 0x33, 0x44, 1, 2, 3, 4, 5, 6, 7, 8}, java.util.Arrays.copyOf(bytes, 12));
+        TaggedExtension t = new TaggedExtension().wrap(MemorySegment.ofArray(bytes), 0)
+                .rkey(0x11223344).regionOffset(0x0102030405060708L).rsn(0x9A0B0C0D);
+        assertArrayEquals(new byte[] {0x11, 0x22, 0x33, 0x44, 1, 2, 3, 4, 5, 6, 7, 8, (byte) 0x9A, 0x0B, 0x0C, 0x0D},
+                java.util.Arrays.copyOf(bytes, 16));
+        assertEquals(0x9A0B0C0D, t.rsn());
+        byte[] untagged = new byte[5];
+        UntaggedExtension u = new UntaggedExtension().wrap(MemorySegment.ofArray(untagged), 1).rsn(0xFEDCBA98);
+        assertArrayEquals(new byte[] {0, (byte) 0xFE, (byte) 0xDC, (byte) 0xBA, (byte) 0x98}, untagged);
+        assertEquals(0xFEDCBA98, u.rsn());
         ReadRequestExtension r = new ReadRequestExtension().wrap(MemorySegment.ofArray(bytes), 0);
         r.readLength(0xA0B0C0D0L).sinkRkey(0x55667788).sinkOffset(0x1112131415161718L);
         assertEquals(0x11223344, r.rkey());
@@ -111,6 +122,7 @@ class FrameLayoutTest {
         assertThrows(IllegalArgumentException.class, () -> new FrameHeader().wrap(MemorySegment.ofArray(new byte[31]), 0));
         assertThrows(IllegalArgumentException.class, () -> new FrameHeader().wrap(MemorySegment.ofArray(new byte[40]), 9));
         assertThrows(IllegalArgumentException.class, () -> new TaggedExtension().wrap(MemorySegment.ofArray(new byte[11]), 0));
+        assertThrows(IllegalArgumentException.class, () -> new UntaggedExtension().wrap(MemorySegment.ofArray(new byte[4]), 1));
         assertThrows(IllegalArgumentException.class, () -> new ReadRequestExtension().wrap(MemorySegment.ofArray(new byte[28]), 1));
     }
 
@@ -131,6 +143,8 @@ class FrameLayoutTest {
         assertFalse(Opcode.isValid(0x12));
         assertFalse(Opcode.isValid(-1));
         assertEquals(-1, Opcode.extensionLength(0xFF));
+        assertEquals(-1, Opcode.rsnOffset(0xFF));
+        assertFalse(Opcode.isTagged(-1));
         assertEquals("UNKNOWN(0x12)", Opcode.name(0x12));
     }
 
@@ -142,10 +156,14 @@ class FrameLayoutTest {
             assertEquals(n.contains("FIRST") || only, Opcode.isFirst(op), n);
             assertEquals(n.contains("LAST") || only, Opcode.isLast(op), n);
             assertEquals(n.contains("IMMEDIATE"), Opcode.hasImmediate(op), n);
-            int ext = n.startsWith("RDMA_WRITE") || n.startsWith("RDMA_READ_RESPONSE") ? 12
-                    : op == Opcode.RDMA_READ_REQUEST ? 28 : 0;
+            // Frames of messages that consume a posted receive name it (the RSN): every SEND frame, and the
+            // last frame of a WRITE with immediate, after its tagged fields.
+            boolean tagged = n.startsWith("RDMA_WRITE") || n.startsWith("RDMA_READ_RESPONSE");
+            boolean namesReceive = n.startsWith("SEND") || n.startsWith("RDMA_WRITE") && n.contains("IMMEDIATE");
+            int ext = (tagged ? 12 : op == Opcode.RDMA_READ_REQUEST ? 28 : 0) + (namesReceive ? 4 : 0);
             assertEquals(ext, Opcode.extensionLength(op), n);
-            assertEquals(ext == 12, Opcode.isTagged(op), n);
+            assertEquals(tagged, Opcode.isTagged(op), n);
+            assertEquals(namesReceive ? ext - 4 : -1, Opcode.rsnOffset(op), n);
         }
     }
 

@@ -44,8 +44,9 @@ class MessageAssemblerTest {
         return buffer;
     }
 
-    private List<byte[]> send(int msn, byte[] payload) {
-        return TestFrames.all(segmenter.beginSend(msn, MemorySegment.ofArray(payload), 0, payload.length));
+    /** The frames of a SEND as message {@code msn} into receive {@code rsn}. */
+    private List<byte[]> send(int msn, int rsn, byte[] payload) {
+        return TestFrames.all(segmenter.beginSend(msn, rsn, MemorySegment.ofArray(payload), 0, payload.length));
     }
 
     private static byte[] bytes(MemorySegment s, int length) {
@@ -67,11 +68,10 @@ class MessageAssemblerTest {
         MemorySegment r1 = post(101, 1024);
         byte[] a = TestFrames.pattern(3 * MSS - 5, 1);
         byte[] b = TestFrames.pattern(10, 2);
-        List<byte[]> fa = send(0, a);
-        List<byte[]> fb = send(1, b);
-        assertEquals(MessageAssembler.DEFERRED, offer(fb.get(0)), "MSN 0 unseen: receive of MSN 1 unknown");
+        List<byte[]> fa = send(0, 0, a);
+        List<byte[]> fb = send(1, 1, b);
+        assertEquals(MessageAssembler.ACCEPTED, offer(fb.get(0)), "MSN 0 unseen: MSN 1 names its receive");
         assertEquals(MessageAssembler.ACCEPTED, offer(fa.get(2)));
-        assertEquals(MessageAssembler.ACCEPTED, offer(fb.get(0)));
         assertEquals(MessageAssembler.DUPLICATE, offer(fb.get(0)));
         assertTrue(cq.isEmpty(), "MSN 1 is complete but waits for MSN 0");
         assertEquals(MessageAssembler.ACCEPTED, offer(fa.get(0)));
@@ -96,8 +96,8 @@ class MessageAssemblerTest {
     void zeroByteAndImmediateMessages() {
         post(1, 16);
         post(2, 16);
-        assertEquals(MessageAssembler.ACCEPTED, offer(send(0, new byte[0]).get(0)));
-        byte[] frame = TestFrames.all(segmenter.beginSendWithImmediate(1, MemorySegment.ofArray(new byte[3]), 0, 3, 0xCAFE)).get(0);
+        assertEquals(MessageAssembler.ACCEPTED, offer(send(0, 0, new byte[0]).get(0)));
+        byte[] frame = TestFrames.all(segmenter.beginSendWithImmediate(1, 1, MemorySegment.ofArray(new byte[3]), 0, 3, 0xCAFE)).get(0);
         assertEquals(MessageAssembler.ACCEPTED, offer(frame));
         assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_ONLY, 0, 0);
         assertCompletion(2, CompletionStatus.SUCCESS, Opcode.SEND_ONLY_WITH_IMMEDIATE, 3, 0xCAFE);
@@ -108,23 +108,24 @@ class MessageAssemblerTest {
         int messages = Msn.MODULUS + 20;
         byte[] payload = {1, 2, 3};
         MemorySegment src = MemorySegment.ofArray(payload);
-        MemorySegment out = MemorySegment.ofArray(new byte[35]);
+        int frame = FrameHeader.LENGTH + UntaggedExtension.LENGTH + 3;
+        MemorySegment out = MemorySegment.ofArray(new byte[frame]);
         int lkey = registry.register(arena.allocate(3), Access.LOCAL_WRITE).localKey();
         for (int m = 0; m < messages; m++) {
             assertTrue(assembler.postReceive(m, lkey, 0, 3));
-            segmenter.beginSend(m & 0xFFFF, src, 0, 3).next(out, 0);
-            MemorySegment.copy(src, 0, out, 32, 3);
-            assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(out, 0, 35), "message " + m);
+            segmenter.beginSend(m & 0xFFFF, m, src, 0, 3).next(out, 0);
+            MemorySegment.copy(src, 0, out, frame - 3, 3);
+            assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(out, 0, frame), "message " + m);
             assertTrue(cq.poll(c));
             assertEquals(m, c.workRequestId());
             assertEquals(m & 0xFFFF, c.msn());
         }
         assertEquals((messages - 1) & 0xFFFF, assembler.acknowledgedMsn());
         // MSN 18 (wrapped) was completed: a duplicate; MSN 19 + window is beyond the window.
-        segmenter.beginSend(18, src, 0, 3).next(out, 0);
-        assertEquals(MessageAssembler.DUPLICATE, assembler.onFrame(out, 0, 35));
-        segmenter.beginSend((messages + 8) & 0xFFFF, src, 0, 3).next(out, 0);
-        assertEquals(FrameError.MSN_OUT_OF_WINDOW, assembler.onFrame(out, 0, 35));
+        segmenter.beginSend(18, Msn.MODULUS + 18, src, 0, 3).next(out, 0);
+        assertEquals(MessageAssembler.DUPLICATE, assembler.onFrame(out, 0, frame));
+        segmenter.beginSend((messages + 8) & 0xFFFF, messages + 8, src, 0, 3).next(out, 0);
+        assertEquals(FrameError.MSN_OUT_OF_WINDOW, assembler.onFrame(out, 0, frame));
         assertTrue(assembler.isInError());
     }
 
@@ -134,7 +135,7 @@ class MessageAssemblerTest {
         int lkey = registry.register(big, Access.LOCAL_WRITE).localKey();
         assertTrue(assembler.postReceive(7, lkey, 100, 300), "bytes 100..399 of the region");
         post(8, 1024);
-        List<byte[]> frames = send(0, TestFrames.pattern(2 * MSS, 3));
+        List<byte[]> frames = send(0, 0, TestFrames.pattern(2 * MSS, 3));
         assertEquals(MessageAssembler.ACCEPTED, offer(frames.get(0)));
         assertEquals(FrameError.LOCAL_LENGTH, offer(frames.get(1)));
         assertCompletion(7, CompletionStatus.LOCAL_LENGTH_ERROR, -1, 0, 0);
@@ -152,7 +153,7 @@ class MessageAssemblerTest {
 
     @Test
     void sendWithNothingPostedIsReceiverNotReady() {
-        assertEquals(FrameError.RECEIVER_NOT_READY, offer(send(0, new byte[5]).get(0)));
+        assertEquals(FrameError.RECEIVER_NOT_READY, offer(send(0, 0, new byte[5]).get(0)));
         assertEquals(FrameError.RECEIVER_NOT_READY, assembler.error());
         assertTrue(cq.isEmpty());
     }
@@ -171,7 +172,7 @@ class MessageAssemblerTest {
         }
         assertArrayEquals(data, bytes(region.segment().asSlice(100), data.length));
         assertTrue(cq.isEmpty(), "a WRITE without immediate completes silently");
-        byte[] imm = TestFrames.all(segmenter.beginWriteWithImmediate(1, MemorySegment.ofArray(data), 0, 10,
+        byte[] imm = TestFrames.all(segmenter.beginWriteWithImmediate(1, 0, MemorySegment.ofArray(data), 0, 10,
                 region.remoteKey(), 0, 31)).get(0);
         assertEquals(MessageAssembler.ACCEPTED, offer(imm));
         assertCompletion(5, CompletionStatus.SUCCESS, Opcode.RDMA_WRITE_ONLY_WITH_IMMEDIATE, 10, 31);
@@ -198,23 +199,6 @@ class MessageAssemblerTest {
         int r = fresh.onFrame(f, 0, frame.length);
         assertTrue(fresh.isInError());
         return r;
-    }
-
-    @Test
-    void sendAfterWriteCompletesOnlyOnceTheWriteIsPlaced() {
-        MemorySegment memory = arena.allocate(1024);
-        MemoryRegion region = registry.register(memory, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-        post(1, 64);
-        List<byte[]> write = TestFrames.all(segmenter.beginWrite(0, MemorySegment.ofArray(new byte[600]), 0, 600, region.remoteKey(), 0));
-        List<byte[]> sendFrames = send(1, new byte[4]);
-        assertEquals(MessageAssembler.DEFERRED, offer(sendFrames.get(0)));
-        assertEquals(MessageAssembler.ACCEPTED, offer(write.get(0)));
-        assertEquals(MessageAssembler.DEFERRED, offer(sendFrames.get(0)), "a WRITE's last frame says whether it takes a receive");
-        assertEquals(MessageAssembler.ACCEPTED, offer(write.get(2)));
-        assertEquals(MessageAssembler.ACCEPTED, offer(sendFrames.get(0)));
-        assertTrue(cq.isEmpty());
-        assertEquals(MessageAssembler.ACCEPTED, offer(write.get(1)));
-        assertCompletion(1, CompletionStatus.SUCCESS, Opcode.SEND_ONLY, 4, 0);
     }
 
     @Test
@@ -257,7 +241,7 @@ class MessageAssemblerTest {
     void icrcMismatchIsAProtocolErrorThatFlushes() {
         post(1, 64);
         post(2, 64);
-        byte[] frame = send(0, new byte[10]).get(0);
+        byte[] frame = send(0, 0, new byte[10]).get(0);
         frame[40] ^= 1;
         assertEquals(FrameError.ICRC_MISMATCH, offer(frame));
         assertCompletion(1, CompletionStatus.FLUSH_ERROR, -1, 0, 0);
@@ -267,8 +251,8 @@ class MessageAssemblerTest {
     @Test
     void framesOfOneMessageMustAgree() {
         post(1, 1024);
-        List<byte[]> three = send(0, new byte[3 * MSS]);
-        List<byte[]> two = send(0, new byte[2 * MSS]);
+        List<byte[]> three = send(0, 0, new byte[3 * MSS]);
+        List<byte[]> two = send(0, 0, new byte[2 * MSS]);
         assertEquals(MessageAssembler.ACCEPTED, offer(three.get(2)));
         assertEquals(FrameError.INCONSISTENT_MESSAGE, offer(two.get(1)), "a second LAST with another total");
         assertCompletion(1, CompletionStatus.PROTOCOL_ERROR, Opcode.SEND_LAST, 0, 0);
@@ -277,7 +261,7 @@ class MessageAssemblerTest {
     @Test
     void truncatedFramesChangeNothing() {
         post(1, 64);
-        byte[] frame = send(0, new byte[10]).get(0);
+        byte[] frame = send(0, 0, new byte[10]).get(0);
         assertEquals(FrameError.TRUNCATED, assembler.onFrame(MemorySegment.ofArray(frame), 0, frame.length - 1));
         assertEquals(FrameError.TRUNCATED, assembler.onFrame(MemorySegment.ofArray(frame), 0, 31));
         assertFalse(assembler.isInError());
@@ -330,8 +314,8 @@ class MessageAssemblerTest {
             source.set(ValueLayout.JAVA_BYTE, i, (byte) (i >>> 12));
         }
         source.set(ValueLayout.JAVA_BYTE, length - 1, (byte) 0x5A);
-        Segmenter s = new Segmenter(big).beginSend(0, source, 0, length);
-        MemorySegment frame = arena.allocate(FrameHeader.LENGTH + 65536);
+        Segmenter s = new Segmenter(big).beginSend(0, 0, source, 0, length);
+        MemorySegment frame = arena.allocate(FrameHeader.LENGTH + UntaggedExtension.LENGTH + 65536);
         for (long i = 0; i < s.frameCount(); i++) {
             int headerBytes = s.writeFrame(i, frame, 0);
             MemorySegment.copy(source, s.payloadOffset(), frame, headerBytes, s.payloadLength());
@@ -426,7 +410,7 @@ class MessageAssemblerTest {
         assertFalse(a.postReceive(3, region.localKey(), 2048, 1024), "no completion entry left for a third");
         MemoryRegion sink = registry.register(arena.allocate(64), Access.LOCAL_WRITE);
         assertFalse(a.expectReadResponse(9, sink.remoteKey(), 0, 10), "nor for a read");
-        byte[] bad = send(0, new byte[10]).get(0);
+        byte[] bad = send(0, 0, new byte[10]).get(0);
         bad[0] = 0;
         assertEquals(FrameError.BAD_VERSION, a.onFrame(MemorySegment.ofArray(bad), 0, bad.length));
         assertTrue(q.poll(c));
@@ -445,10 +429,10 @@ class MessageAssemblerTest {
         assertTrue(a.postReceive(1, region.localKey(), 0, 1024));
         assertTrue(a.postReceive(2, region.localKey(), 1024, 1024));
         assertTrue(other.postReceive(3, region.localKey(), 2048, 1024));
-        byte[] m0 = send(0, new byte[10]).get(0);
+        byte[] m0 = send(0, 0, new byte[10]).get(0);
         assertEquals(MessageAssembler.ACCEPTED, other.onFrame(MemorySegment.ofArray(m0), 0, m0.length));
         assertEquals(MessageAssembler.ACCEPTED, a.onFrame(MemorySegment.ofArray(m0), 0, m0.length));
-        byte[] m1 = send(1, new byte[20]).get(0);
+        byte[] m1 = send(1, 1, new byte[20]).get(0);
         assertEquals(MessageAssembler.ACCEPTED, a.onFrame(MemorySegment.ofArray(m1), 0, m1.length));
         assertFalse(a.isInError(), "a full queue is back-pressure, not an error");
         assertTrue(a.isHeldBack());

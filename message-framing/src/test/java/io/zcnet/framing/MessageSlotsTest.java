@@ -2,7 +2,6 @@ package io.zcnet.framing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -11,10 +10,9 @@ class MessageSlotsTest {
 
     @Test
     void theSlotIsLaidOutAsDrawn() {
-        assertEquals(80, MessageSlots.SIZE);
+        assertEquals(72, MessageSlots.SIZE);
         assertEquals(0, MessageSlots.KIND);
-        assertEquals(1, MessageSlots.CONSUMER);
-        assertEquals(2, MessageSlots.COMPLETE);
+        assertEquals(1, MessageSlots.COMPLETE);
         assertEquals(4, MessageSlots.SEGMENTS_PLACED);
         assertEquals(8, MessageSlots.SEGMENTS_EXPECTED);
         assertEquals(12, MessageSlots.HIGHEST_SEGMENT);
@@ -25,40 +23,61 @@ class MessageSlotsTest {
         assertEquals(32, MessageSlots.READ_RKEY);
         assertEquals(36, MessageSlots.READ_LENGTH);
         assertEquals(40, MessageSlots.READ_SINK_RKEY);
+        assertEquals(44, MessageSlots.RECEIVE_FRAMES);
         assertEquals(48, MessageSlots.RECEIVE);
-        assertEquals(56, MessageSlots.RESOLVED_RECEIVE);
-        assertEquals(64, MessageSlots.READ_OFFSET);
-        assertEquals(72, MessageSlots.READ_SINK_OFFSET);
+        assertEquals(56, MessageSlots.READ_OFFSET);
+        assertEquals(64, MessageSlots.READ_SINK_OFFSET);
     }
 
     @Test
     void aRetiredSlotIsBlankForTheMessageAWindowLater() {
-        MessageSlots slots = new MessageSlots(2, 64);
+        MessageSlots slots = new MessageSlots(2, 64, 16);
         assertBlank(slots, 0);
         assertBlank(slots, 1);
-        slots.learn(0, Opcode.RDMA_READ_REQUEST);
+        slots.kind(0, Opcode.KIND_READ_REQUEST);
         slots.readRequest(0, 1, 2, 3, 4, 5);
-        slots.receive(0, 9);
+        slots.holdReceive(0, 9);
         slots.reserve(0, 200);
         slots.unreserve(0, 200);
         slots.reserve(0, 3);
         slots.place(0, 0);
         slots.last(0, 1, 10, Opcode.RDMA_READ_REQUEST, 0);
         slots.markComplete(0);
-        slots.learn(1, Opcode.SEND_ONLY);
-        assertEquals(0, slots.receiveFor(1), "message 1 is a SEND after a READ request: the first receive");
+        slots.kind(1, Opcode.KIND_SEND);
+        slots.holdReceive(1, 10);
+        assertEquals(0, slots.holderOf(9));
         slots.retireOldest();
         assertEquals(1, slots.oldestMsn());
         assertBlank(slots, 0);
+        assertEquals(-1, slots.holderOf(9), "a retired message holds no receive");
+        assertEquals(1, slots.holderOf(10));
         assertFalse(slots.isPlaced(0, 0));
         assertFalse(slots.isReserved(0, 3), "bitmaps are cleared up to the highest segment placed or reserved");
         assertFalse(slots.isReserved(0, 200));
         assertEquals(Opcode.KIND_SEND, slots.kind(1), "the next message keeps what is known of it");
     }
 
+    @Test
+    void aMessageHoldsItsReceiveWhileAFrameNamingItIsPlacedOrInFlight() {
+        MessageSlots slots = new MessageSlots(4, 64, 8);
+        assertEquals(-1, slots.holderOf(0));
+        assertEquals(-1, slots.holderOf(-1));
+        slots.holdReceive(2, 5); // a direct placement of message 2 in flight
+        slots.holdReceive(2, 5); // and a frame of it placed
+        assertEquals(2, slots.holderOf(5));
+        assertEquals(-1, slots.holderOf(5 + 8), "the same entry of the inverse map, another receive");
+        slots.releaseReceive(2);
+        assertEquals(5, slots.receive(2), "a placed frame still names it");
+        slots.releaseReceive(2);
+        assertEquals(-1, slots.receive(2));
+        assertEquals(-1, slots.holderOf(5), "let go once no frame names it");
+        slots.holdReceive(3, 5);
+        assertEquals(3, slots.holderOf(5));
+    }
+
     private static void assertBlank(MessageSlots slots, int slot) {
         assertEquals(0, slots.kind(slot));
-        assertEquals(MessageSlots.CONSUMER_UNKNOWN, slots.consumer(slot));
+        assertEquals(0, slots.receiveFrames(slot));
         assertFalse(slots.isComplete(slot));
         assertEquals(0, slots.segmentsPlaced(slot));
         assertEquals(-1, slots.segmentsExpected(slot));
@@ -73,6 +92,5 @@ class MessageSlotsTest {
         assertEquals(0, slots.readLength(slot));
         assertEquals(0, slots.readSinkRkey(slot));
         assertEquals(0, slots.readSinkOffset(slot));
-        assertTrue(slots.isReceiveKnown(slots.oldestMsn()));
     }
 }

@@ -47,10 +47,11 @@ final class MixedMessages {
             int kind = random.nextInt(3);
             kinds.add(kind);
             MemorySegment src = MemorySegment.ofArray(payload);
+            int rsn = receives.size(); // receive-consuming messages before this one
             switch (kind) {
-                case SEND_WITH_IMMEDIATE -> segmenter.beginSendWithImmediate(m, src, 0, length, m * 1000);
+                case SEND_WITH_IMMEDIATE -> segmenter.beginSendWithImmediate(m, rsn, src, 0, length, m * 1000);
                 case WRITE -> segmenter.beginWrite(m, src, 0, length, region.remoteKey(), regionCursor);
-                default -> segmenter.beginWriteWithImmediate(m, src, 0, length, region.remoteKey(), regionCursor, m * 1000);
+                default -> segmenter.beginWriteWithImmediate(m, rsn, src, 0, length, region.remoteKey(), regionCursor, m * 1000);
             }
             writeOffsets.add(regionCursor);
             if (kind != SEND_WITH_IMMEDIATE) {

@@ -17,6 +17,7 @@ class SegmenterTest {
     private final Segmenter segmenter = new Segmenter(config);
     private final FrameHeader h = new FrameHeader();
     private final TaggedExtension t = new TaggedExtension();
+    private final UntaggedExtension u = new UntaggedExtension();
     private final ReadRequestExtension rr = new ReadRequestExtension();
     private final Icrc icrc = new Icrc();
 
@@ -29,11 +30,12 @@ class SegmenterTest {
 
     @Test
     void zeroByteSendIsOneOnlyFrame() {
-        List<byte[]> frames = TestFrames.all(segmenter.beginSend(9, MemorySegment.ofArray(new byte[0]), 0, 0));
+        List<byte[]> frames = TestFrames.all(segmenter.beginSend(9, 5, MemorySegment.ofArray(new byte[0]), 0, 0));
         assertEquals(1, frames.size());
         assertValid(frames.get(0));
         assertEquals(Opcode.SEND_ONLY, h.opcode());
         assertEquals(9, h.msn());
+        assertEquals(5, u.wrap(MemorySegment.ofArray(frames.get(0)), 32).rsn());
         assertEquals(0, h.length());
         assertFalse(h.moreSegments());
     }
@@ -41,12 +43,12 @@ class SegmenterTest {
     @Test
     void exactlyOneSegmentIsOneFrameAndOneMoreByteIsTwo() {
         MemorySegment src = MemorySegment.ofArray(TestFrames.pattern(MSS + 1, 1));
-        assertEquals(1, segmenter.beginSendWithImmediate(1, src, 0, MSS, 42).frameCount());
+        assertEquals(1, segmenter.beginSendWithImmediate(1, 0, src, 0, MSS, 42).frameCount());
         List<byte[]> one = TestFrames.all(segmenter);
         assertValid(one.get(0));
         assertEquals(Opcode.SEND_ONLY_WITH_IMMEDIATE, h.opcode());
         assertEquals(42, h.immData());
-        List<byte[]> two = TestFrames.all(segmenter.beginSendWithImmediate(2, src, 0, MSS + 1, 43));
+        List<byte[]> two = TestFrames.all(segmenter.beginSendWithImmediate(2, 1, src, 0, MSS + 1, 43));
         assertEquals(2, two.size());
         assertValid(two.get(0));
         assertEquals(Opcode.SEND_FIRST, h.opcode());
@@ -63,11 +65,11 @@ class SegmenterTest {
     @Test
     void payloadIsDescribedAsSlicesOfTheSourceInEveryOrder() {
         MemorySegment src = MemorySegment.ofArray(TestFrames.pattern(5 * MSS + 17, 2));
-        segmenter.beginSend(3, src, 10, 4 * MSS + 7);
+        segmenter.beginSend(3, 0, src, 10, 4 * MSS + 7);
         assertEquals(5, segmenter.frameCount());
         MemorySegment out = MemorySegment.ofArray(new byte[64]);
         for (long i = segmenter.frameCount() - 1; i >= 0; i--) {
-            assertEquals(32, segmenter.writeFrame(i, out, 0));
+            assertEquals(32 + UntaggedExtension.LENGTH, segmenter.writeFrame(i, out, 0));
             assertEquals(10 + i * MSS, segmenter.payloadOffset());
             assertEquals(i == 4 ? 7 : MSS, segmenter.payloadLength());
             h.wrap(out, 0);
@@ -79,7 +81,7 @@ class SegmenterTest {
     @Test
     void taggedFramesNameTheirOwnDestination() {
         MemorySegment src = MemorySegment.ofArray(TestFrames.pattern(3 * MSS, 3));
-        List<byte[]> frames = TestFrames.all(segmenter.beginWriteWithImmediate(100, src, 0, 3 * MSS, 0x1234, 5000, 77));
+        List<byte[]> frames = TestFrames.all(segmenter.beginWriteWithImmediate(100, 0, src, 0, 3 * MSS, 0x1234, 5000, 77));
         assertEquals(3, frames.size());
         for (int i = 0; i < 3; i++) {
             assertValid(frames.get(i));
@@ -92,17 +94,69 @@ class SegmenterTest {
     }
 
     @Test
+    void everyFrameOfAMessageThatConsumesAReceiveNamesItByItsRsn() {
+        FlowControl flow = new FlowControl(config);
+        assertEquals(FrameError.OK, flow.onAcknowledge(0xFFFF, 8), "the peer posted 8 receives");
+        MemorySegment src = MemorySegment.ofArray(TestFrames.pattern(3 * MSS, 4));
+        // A SEND, a WRITE (no receive), a SEND with immediate: RSNs 0 and 1, read before each claim.
+        int sendRsn = flow.nextReceiveSequence();
+        List<byte[]> send = TestFrames.all(segmenter.beginSend(flow.claim(1, true), sendRsn, src, 0, 3 * MSS));
+        List<byte[]> write = TestFrames.all(segmenter.beginWrite(flow.claim(1, false), src, 0, 2 * MSS, 9, 0));
+        int immRsn = flow.nextReceiveSequence();
+        List<byte[]> sendImm = TestFrames.all(segmenter.beginSendWithImmediate(flow.claim(1, true), immRsn, src, 0, MSS + 1, 5));
+        assertEquals(0, sendRsn);
+        assertEquals(1, immRsn);
+        assertEquals(2, flow.nextReceiveSequence());
+        for (byte[] f : send) {
+            assertValid(f);
+            assertEquals(UntaggedExtension.LENGTH, h.extLength());
+            assertEquals(0, u.wrap(MemorySegment.ofArray(f), 32).rsn(), "every frame of the SEND");
+        }
+        for (byte[] f : write) {
+            assertValid(f);
+            assertEquals(TaggedExtension.LENGTH, h.extLength(), "a WRITE without immediate names no receive");
+        }
+        for (byte[] f : sendImm) {
+            assertValid(f);
+            assertEquals(1, u.wrap(MemorySegment.ofArray(f), 32).rsn());
+        }
+        // A WRITE with immediate over two messages: only the last frame of the last one consumes a receive.
+        try (Arena arena = Arena.ofShared()) {
+            int mss = 1 << 16;
+            Segmenter big = new Segmenter(new FramingConfig(mss, true, 64));
+            long length = FrameHeader.MAX_MESSAGE_OFFSET + 1L;
+            big.beginWriteWithImmediate(7, -3, arena.allocate(length), 0, length, 0x55, 64, 11);
+            MemorySegment out = MemorySegment.ofArray(new byte[64]);
+            for (long i = 0; i < big.frameCount(); i++) {
+                int headerBytes = big.writeFrame(i, out, 0);
+                h.wrap(out, 0);
+                boolean last = i == big.frameCount() - 1;
+                assertEquals(last, Opcode.hasImmediate(h.opcode()), "frame " + i + " " + h);
+                assertEquals(32 + (last ? TaggedExtension.LENGTH_WITH_RSN : TaggedExtension.LENGTH), headerBytes, "frame " + i);
+                assertEquals(FrameError.OK, FrameValidator.validateHeader(h, mss), "frame " + i);
+                if (last) {
+                    t.wrap(out, 32);
+                    assertEquals(-3, t.rsn());
+                    assertEquals(0x55, t.rkey());
+                    assertEquals(64 + big.payloadOffset(), t.regionOffset());
+                    assertTrue(new Icrc().verify(out, 0, big.source(), big.payloadOffset()));
+                }
+            }
+        }
+    }
+
+    @Test
     void writesBeyondOneMessageBecomeSeveralMessages() {
         try (Arena arena = Arena.ofShared()) {
             int mss = 1 << 16;
             Segmenter big = new Segmenter(new FramingConfig(mss, false, 64));
             long length = 40L << 20;
             MemorySegment src = arena.allocate(length);
-            big.beginWriteWithImmediate(0xFFFF, src, 0, length, 7, 1000, 99);
+            big.beginWriteWithImmediate(0xFFFF, 0, src, 0, length, 7, 1000, 99);
             int chunk = new FramingConfig(mss, false, 64).messageChunk();
             assertEquals(FrameHeader.MAX_MESSAGE_OFFSET / mss * mss, chunk);
             assertEquals(3, big.messageCount());
-            MemorySegment out = MemorySegment.ofArray(new byte[44]);
+            MemorySegment out = MemorySegment.ofArray(new byte[32 + TaggedExtension.LENGTH_WITH_RSN]);
             long placed = 0;
             int lastMsn = -1;
             int messages = 0;
@@ -144,16 +198,17 @@ class SegmenterTest {
     @Test
     void rejectsBadArguments() {
         MemorySegment src = MemorySegment.ofArray(new byte[10]);
-        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, src, 0, 11));
-        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, src, -1, 1));
-        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0x10000, src, 0, 1));
-        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, null, 0, 1));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, 0, src, 0, 11));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, 0, src, -1, 1));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0x10000, 0, src, 0, 1));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, 0, null, 0, 1));
         assertThrows(IllegalArgumentException.class, () -> segmenter.beginWrite(0, src, 0, 1, 1, Long.MAX_VALUE));
-        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, src, 0, FramingConfig.MAX_MESSAGE_SIZE + 1));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, 0, src, 0, FramingConfig.MAX_MESSAGE_SIZE + 1));
         assertThrows(IllegalStateException.class, () -> new Segmenter(config).next(src, 0));
-        segmenter.beginSend(0, src, 0, 10);
-        assertThrows(IllegalArgumentException.class, () -> segmenter.writeFrame(1, MemorySegment.ofArray(new byte[32]), 0));
-        assertThrows(IllegalArgumentException.class, () -> segmenter.writeFrame(0, MemorySegment.ofArray(new byte[31]), 0));
+        segmenter.beginSend(0, 0, src, 0, 10);
+        assertThrows(IllegalArgumentException.class, () -> segmenter.writeFrame(1, MemorySegment.ofArray(new byte[36]), 0));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.writeFrame(0, MemorySegment.ofArray(new byte[35]), 0),
+                "the RSN does not fit");
     }
 
     @Test
@@ -167,11 +222,11 @@ class SegmenterTest {
             FramingConfig c = new FramingConfig(mss, false, 4);
             Segmenter s = new Segmenter(c);
             long frames = (length + mss - 1) / mss;
-            s.beginSend(3, source, 0, length);
+            s.beginSend(3, 0, source, 0, length);
             assertEquals(1, s.messageCount(), "SEND, mss " + mss);
             assertEquals(frames, s.frameCount(), "SEND, mss " + mss);
             assertOneMessage(s, scratch, mss, length, 3, Opcode.SEND_FIRST, Opcode.SEND_LAST);
-            s.beginSendWithImmediate(4, source, 0, length, 99);
+            s.beginSendWithImmediate(4, 1, source, 0, length, 99);
             assertEquals(1, s.messageCount(), "SEND with immediate, mss " + mss);
             assertOneMessage(s, scratch, mss, length, 4, Opcode.SEND_FIRST, Opcode.SEND_LAST_WITH_IMMEDIATE);
             s.beginReadResponse(5, source, 0, length, 0x1234, 0);

@@ -7,10 +7,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Whole frames the assembler answered {@link MessageAssembler#DEFERRED}: a SEND whose receive is not known
- * yet (an earlier message's last frame has not arrived, on this connection or another subflow), or a copy
- * of a segment another subflow's direct placement is receiving. Each is kept here, in fixed slots of a
- * header plus one segment, and offered again after every change that can unblock it.
+ * Whole frames the assembler answered {@link MessageAssembler#DEFERRED}: copies of a segment that another
+ * subflow's direct placement is receiving right now (a retransmission after a failover), which must not be
+ * dropped while that receive may still fail. (A SEND that overtakes an earlier message is never deferred: it
+ * names its receive by its RSN and is placed at once.) Each is kept here, in fixed slots of a header plus one
+ * segment, and offered again after every frame placed, so after the commit that makes it a duplicate.
  *
  * <p>Bounded on purpose: a peer can make frames wait only as far as the slots go; past that the connection
  * that brought one more fails ({@link #reserve} answers null), instead of buffering without bound. One store

@@ -37,8 +37,9 @@ import java.lang.foreign.MemorySegment;
  *   ({@link ReceiverCounters#directShare()}).</li>
  * </ol>
  *
- * <p>Frames the assembler cannot place yet ({@link MessageAssembler#DEFERRED}) are kept whole in a
- * {@link DeferredFrames} store and offered again after every frame placed. A stream that breaks the
+ * <p>Frames the assembler cannot place yet ({@link MessageAssembler#DEFERRED}: copies of a segment another
+ * subflow is receiving directly) are kept whole in a {@link DeferredFrames} store and offered again after
+ * every frame placed. A stream that breaks the
  * protocol fails the queue pair (the assembler's ERROR) and stops this receiver; a stream that breaks
  * (EOF inside a frame, a receive error) or exceeds the deferred store fails only this connection. Either
  * way nothing is written outside a posted receive, a permitted region, the drain or this receiver's own
@@ -384,7 +385,7 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
             case MessageAssembler.DEFERRED -> {
                 int slot = deferred.reserve(headerBytes + length);
                 if (slot < 0) {
-                    failStream(0, "more than " + deferred.held() + " frames wait for earlier messages");
+                    failStream(0, "more than " + deferred.held() + " frames wait for placements in flight");
                     return false;
                 }
                 MemorySegment.copy(bytes, offset, deferred.slot(slot), 0, headerBytes);
@@ -416,7 +417,7 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
     private void keep(MemorySegment bytes, long offset, int frameBytes) {
         int slot = deferred.reserve(frameBytes);
         if (slot < 0) {
-            failStream(0, "more than " + deferred.held() + " frames wait for earlier messages");
+            failStream(0, "more than " + deferred.held() + " frames wait for placements in flight");
             return;
         }
         MemorySegment.copy(bytes, offset, deferred.slot(slot), 0, frameBytes);

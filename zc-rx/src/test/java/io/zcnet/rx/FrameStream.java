@@ -23,6 +23,8 @@ final class FrameStream {
     private final MemorySegment bytes;
     private long length;
     private int msn;
+    /** Receive-consuming messages appended so far: the RSN of the next one. */
+    private int rsn;
 
     FrameStream(FramingConfig framing, Arena arena, long capacity) {
         this.segmenter = new Segmenter(framing);
@@ -33,12 +35,17 @@ final class FrameStream {
         return msn;
     }
 
+    /** The RSN the next receive-consuming message carries: which posted receive it consumes. */
+    int nextRsn() {
+        return rsn;
+    }
+
     FrameStream send(MemorySegment source, long offset, int length) {
-        return append(segmenter.beginSend(msn, source, offset, length));
+        return appendConsuming(segmenter.beginSend(msn, rsn, source, offset, length));
     }
 
     FrameStream sendWithImmediate(MemorySegment source, long offset, int length, int immediate) {
-        return append(segmenter.beginSendWithImmediate(msn, source, offset, length, immediate));
+        return appendConsuming(segmenter.beginSendWithImmediate(msn, rsn, source, offset, length, immediate));
     }
 
     FrameStream write(MemorySegment source, long offset, long length, int rkey, long regionOffset) {
@@ -47,7 +54,8 @@ final class FrameStream {
 
     FrameStream writeWithImmediate(MemorySegment source, long offset, long length, int rkey, long regionOffset,
             int immediate) {
-        return append(segmenter.beginWriteWithImmediate(msn, source, offset, length, rkey, regionOffset, immediate));
+        return appendConsuming(segmenter.beginWriteWithImmediate(msn, rsn, source, offset, length, rkey, regionOffset,
+                immediate));
     }
 
     FrameStream readRequest(int rkey, long regionOffset, long length, int sinkRkey, long sinkOffset) {
@@ -79,6 +87,12 @@ final class FrameStream {
         return this;
     }
 
+    /** {@link #append} for a work request that consumes one posted receive. */
+    private FrameStream appendConsuming(Segmenter request) {
+        rsn++;
+        return append(request);
+    }
+
     /** Appends the frames of the work request just begun, in order. */
     private FrameStream append(Segmenter request) {
         for (long i = 0; i < request.frameCount(); i++) {
@@ -98,13 +112,18 @@ final class FrameStream {
         }
     }
 
-    /** The segmenter, for callers that lay out frames themselves with {@link #appendFrame}; then {@link #skipMsns}. */
+    /**
+     * The segmenter, for callers that lay out frames themselves with {@link #appendFrame} (from
+     * {@link #nextMsn()} and {@link #nextRsn()} on); then {@link #skip}.
+     */
     Segmenter segmenter() {
         return segmenter;
     }
 
-    void skipMsns(int count) {
-        msn = (msn + count) & 0xFFFF;
+    /** Moves past {@code msns} messages, {@code receives} of them receive-consuming, laid out by the caller. */
+    void skip(int msns, int receives) {
+        msn = (msn + msns) & 0xFFFF;
+        rsn += receives;
     }
 
     long length() {
@@ -113,10 +132,15 @@ final class FrameStream {
 
     /** Writes the stream in chunks of 1 byte to {@code maxChunk} bytes, sizes drawn from {@code random}. */
     void writeTo(OutputStream out, SplittableRandom random, int maxChunk) throws IOException {
+        writeTo(out, random, maxChunk, 0, length);
+    }
+
+    /** Writes bytes {@code from} .. {@code to} of the stream as {@link #writeTo(OutputStream, SplittableRandom, int)} does. */
+    void writeTo(OutputStream out, SplittableRandom random, int maxChunk, long from, long to) throws IOException {
         byte[] chunk = new byte[maxChunk];
-        long at = 0;
-        while (at < length) {
-            int n = (int) Math.min(length - at, random.nextInt(4) == 0 ? 1 + random.nextInt(Math.min(64, maxChunk)) : 1 + random.nextInt(maxChunk));
+        long at = from;
+        while (at < to) {
+            int n = (int) Math.min(to - at, random.nextInt(4) == 0 ? 1 + random.nextInt(Math.min(64, maxChunk)) : 1 + random.nextInt(maxChunk));
             MemorySegment.copy(bytes, ValueLayout.JAVA_BYTE, at, chunk, 0, n);
             out.write(chunk, 0, n);
             at += n;

@@ -10,6 +10,7 @@ import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.MessageAssembler;
 import io.zcnet.framing.PlacementTarget;
 import io.zcnet.framing.Segmenter;
+import io.zcnet.framing.UntaggedExtension;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -30,7 +31,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Direct placement (header first) of a 1 MiB SEND arriving as sixteen 64 KiB segments, in order or in a
- * fixed random order: per segment {@code beginPlacement} on the 32-byte header, then {@code commit},
+ * fixed random order: per segment {@code beginPlacement} on the 36-byte header and RSN, then {@code commit},
  * and in-order completion. With {@code payload=none} nothing writes the payload (the kernel's
  * {@code recv} would): the op is the bookkeeping alone. With {@code payload=copy} a
  * {@code MemorySegment.copy} into the target stands in for that kernel copy, so the figure compares with
@@ -48,6 +49,8 @@ public class DirectPlacementBenchmark {
     private static final int SEGMENT = 64 * 1024;
     private static final int SEGMENTS = 16;
     private static final int MSNS = 1 << 16;
+    /** A SEND frame's header and extension (its RSN). */
+    private static final int HEADER = FrameHeader.LENGTH + UntaggedExtension.LENGTH;
 
     @Param({"inOrder", "random"})
     public String order;
@@ -61,13 +64,16 @@ public class DirectPlacementBenchmark {
     private final Completion completion = new Completion();
     private int receiveKey;
     private MemorySegment source;
-    // headers[segment]: the 32-byte header of each segment, MSN rewritten per op.
+    // headers[segment]: the header and extension of each segment, MSN and RSN rewritten per op.
     private MemorySegment headers;
     private final int[] arrival = new int[SEGMENTS];
     private PlacementTarget target;
     private boolean copy;
     private int msn;
+    /** Receives posted so far: the RSN of the next op's SEND. */
+    private int rsn;
     private FrameHeader header;
+    private final UntaggedExtension extension = new UntaggedExtension();
 
     @Setup
     public void setUp() {
@@ -81,11 +87,11 @@ public class DirectPlacementBenchmark {
         for (long i = 0; i < source.byteSize(); i++) {
             source.set(ValueLayout.JAVA_BYTE, i, (byte) i);
         }
-        headers = arena.allocate((long) FrameHeader.LENGTH * SEGMENTS);
+        headers = arena.allocate((long) HEADER * SEGMENTS);
         Segmenter segmenter = new Segmenter(config);
-        segmenter.beginSend(0, source, 0, SEGMENT * SEGMENTS);
+        segmenter.beginSend(0, 0, source, 0, SEGMENT * SEGMENTS);
         for (int s = 0; s < SEGMENTS; s++) {
-            segmenter.writeFrame(s, headers, (long) s * FrameHeader.LENGTH);
+            segmenter.writeFrame(s, headers, (long) s * HEADER);
             arrival[s] = s;
         }
         if (order.equals("random")) {
@@ -113,9 +119,10 @@ public class DirectPlacementBenchmark {
         int result = 0;
         for (int i = 0; i < SEGMENTS; i++) {
             int s = arrival[i];
-            long at = (long) s * FrameHeader.LENGTH;
+            long at = (long) s * HEADER;
             header.wrap(headers, at).msn(msn);
-            result += assembler.beginPlacement(headers, at, FrameHeader.LENGTH, target);
+            extension.wrap(headers, at + FrameHeader.LENGTH).rsn(rsn);
+            result += assembler.beginPlacement(headers, at, HEADER, target);
             if (copy) {
                 MemorySegment.copy(source, (long) s * SEGMENT, target.segment(), target.offset(), target.length());
             }
@@ -123,6 +130,7 @@ public class DirectPlacementBenchmark {
         }
         completions.poll(completion);
         msn = (msn + 1) & (MSNS - 1);
+        rsn++;
         return result + completion.byteCount();
     }
 }

@@ -9,6 +9,7 @@ import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.MessageAssembler;
 import io.zcnet.framing.Segmenter;
+import io.zcnet.framing.UntaggedExtension;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Random;
@@ -42,6 +43,8 @@ public class PlacementBenchmark {
     private static final int SEGMENT = 64 * 1024;
     private static final int SEGMENTS = 16;
     private static final int MSNS = 1 << 16;
+    /** A SEND frame's header and extension (its RSN). */
+    private static final int HEADER = FrameHeader.LENGTH + UntaggedExtension.LENGTH;
 
     @Param({"inOrder", "random"})
     public String order;
@@ -55,7 +58,10 @@ public class PlacementBenchmark {
     private MemorySegment frames;
     private final int[] arrival = new int[SEGMENTS];
     private int msn;
+    /** Receives posted so far: the RSN of the next op's SEND. */
+    private int rsn;
     private FrameHeader header;
+    private final UntaggedExtension extension = new UntaggedExtension();
 
     @Setup
     public void setUp() {
@@ -69,13 +75,13 @@ public class PlacementBenchmark {
         for (long i = 0; i < source.byteSize(); i++) {
             source.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) i);
         }
-        int stride = FrameHeader.LENGTH + SEGMENT;
+        int stride = HEADER + SEGMENT;
         frames = arena.allocate((long) stride * SEGMENTS);
         Segmenter segmenter = new Segmenter(config);
-        segmenter.beginSend(0, source, 0, SEGMENT * SEGMENTS);
+        segmenter.beginSend(0, 0, source, 0, SEGMENT * SEGMENTS);
         for (int s = 0; s < SEGMENTS; s++) {
             segmenter.writeFrame(s, frames, (long) s * stride);
-            MemorySegment.copy(source, segmenter.payloadOffset(), frames, (long) s * stride + FrameHeader.LENGTH, SEGMENT);
+            MemorySegment.copy(source, segmenter.payloadOffset(), frames, (long) s * stride + HEADER, SEGMENT);
             arrival[s] = s;
         }
         if (order.equals("random")) {
@@ -98,17 +104,20 @@ public class PlacementBenchmark {
     @Benchmark
     public int placeOneMiB() {
         assembler.postReceive(msn, receiveKey, 0, SEGMENT * SEGMENTS);
-        int stride = FrameHeader.LENGTH + SEGMENT;
+        int stride = HEADER + SEGMENT;
         int result = 0;
         for (int i = 0; i < SEGMENTS; i++) {
             long at = (long) arrival[i] * stride;
-            // Each op is the next MSN; the ICRC covers the MSN, so this benchmark runs with the ICRC off
-            // (its cost, one CRC32C pass over the payload, is what SegmentationBenchmark's icrc=true adds).
+            // Each op is the next MSN and the next receive; the ICRC covers both, so this benchmark runs with
+            // the ICRC off (its cost, one CRC32C pass over the payload, is what SegmentationBenchmark's
+            // icrc=true adds).
             header.wrap(frames, at).msn(msn);
+            extension.wrap(frames, at + FrameHeader.LENGTH).rsn(rsn);
             result += assembler.onFrame(frames, at, stride);
         }
         completions.poll(completion);
         msn = (msn + 1) & (MSNS - 1);
+        rsn++;
         return result + completion.byteCount();
     }
 }

@@ -55,7 +55,7 @@ public class SegmentationBenchmark {
 
     @Benchmark
     public long segmentOneMiB() {
-        segmenter.beginSend(1, source, 0, MESSAGE);
+        segmenter.beginSend(1, 0, source, 0, MESSAGE);
         long described = 0;
         long at = 0;
         while (segmenter.hasNext()) {

@@ -140,12 +140,13 @@ public class FrameReceiverBenchmark {
         ByteBuffer batch = ByteBuffer.allocateDirect(256 * 1024);
         MemorySegment batchSegment = MemorySegment.ofBuffer(batch);
         int msn = 0;
+        int rsn = 0; // every message is a SEND: message n consumes receive n
         try {
             peer.setOption(StandardSocketOptions.TCP_NODELAY, true);
             while (feeding) {
                 int filled = 0;
                 while (filled + 64 + payloadBytes <= batch.capacity()) {
-                    segmenter.beginSend(msn, payload, 0, payloadBytes);
+                    segmenter.beginSend(msn, rsn++, payload, 0, payloadBytes);
                     filled += segmenter.writeFrame(0, batchSegment, filled);
                     MemorySegment.copy(payload, 0, batchSegment, filled, payloadBytes);
                     filled += payloadBytes;

@@ -191,7 +191,8 @@ final class FramedLink implements AutoCloseable {
         /** Sends while the window has room: the receiver's completions are the credit. */
         void pump() {
             while (failure == null && sent - delivered.messages() < window) {
-                Segmenter request = kind == Kind.SEND ? segmenter.beginSend(msn, payload, 0, size)
+                // Every message of a SEND run consumes a receive: message n (sent) takes receive n.
+                Segmenter request = kind == Kind.SEND ? segmenter.beginSend(msn, (int) sent, payload, 0, size)
                         : segmenter.beginWrite(msn, payload, 0, size, remoteKey, 0);
                 if (!offer(request)) {
                     break;
