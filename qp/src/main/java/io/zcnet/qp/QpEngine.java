@@ -506,8 +506,10 @@ final class QpEngine implements CompletionHandler {
         int first;
         if (kind == WorkRequest.RDMA_WRITE_WITH_IMM) {
             first = n > 1 ? flow.claim(n - 1, false) : flow.nextMsn();
+            ledger.rsn[i] = flow.nextReceiveSequence();
             flow.claim(1, true);
         } else {
+            ledger.rsn[i] = flow.nextReceiveSequence();
             first = flow.claim(n, consumes);
         }
         ledger.firstMsn[i] = first;
@@ -571,11 +573,12 @@ final class QpEngine implements CompletionHandler {
         long off = ledger.sourceOffset[i];
         int len = ledger.length[i];
         switch (ledger.kind[i]) {
-            case WorkRequest.SEND -> s.beginSend(first, src, off, len);
-            case WorkRequest.SEND_WITH_IMM -> s.beginSendWithImmediate(first, src, off, len, ledger.immediate[i]);
+            case WorkRequest.SEND -> s.beginSend(first, ledger.rsn[i], src, off, len);
+            case WorkRequest.SEND_WITH_IMM -> s.beginSendWithImmediate(first, ledger.rsn[i], src, off, len,
+                    ledger.immediate[i]);
             case WorkRequest.RDMA_WRITE -> s.beginWrite(first, src, off, len, ledger.rkey[i], ledger.remoteOffset[i]);
-            case WorkRequest.RDMA_WRITE_WITH_IMM -> s.beginWriteWithImmediate(first, src, off, len, ledger.rkey[i],
-                    ledger.remoteOffset[i], ledger.immediate[i]);
+            case WorkRequest.RDMA_WRITE_WITH_IMM -> s.beginWriteWithImmediate(first, ledger.rsn[i], src, off, len,
+                    ledger.rkey[i], ledger.remoteOffset[i], ledger.immediate[i]);
             case WorkRequest.RDMA_READ -> s.beginReadRequest(first, ledger.rkey[i], ledger.remoteOffset[i], len,
                     ledger.sinkRkey[i], ledger.sinkOffset[i]);
             case SendLedger.READ_RESPONSE -> s.beginReadResponse(first, src, off, len, ledger.sinkRkey[i],

@@ -32,6 +32,8 @@ final class SendLedger {
     // Set when the entry is begun (its MSNs claimed).
     final boolean[] begun;
     final int[] firstMsn;
+    /** The receive sequence number a receive-consuming entry names (SEND, WRITE with immediate). */
+    final int[] rsn;
     final int[] messages;
     /** MSNs claimed up to and including this entry's, counted from the start: acknowledged once the
      *  peer's cumulative acknowledgement reaches it. */
@@ -69,6 +71,7 @@ final class SendLedger {
         earlyStatus = new int[capacity];
         begun = new boolean[capacity];
         firstMsn = new int[capacity];
+        rsn = new int[capacity];
         messages = new int[capacity];
         msnEnd = new long[capacity];
         firstFrame = new long[capacity];

@@ -251,7 +251,7 @@ abstract class HostilePeerContractTest {
              Arena arena = Arena.ofConfined()) {
             QueuePair victim = rawQueuePair(p, raw, config(), 0);
             Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
-            writeFrames(raw, s.beginSend(0, arena.allocate(100), 0, 100));
+            writeFrames(raw, s.beginSend(0, 0, arena.allocate(100), 0, 100));
             assertFailsWith(victim, "RECEIVER_NOT_READY");
             assertHealthy(p);
         }
