@@ -449,7 +449,7 @@ final class OpRunner {
             while (true) {
                 int n;
                 counters.syscall();
-                if (op.gather != null) { // the slices keep their own positions between steps
+                if (op.gatherCount > 0) { // a gathered send (a pooled op keeps its arrays); slices keep their positions
                     n = (int) s.stream.write(op.gather, 0, op.gatherCount);
                 } else {
                     view.limit(op.viewBase + op.length).position(op.viewBase + op.done);
