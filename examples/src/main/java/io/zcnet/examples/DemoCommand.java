@@ -14,11 +14,13 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code zcnet demo}: an echo server and a client in one process on loopback, first on the best engine,
- * then on NIO, with a ping-pong and a pipelined phase each, printed side by side.
+ * then on NIO, with a ping-pong and a pipelined phase each, printed side by side; then two queue pairs
+ * over three subflows on the best engine ({@link QueuePairDemo}).
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Echo server and client on loopback in one process: ping-pong and pipelined phases,",
-                "on the best engine and then on NIO, with messages/s, latency percentiles and syscalls/msg."})
+                "on the best engine and then on NIO, with messages/s, latency percentiles and syscalls/msg;",
+                "then a SEND, a WRITE with immediate and a READ between two queue pairs over three subflows."})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--seconds", defaultValue = "2", description = "Seconds per phase. Default: ${DEFAULT-VALUE}.")
     double seconds;
@@ -67,6 +69,10 @@ final class DemoCommand implements Callable<Integer> {
         System.out.println();
         System.out.println("sys/msg counts the client loop's system calls per echoed message (io_uring_enter, or"
                 + " selects, reads and writes on NIO).");
+        System.out.println();
+        if (!QueuePairDemo.run(engines.getFirst(), System.out)) {
+            failures++;
+        }
         return failures == 0 ? 0 : 1;
     }
 }

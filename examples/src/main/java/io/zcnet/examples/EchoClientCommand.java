@@ -40,7 +40,7 @@ final class EchoClientCommand implements Callable<Integer> {
     int window;
 
     @Mixin
-    EngineOption engine;
+    LoopOptions loop;
 
     @Override
     public Integer call() throws Exception {
@@ -52,7 +52,7 @@ final class EchoClientCommand implements Callable<Integer> {
         }
         EchoClient.Settings settings = new EchoClient.Settings(new InetSocketAddress(host, port), size, mode,
                 connections, Duration.ofNanos((long) (seconds * 1e9)), Duration.ofNanos((long) (warmup * 1e9)),
-                window, engine.config());
+                window, loop.config());
         EchoClient.Result result = EchoClient.run(settings);
         System.out.println(Reports.header());
         System.out.println(Reports.row(mode.name().toLowerCase(java.util.Locale.ROOT) + " " + size + " B", result));

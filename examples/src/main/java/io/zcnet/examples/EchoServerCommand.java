@@ -31,14 +31,14 @@ final class EchoServerCommand implements Callable<Integer> {
     EchoServer.Protocol protocol;
 
     @Mixin
-    EngineOption engine;
+    LoopOptions loop;
 
     @Override
     public Integer call() throws Exception {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("--port must be in [0, 65535], got " + port);
         }
-        EchoServer server = EchoServer.start(engine.config(), new InetSocketAddress(bind, port), protocol);
+        EchoServer server = EchoServer.start(loop.config(), new InetSocketAddress(bind, port), protocol);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
             server.close();

@@ -13,7 +13,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The CLI's help and argument checking, in process. */
 class CliTest {
 
-    private static String run(int expectedExit, String... args) {
+    /** Runs the CLI in process and returns its standard output and error, one after the other. */
+    static String run(int expectedExit, String... args) {
         CommandLine cli = ZcnetCli.commandLine();
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
@@ -31,7 +32,7 @@ class CliTest {
     @Test
     void topLevelHelpListsEverySubcommand() {
         String help = run(0, "--help");
-        for (String sub : new String[] {"demo", "echo-server", "echo-client", "info", "dump"}) {
+        for (String sub : new String[] {"demo", "bulk", "echo-server", "echo-client", "info", "dump"}) {
             assertTrue(help.contains(sub), "help mentions " + sub + ":\n" + help);
         }
     }
@@ -42,6 +43,7 @@ class CliTest {
         assertTrue(run(0, "echo-server", "--help").contains("--engine"));
         assertTrue(run(0, "echo-server", "--help").contains("--protocol"));
         assertTrue(run(0, "demo", "--help").contains("--seconds"));
+        assertTrue(run(0, "bulk", "--help").contains("--verify"));
     }
 
     @Test

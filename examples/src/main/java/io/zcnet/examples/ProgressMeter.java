@@ -1,0 +1,73 @@
+package io.zcnet.examples;
+
+import java.io.Console;
+import java.io.PrintWriter;
+import java.util.Locale;
+
+/**
+ * Shows a running transfer: on a terminal one line redrawn in place (a bar, the rate since the last redraw
+ * and the bytes so far), elsewhere one plain line per second. {@link #update} is what the data loop calls:
+ * it compares two longs and allocates only on the turns it prints. The calling thread only.
+ */
+final class ProgressMeter {
+    private static final long TERMINAL_INTERVAL = 250_000_000L;
+    private static final long PLAIN_INTERVAL = 1_000_000_000L;
+    private static final int BAR = 30;
+
+    private final PrintWriter out;
+    private final boolean terminal;
+    private final BulkPlan plan;
+    private final long interval;
+    private long start;
+    private long lastNanos;
+    private long lastBytes;
+    private boolean drawn;
+
+    ProgressMeter(PrintWriter out, boolean terminal, BulkPlan plan) {
+        this.out = out;
+        this.terminal = terminal;
+        this.plan = plan;
+        this.interval = terminal ? TERMINAL_INTERVAL : PLAIN_INTERVAL;
+    }
+
+    /** Whether standard output is an interactive terminal that can redraw a line. */
+    static boolean onTerminal() {
+        Console console = System.console();
+        return console != null && console.isTerminal() && !"dumb".equals(System.getenv("TERM"));
+    }
+
+    void start(long now) {
+        start = now;
+        lastNanos = now;
+        lastBytes = 0;
+    }
+
+    void update(long now, long bytes) {
+        if (now - lastNanos < interval) {
+            return;
+        }
+        double gbits = (bytes - lastBytes) * 8.0 / (now - lastNanos);
+        lastNanos = now;
+        lastBytes = bytes;
+        if (terminal) {
+            double done = plan.timed() ? (double) (now - start) / plan.nanos() : (double) bytes / plan.totalBytes();
+            int filled = (int) Math.min(BAR, Math.round(done * BAR));
+            out.print(String.format(Locale.ROOT, "\r[%s%s] %3.0f%% %8.3f gbit/s %10.3f GB ", "#".repeat(filled),
+                    "-".repeat(BAR - filled), Math.min(100, done * 100), gbits, bytes / 1e9));
+            drawn = true;
+        } else {
+            out.println(String.format(Locale.ROOT, "progress: seconds=%.1f gbit/s=%.3f bytes=%d",
+                    (now - start) / 1e9, gbits, bytes));
+        }
+        out.flush();
+    }
+
+    /** Clears the redrawn line, so the result line starts on a clean one. */
+    void finish() {
+        if (drawn) {
+            out.print("\r" + " ".repeat(BAR + 40) + "\r");
+            out.flush();
+            drawn = false;
+        }
+    }
+}
