@@ -89,7 +89,7 @@ final class BulkServer {
         control.send(BulkProtocol.RESULT, BulkProtocol.writeResult(control.memory(), ControlChannel.OUT,
                 new BulkProtocol.Result(received, mismatches, stats.framesResent(), stats.bytesResent(),
                         BulkResult.subflowBytes(stats))));
-        control.awaitSent();
+        control.awaitSentOrPeerClosed();
         return new Summary(plan, stats.subflows().size(), done.bytes(), nanos, mismatches, engine);
     }
 

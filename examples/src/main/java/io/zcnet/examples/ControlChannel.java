@@ -79,6 +79,32 @@ final class ControlChannel {
         } while (wc.opcode() != WorkCompletion.OP_SEND || wc.workRequestId() != CONTROL);
     }
 
+    /**
+     * Waits for the last control SEND as {@link #awaitSent} does, but takes the peer closing the queue pair
+     * as its end too: a peer that has read this side's final message closes at once, and its
+     * acknowledgement may not leave before its connections do, which flushes the send and every receive
+     * still posted here.
+     */
+    void awaitSentOrPeerClosed() throws IOException {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (true) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || !qp.await(wc, Duration.ofNanos(left))) {
+                throw new IOException("no acknowledgement of the last control message within " + TIMEOUT.toSeconds() + " s");
+            }
+            boolean last = wc.opcode() == WorkCompletion.OP_SEND && wc.workRequestId() == CONTROL;
+            if (wc.status() == WorkCompletion.FLUSH_ERROR) {
+                return;
+            }
+            if (!wc.isSuccess()) {
+                throw failure(qp, wc);
+            }
+            if (last) {
+                return;
+            }
+        }
+    }
+
     /** The next completion, successful, before {@code deadline}. */
     private void next(long deadline, String what) throws IOException {
         long left = deadline - System.nanoTime();
