@@ -73,7 +73,7 @@ final class BulkServer {
         } catch (IllegalArgumentException refused) {
             control.send(BulkProtocol.READY, BulkProtocol.writeRefusal(control.memory(), ControlChannel.OUT,
                     refused.getMessage()));
-            control.awaitSent();
+            control.awaitLastSent();
             throw new IOException("refused the client's HELLO: " + refused.getMessage(), refused);
         }
         prepare();
@@ -89,7 +89,7 @@ final class BulkServer {
         control.send(BulkProtocol.RESULT, BulkProtocol.writeResult(control.memory(), ControlChannel.OUT,
                 new BulkProtocol.Result(received, mismatches, stats.framesResent(), stats.bytesResent(),
                         BulkResult.subflowBytes(stats))));
-        control.awaitSent();
+        control.awaitLastSent();
         return new Summary(plan, stats.subflows().size(), done.bytes(), nanos, mismatches, engine);
     }
 
