@@ -214,11 +214,8 @@ final class BulkCommand implements Callable<Integer> {
         return new ProgressMeter(spec.commandLine().getOut(), ProgressMeter.onTerminal(), plan);
     }
 
-    /** The window rounded up to the power of two queue pairs take, and queues deep enough for it. */
-    private QpConfig clientConfig(int pathCount) {
-        int messages = window == 1 ? 1 : Integer.highestOneBit(window - 1) << 1;
-        int depth = Math.max(QpConfig.defaults().sendQueueDepth(), messages);
-        return QpConfig.defaults().withMessageWindow(messages).withQueueDepths(depth, depth).withSubflows(pathCount);
+    private static QpConfig clientConfig(int pathCount) {
+        return BulkPlan.queuePairConfig().withSubflows(pathCount);
     }
 
     /** One path per --path (a REMOTE without a port takes {@code remote}'s), else --subflows to {@code remote}. */
