@@ -40,8 +40,7 @@ import java.util.concurrent.TimeoutException;
  *   <li>READY, server to client: the remote key and stride of a region of message slots (one per message in
  *   flight, one more for READ), or a refusal with its reason. Before it, the server posted one receive per
  *   slot where the data consumes receives (SEND, and WRITE with {@code --verify}), else one for DONE.</li>
- *   <li>The client's further subflows join (only the first carries HELLO and READY), then the data flows:
- *   message n uses the client's slot n mod window and the server's slot n mod slots. WRITE:
+ *   <li>The data: message n uses the client's slot n mod window and the server's slot n mod slots. WRITE:
  *   RDMA WRITEs; with {@code --verify}, WRITEs with immediate n, each consuming a receive that the server
  *   posts again only once it checked that slot, so credits keep the client from overwriting a slot not yet
  *   checked. SEND: SENDs, checked in their receive's slot. READ: RDMA READs, checked by the client.</li>
