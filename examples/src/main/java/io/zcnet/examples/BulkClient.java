@@ -51,18 +51,16 @@ final class BulkClient {
     }
 
     /**
-     * Opens a queue pair along the first of {@code paths}, runs {@code plan} with a subflow along each of
-     * them and closes it. The further subflows join once READY is in, while the server waits for data: on
-     * the NIO engine a join's handshake can stall when the accepting loop is busy with the same queue pair
-     * (the server posting its first receive), and this order keeps the two apart.
+     * Opens a queue pair along the first of {@code paths}, joins a subflow along each further one, runs
+     * {@code plan} on it and closes it.
      */
     static BulkResult run(QpContext context, List<SubflowPath> paths, QpConfig config, BulkPlan plan,
             ProgressMeter meter) throws IOException, InterruptedException {
         QueuePair qp = context.connect(paths.subList(0, 1), config);
         try (RegionArena memory = new RegionArena(context); qp) {
+            join(qp, paths.subList(1, paths.size()), config);
             BulkClient client = new BulkClient(qp, plan, memory, meter);
             client.hello();
-            join(qp, paths.subList(1, paths.size()), config);
             return client.run(context.engine().name().toLowerCase(Locale.ROOT));
         }
     }

@@ -40,8 +40,7 @@ import java.util.concurrent.TimeoutException;
  *   <li>READY, server to client: the remote key and stride of a region of message slots (one per message in
  *   flight, one more for READ), or a refusal with its reason. Before it, the server posted one receive per
  *   slot where the data consumes receives (SEND, and WRITE with {@code --verify}), else one for DONE.</li>
- *   <li>The client's further subflows join (only the first carries HELLO and READY), then the data flows:
- *   message n uses the client's slot n mod window and the server's slot n mod slots. WRITE:
+ *   <li>The data: message n uses the client's slot n mod window and the server's slot n mod slots. WRITE:
  *   RDMA WRITEs; with {@code --verify}, WRITEs with immediate n, each consuming a receive that the server
  *   posts again only once it checked that slot, so credits keep the client from overwriting a slot not yet
  *   checked. SEND: SENDs, checked in their receive's slot. READ: RDMA READs, checked by the client.</li>
@@ -214,11 +213,8 @@ final class BulkCommand implements Callable<Integer> {
         return new ProgressMeter(spec.commandLine().getOut(), ProgressMeter.onTerminal(), plan);
     }
 
-    /** The window rounded up to the power of two queue pairs take, and queues deep enough for it. */
-    private QpConfig clientConfig(int pathCount) {
-        int messages = window == 1 ? 1 : Integer.highestOneBit(window - 1) << 1;
-        int depth = Math.max(QpConfig.defaults().sendQueueDepth(), messages);
-        return QpConfig.defaults().withMessageWindow(messages).withQueueDepths(depth, depth).withSubflows(pathCount);
+    private static QpConfig clientConfig(int pathCount) {
+        return BulkPlan.queuePairConfig().withSubflows(pathCount);
     }
 
     /** One path per --path (a REMOTE without a port takes {@code remote}'s), else --subflows to {@code remote}. */

@@ -1,6 +1,7 @@
 package io.zcnet.examples;
 
 import io.zcnet.framing.FramingConfig;
+import io.zcnet.qp.QpConfig;
 
 /**
  * What a bulk run moves, as the client chose it and its HELLO tells the server; immutable. The limits are
@@ -37,6 +38,16 @@ record BulkPlan(BulkOp op, int messageSize, int window, long totalBytes, long na
         if (totalBytes < 0 || totalBytes == 0 && nanos <= 0 || totalBytes > 0 && nanos != 0) {
             throw new IllegalArgumentException("give a positive --bytes or a positive --seconds, not both");
         }
+    }
+
+    /**
+     * What both ends' queue pairs ask for, whatever the plan: a run keeps {@link #window()} messages in
+     * flight itself, and a message window of {@link #MAX_WINDOW} lets an acknowledgement that a subflow
+     * delayed behind READ responses still count as a late duplicate, where with a window as small as the
+     * run's the queue pair refuses one more than a window behind as BAD_ACKNOWLEDGE and fails.
+     */
+    static QpConfig queuePairConfig() {
+        return QpConfig.defaults().withMessageWindow(MAX_WINDOW).withQueueDepths(MAX_WINDOW, MAX_WINDOW);
     }
 
     boolean timed() {

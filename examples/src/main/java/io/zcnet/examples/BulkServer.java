@@ -49,13 +49,9 @@ final class BulkServer {
         this.control = new ControlChannel(qp, memory);
     }
 
-    /**
-     * What a server's queue pairs offer: the client's choices are agreed down from these, so any plan within
-     * {@link BulkPlan}'s limits fits.
-     */
+    /** What a server's queue pairs offer: the client's are agreed down from these. */
     static QpConfig config() {
-        return QpConfig.defaults().withMessageWindow(BulkPlan.MAX_WINDOW)
-                .withQueueDepths(BulkPlan.MAX_WINDOW, BulkPlan.MAX_WINDOW).withMaxSubflows(QpConfig.MAX_SUBFLOWS);
+        return BulkPlan.queuePairConfig().withMaxSubflows(QpConfig.MAX_SUBFLOWS);
     }
 
     /** Serves one run on {@code qp} and closes it. */
@@ -73,7 +69,7 @@ final class BulkServer {
         } catch (IllegalArgumentException refused) {
             control.send(BulkProtocol.READY, BulkProtocol.writeRefusal(control.memory(), ControlChannel.OUT,
                     refused.getMessage()));
-            control.awaitSent();
+            control.awaitLastSent();
             throw new IOException("refused the client's HELLO: " + refused.getMessage(), refused);
         }
         prepare();
@@ -89,7 +85,7 @@ final class BulkServer {
         control.send(BulkProtocol.RESULT, BulkProtocol.writeResult(control.memory(), ControlChannel.OUT,
                 new BulkProtocol.Result(received, mismatches, stats.framesResent(), stats.bytesResent(),
                         BulkResult.subflowBytes(stats))));
-        control.awaitSentOrPeerClosed();
+        control.awaitLastSent();
         return new Summary(plan, stats.subflows().size(), done.bytes(), nanos, mismatches, engine);
     }
 

@@ -62,6 +62,9 @@ final class ControlChannel {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         while (true) {
             next(deadline, name(type) + " from the peer");
+            if (!wc.isSuccess()) {
+                throw failure(qp, wc);
+            }
             if (wc.opcode() == WorkCompletion.OP_RECV && wc.hasImmediate() && wc.immediate() == type) {
                 return wc.byteCount();
             }
@@ -71,48 +74,23 @@ final class ControlChannel {
         }
     }
 
-    /** Waits for the completion of this side's last control SEND: the peer has it. */
-    void awaitSent() throws IOException {
+    /**
+     * Waits until this side's last control SEND, the last message of the run, completed, or the queue pair
+     * failed: its receiver closes as soon as it has it, and may close before its acknowledgement left (a
+     * receiver that did not get it says so itself).
+     */
+    void awaitLastSent() throws IOException {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         do {
             next(deadline, "acknowledgement of the last control message");
-        } while (wc.opcode() != WorkCompletion.OP_SEND || wc.workRequestId() != CONTROL);
+        } while (wc.isSuccess() && (wc.opcode() != WorkCompletion.OP_SEND || wc.workRequestId() != CONTROL));
     }
 
-    /**
-     * Waits for the last control SEND as {@link #awaitSent} does, but takes the peer closing the queue pair
-     * as its end too: a peer that has read this side's final message closes at once, and its
-     * acknowledgement may not leave before its connections do, which flushes the send and every receive
-     * still posted here.
-     */
-    void awaitSentOrPeerClosed() throws IOException {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (true) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0 || !qp.await(wc, Duration.ofNanos(left))) {
-                throw new IOException("no acknowledgement of the last control message within " + TIMEOUT.toSeconds() + " s");
-            }
-            boolean last = wc.opcode() == WorkCompletion.OP_SEND && wc.workRequestId() == CONTROL;
-            if (wc.status() == WorkCompletion.FLUSH_ERROR) {
-                return;
-            }
-            if (!wc.isSuccess()) {
-                throw failure(qp, wc);
-            }
-            if (last) {
-                return;
-            }
-        }
-    }
-
-    /** The next completion, successful, before {@code deadline}. */
+    /** The next completion, before {@code deadline}. */
     private void next(long deadline, String what) throws IOException {
         long left = deadline - System.nanoTime();
         if (left <= 0 || !qp.await(wc, Duration.ofNanos(left))) {
             throw new IOException("no " + what + " within " + TIMEOUT.toSeconds() + " s");
-        }
-        if (!wc.isSuccess()) {
-            throw failure(qp, wc);
         }
     }
 
