@@ -102,10 +102,13 @@ public final class FlowControl {
         int outstanding = unacknowledged();
         if (advance <= outstanding) {
             oldestUnacknowledged = Msn.add(oldestUnacknowledged, advance);
-        } else if (Msn.MODULUS - advance > window) {
-            // Neither new nor a recent duplicate: the peer acknowledges what was never sent.
+        } else if (advance < Msn.MODULUS / 2) {
+            // Ahead of everything sent: the peer acknowledges what was never sent.
             return FrameError.BAD_ACKNOWLEDGE;
         }
+        // Otherwise behind what is already acknowledged: a stale ACKNOWLEDGE. On several subflows one can be
+        // overtaken by any number of newer ones (it queued behind bulk data on a slower path), so how far
+        // behind it is says nothing wrong; its credit limit, cumulative too, still counts if it is higher.
         if (peerCreditLimit - creditLimit > 0) {
             creditLimit = peerCreditLimit;
         }

@@ -301,6 +301,24 @@ class MessageAssemblerTest {
     }
 
     @Test
+    void anAcknowledgementOvertakenByManyNewerOnesIsStaleNotAnError() {
+        // Multipath: an ACKNOWLEDGE queued behind bulk data on a slow subflow arrives after newer ones that
+        // moved the window on by far more than a window (review finding: striped READs failed BAD_ACKNOWLEDGE).
+        FlowControl fc = new FlowControl(config);
+        int window = config.messageWindow();
+        for (int round = 0; round < 10; round++) {
+            assertEquals(round * window, fc.claim(window, false));
+            assertEquals(FrameError.OK, fc.onAcknowledge(Msn.add(fc.nextMsn(), -1), 40 + round));
+        }
+        assertEquals(0, fc.unacknowledged());
+        assertEquals(FrameError.OK, fc.onAcknowledge(2, 3), "an acknowledgement nine windows old");
+        assertEquals(0, fc.unacknowledged());
+        assertEquals(40 + 9, fc.credits(), "a stale credit limit never lowers the credits");
+        assertEquals(FrameError.BAD_ACKNOWLEDGE, fc.onAcknowledge(Msn.add(fc.nextMsn(), 3), 0),
+                "ahead of everything sent");
+    }
+
+    @Test
     void aSendOf16MiBMinusOneIsOneMessageAndOneCompletion() {
         // Review finding: the segmenter split it into two messages and the receiver completed half a SEND.
         FramingConfig big = new FramingConfig(65536, true, 4);
