@@ -50,12 +50,8 @@ class BulkRunTest {
         return engine.name().toLowerCase(Locale.ROOT);
     }
 
-    // One subflow for SENDs (striped SENDs are a known limitation of the qp module for now) and on NIO (where
-    // a join's handshake now and then stalls until its timeout, the acceptor's CHALLENGE never sent, while
-    // the accepting loop serves the queue pair).
     @ParameterizedTest(name = "{0} {1} over {2} subflows")
-    @CsvSource({"URING, write, 3", "URING, read, 3", "URING, send, 1", "NIO, write, 1", "NIO, read, 1",
-            "NIO, send, 1"})
+    @CsvSource({"URING, write, 3", "NIO, write, 3", "URING, read, 3", "NIO, read, 3", "URING, send, 3", "NIO, send, 3"})
     void everyOperationArrivesIntact(EventLoopConfig.Choice engine, String op, int subflows) {
         assumeUsable(engine);
         Map<String, String> r = result(run(0, "bulk", "--engine", name(engine), "--op", op, "--verify", "--seconds", "0.3",

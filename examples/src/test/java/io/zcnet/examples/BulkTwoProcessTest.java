@@ -31,7 +31,7 @@ class BulkTwoProcessTest {
     private static final Pattern LISTENING = Pattern.compile("listening on (\\S+):(\\d+)");
 
     @ParameterizedTest(name = "{0} {1} over {2} subflows")
-    @CsvSource({"URING, write, 2", "NIO, read, 1"}) // one on NIO: see BulkRunTest.everyOperationArrivesIntact
+    @CsvSource({"URING, write, 2", "NIO, read, 2"})
     void aServerProcessServesOneVerifiedRunAndExits(EventLoopConfig.Choice engine, String op, int subflows)
             throws Exception {
         assumeUsable(engine);

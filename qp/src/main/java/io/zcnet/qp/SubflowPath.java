@@ -39,7 +39,7 @@ public record SubflowPath(InetSocketAddress local, InetSocketAddress remote) {
         String host = hostPort;
         int port = defaultPort;
         int colon = hostPort.lastIndexOf(':');
-        if (colon > 0 && hostPort.indexOf(':') == colon) {
+        if (colon >= 0 && hostPort.indexOf(':') == colon) {
             host = hostPort.substring(0, colon);
             try {
                 port = Integer.parseInt(hostPort.substring(colon + 1));

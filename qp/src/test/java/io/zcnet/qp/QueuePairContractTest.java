@@ -282,4 +282,31 @@ abstract class QueuePairContractTest {
             assertFilled(p.serverRegion, 0, 8L * MIB, 23);
         }
     }
+
+    @Test
+    void readsStripedOverSubflowsWithASmallWindowAllLand() throws Exception {
+        // Responses queue on every subflow, so the responder's ACKNOWLEDGEs may overtake each other (by many
+        // windows on unequal paths: MessageAssemblerTest covers that rule; loopback reorders less).
+        QpConfig config = config().withSubflows(3).withMessageWindow(16);
+        try (QpPair p = new QpPair(engine(), config, 16L * MIB)) {
+            int size = 256 * 1024;
+            int reads = 192;
+            fill(p.serverRegion, 0, 16L * MIB, 31);
+            WorkRequest wr = new WorkRequest();
+            WorkCompletion wc = new WorkCompletion();
+            int posted = 0;
+            for (int done = 0; done < reads; done++) {
+                while (posted < reads && posted - done < 64) {
+                    long at = (long) (posted % 64) * size;
+                    assertTrue(p.client.postSend(wr.read(posted, p.clientRegion.localKey(), at, size,
+                            p.serverRegion.remoteKey(), at)));
+                    posted++;
+                }
+                assertTrue(p.client.await(wc, QpPair.WAIT), () -> "stalled: " + p.client);
+                assertSuccess(wc, done, WorkCompletion.OP_RDMA_READ, size);
+            }
+            assertFilled(p.clientRegion, 0, 16L * MIB, 31);
+            assertEquals(QpState.RTS, p.server.state(), p.server::toString);
+        }
+    }
 }
