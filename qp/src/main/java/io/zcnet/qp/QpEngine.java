@@ -498,54 +498,32 @@ final class QpEngine implements CompletionHandler {
         if (kind == WorkRequest.RDMA_READ && !expectResponses(seq, i, n)) {
             return false;
         }
-        long framesNeeded = frameCountOf(kind, ledger.length[i], n);
-        long oldest = oldestLiveFrame();
-        if (nextFrame + framesNeeded - oldest > FRAME_RING) {
+        // Claims hand out MSNs and receive numbers in order, so the next ones are this entry's: the
+        // segmenter can be begun (and say how many frames it has) before anything is claimed.
+        ledger.firstMsn[i] = flow.nextMsn();
+        ledger.rsn[i] = flow.nextReceiveSequence();
+        beginSegmenter(fresh, i);
+        long frames = fresh.frameCount();
+        long oldest = ledger.begun[ledger.slot(ledger.head)] ? ledger.firstFrame[ledger.slot(ledger.head)] : nextFrame;
+        if (nextFrame + frames - oldest > FRAME_RING) {
             return false;
         }
-        int first;
         if (kind == WorkRequest.RDMA_WRITE_WITH_IMM) {
-            first = n > 1 ? flow.claim(n - 1, false) : flow.nextMsn();
-            ledger.rsn[i] = flow.nextReceiveSequence();
+            if (n > 1) {
+                flow.claim(n - 1, false);
+            }
             flow.claim(1, true);
         } else {
-            ledger.rsn[i] = flow.nextReceiveSequence();
-            first = flow.claim(n, consumes);
+            flow.claim(n, consumes);
         }
-        ledger.firstMsn[i] = first;
         ledger.messages[i] = n;
         msnsClaimed += n;
         ledger.msnEnd[i] = msnsClaimed;
         ledger.begun[i] = true;
-        beginSegmenter(fresh, i);
-        ledger.frameCount[i] = fresh.frameCount();
+        ledger.frameCount[i] = frames;
         ledger.firstFrame[i] = nextFrame;
-        nextFrame += ledger.frameCount[i];
+        nextFrame += frames;
         return true;
-    }
-
-    private long frameCountOf(int kind, long length, int messages) {
-        if (kind == WorkRequest.RDMA_READ) {
-            return messages;
-        }
-        int segment = framing.segmentSize();
-        long chunk = framing.messageChunk();
-        if (kind == WorkRequest.RDMA_WRITE || kind == WorkRequest.RDMA_WRITE_WITH_IMM) {
-            long full = (messages - 1) * (chunk / segment);
-            long rest = length - (messages - 1) * chunk;
-            return full + Math.max(1, (rest + segment - 1) / segment);
-        }
-        return Math.max(1, (length + segment - 1) / segment);
-    }
-
-    private long oldestLiveFrame() {
-        for (long seq = ledger.head; seq < ledger.tail; seq++) {
-            int i = ledger.slot(seq);
-            if (ledger.begun[i]) {
-                return ledger.firstFrame[i];
-            }
-        }
-        return nextFrame;
     }
 
     /** Registers the READ responses of entry {@code seq} with the assembler; false to try again later. */
