@@ -61,6 +61,8 @@ final class QpEngine implements CompletionHandler {
     private static final int TAG_CLOSE = 2;
     /** Frames recorded for resending: global frame numbers modulo this. */
     private static final int FRAME_RING = 1 << 16;
+    /** A frame's subflow record while it waits to be sent again. */
+    private static final byte NOT_CARRIED = -1;
     /** Bytes a subflow may have queued in its sender: enough to keep a sendmsg batch full, little to wait behind. */
     private static final long SUBFLOW_QUEUE_LIMIT = 4L << 20;
 
@@ -259,8 +261,11 @@ final class QpEngine implements CompletionHandler {
             }
             long first = ledger.firstFrame[i];
             for (long f = 0; f < ledger.handed[i]; f++) {
-                if (frameSubflow[(int) (first + f) & (FRAME_RING - 1)] == index
-                        && resendTail - resendHead < FRAME_RING) {
+                int at = (int) (first + f) & (FRAME_RING - 1);
+                if (frameSubflow[at] == index) {
+                    // Marked as carried by no subflow until resent: a frame waits in the queue at most once,
+                    // so the queue never holds more than the frames in flight (at most FRAME_RING).
+                    frameSubflow[at] = NOT_CARRIED;
                     resendEntry[(int) resendTail & (FRAME_RING - 1)] = seq;
                     resendFrame[(int) resendTail & (FRAME_RING - 1)] = f;
                     resendTail++;

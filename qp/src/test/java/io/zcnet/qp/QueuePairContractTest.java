@@ -309,4 +309,32 @@ abstract class QueuePairContractTest {
             assertEquals(QpState.RTS, p.server.state(), p.server::toString);
         }
     }
+
+    @Test
+    void subflowsFailingOneAfterAnotherResendEveryFrameOnce() throws Exception {
+        // A frame queued for resending whose new subflow fails too must go out again, and only once per failure.
+        QpConfig config = config().withSubflows(4);
+        try (QpPair p = new QpPair(engine(), config, 66L * MIB)) {
+            int messages = 64;
+            int size = MIB;
+            fill(p.clientRegion, 0, (long) messages * size, 37);
+            WorkRequest wr = new WorkRequest();
+            for (int i = 0; i < messages; i++) {
+                assertTrue(p.client.postSend(wr.write(i, p.clientRegion.localKey(), (long) i * size, size,
+                        p.serverRegion.remoteKey(), (long) i * size)));
+                if (i == 8 || i == 9 || i == 10) {
+                    p.client.killSubflow(i - 8);
+                }
+            }
+            for (int i = 0; i < messages; i++) {
+                assertSuccess(next(p.client), i, WorkCompletion.OP_RDMA_WRITE, size);
+            }
+            assertFilled(p.serverRegion, 0, (long) messages * size, 37);
+            QpStatistics stats = p.client.statistics();
+            assertEquals(1, p.client.liveSubflows(), stats::toString);
+            assertTrue(stats.framesResent() <= 3L * messages * (size / config.segmentSize()), stats::toString);
+            Thread.sleep(100);
+            assertFalse(p.client.poll(new WorkCompletion()), "a write completed twice");
+        }
+    }
 }
