@@ -5,6 +5,7 @@ import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FrameValidator;
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.Icrc;
+import io.zcnet.framing.NegativeAcknowledge;
 import io.zcnet.framing.Opcode;
 import io.zcnet.framing.ReadRequestExtension;
 import io.zcnet.framing.TaggedExtension;
@@ -225,7 +226,11 @@ final class WireDump {
         if (h.timestampEcho() != 0) {
             sb.append(" ts_echo=").append(Integer.toUnsignedLong(h.timestampEcho()));
         }
-        if (h.immData() != 0 || Opcode.hasImmediate(h.opcode())) {
+        if (NegativeAcknowledge.isNegative(h)) {
+            int failed = NegativeAcknowledge.failedMsn(h);
+            sb.append(" nak=").append(FrameError.name(NegativeAcknowledge.frameError(h))).append(" failed_msn=")
+                    .append(failed == NegativeAcknowledge.NO_MESSAGE ? "none" : Integer.toUnsignedString(failed));
+        } else if (h.immData() != 0 || Opcode.hasImmediate(h.opcode())) {
             sb.append(" imm=").append(Integer.toUnsignedLong(h.immData()));
         }
         sb.append(" icrc=").append(icrcOk == null ? "none" : String.format("0x%08x(%s)", h.icrc(), icrcOk ? "ok" : "BAD"));

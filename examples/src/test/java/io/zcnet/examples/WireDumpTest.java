@@ -13,6 +13,7 @@ import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FrameValidator;
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.Icrc;
+import io.zcnet.framing.NegativeAcknowledge;
 import io.zcnet.framing.ReadRequestExtension;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.framing.TaggedExtension;
@@ -117,6 +118,19 @@ class WireDumpTest {
         assertEquals(List.of("subflow", "rsn"), List.copyOf(send.keySet()).subList(16, 18), "a SEND's extension is its RSN");
         assertEquals(5L, send.get("rsn"));
         assertEquals(4L, send.get("ext_length"));
+    }
+
+    @Test
+    void aNakShowsItsReasonAndTheMessageItNames() {
+        byte[] frames = new byte[64];
+        MemorySegment m = MemorySegment.ofArray(frames);
+        NegativeAcknowledge.write(new FrameHeader().wrap(m, 0), 4, FrameError.REMOTE_ACCESS, 5);
+        NegativeAcknowledge.write(new FrameHeader().wrap(m, 32), 4, FrameError.QUEUE_PAIR_IN_ERROR, NegativeAcknowledge.NO_MESSAGE);
+        assertEquals(0, run(frames, "--mss", String.valueOf(MSS)));
+        String[] lines = lines();
+        assertTrue(lines[0].contains("ACKNOWLEDGE msn=4") && lines[0].contains(" nak=REMOTE_ACCESS failed_msn=5"), lines[0]);
+        assertTrue(lines[1].contains(" nak=QUEUE_PAIR_IN_ERROR failed_msn=none"), lines[1]);
+        assertFalse(lines[1].contains("imm="), "a NAK's imm_data is its failed MSN, not immediate data");
     }
 
     @Test

@@ -35,6 +35,11 @@ public final class FlowControl {
         return nextMsn;
     }
 
+    /** The cumulative credit limit the peer last granted. */
+    int creditLimit() {
+        return creditLimit;
+    }
+
     /** Messages sent and not yet acknowledged. */
     public int unacknowledged() {
         return Msn.distance(oldestUnacknowledged, nextMsn);

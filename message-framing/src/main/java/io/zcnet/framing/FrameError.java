@@ -56,13 +56,18 @@ public final class FrameError {
      * receive-consuming messages before it than messages, or a receive left out when its message completes).
      */
     public static final int BAD_RECEIVE_SEQUENCE = -21;
+    /**
+     * The peer ended the queue pair with a {@link NegativeAcknowledge}: it found a violation in what this side
+     * sent, or was closed; {@link MessageAssembler#peerError()} says which.
+     */
+    public static final int TERMINATED_BY_PEER = -22;
 
     private static final String[] NAMES = {
         "OK", "TRUNCATED", "BAD_VERSION", "BAD_OPCODE", "RESERVED_BITS", "BAD_EXTENSION_LENGTH",
         "PAYLOAD_TOO_LONG", "MESSAGE_TOO_LONG", "BAD_SEGMENT", "BAD_FLAGS", "RESERVED_FIELD",
         "MSN_OUT_OF_WINDOW", "ICRC_MISMATCH", "INCONSISTENT_MESSAGE", "REMOTE_ACCESS", "LOCAL_LENGTH",
         "RECEIVER_NOT_READY", "BAD_ACKNOWLEDGE", "QUEUE_PAIR_IN_ERROR", "UNEXPECTED_READ_RESPONSE",
-        "LOCAL_PROTECTION", "BAD_RECEIVE_SEQUENCE"
+        "LOCAL_PROTECTION", "BAD_RECEIVE_SEQUENCE", "TERMINATED_BY_PEER"
     };
 
     /** Number of codes, {@code OK} included; codes run from {@code 0} down to {@code 1 - COUNT}. */
@@ -84,7 +89,7 @@ public final class FrameError {
             case LOCAL_PROTECTION -> CompletionStatus.LOCAL_PROTECTION_ERROR;
             case REMOTE_ACCESS, UNEXPECTED_READ_RESPONSE -> CompletionStatus.REMOTE_ACCESS_ERROR;
             case RECEIVER_NOT_READY -> CompletionStatus.RNR_ERROR;
-            case QUEUE_PAIR_IN_ERROR -> CompletionStatus.FLUSH_ERROR;
+            case QUEUE_PAIR_IN_ERROR, TERMINATED_BY_PEER -> CompletionStatus.FLUSH_ERROR;
             default -> CompletionStatus.PROTOCOL_ERROR;
         };
     }

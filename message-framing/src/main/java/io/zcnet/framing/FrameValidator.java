@@ -30,7 +30,9 @@ public final class FrameValidator {
 
     /**
      * Checks the base header: version, reserved bits, opcode, extension length, flags against the opcode,
-     * unused fields, payload against {@code segmentSize}, and the message offset and segment number.
+     * unused fields, payload against {@code segmentSize}, and the message offset and segment number; an
+     * ACKNOWLEDGE with a non-zero segment byte is a {@link NegativeAcknowledge}, whose syndrome and failed MSN
+     * must be ones it may carry.
      *
      * @param segmentSize the negotiated segment size ({@link FramingConfig#segmentSize()})
      * @throws IllegalArgumentException if {@code segmentSize} is outside the range {@link FramingConfig} allows
@@ -71,6 +73,9 @@ public final class FrameValidator {
         }
         long length = header.length();
         int mboSeg = header.mboSeg();
+        if (acknowledge && (mboSeg & FrameHeader.SEGMENT_MASK) != 0) {
+            return validateNegative(header, rtrBits);
+        }
         if (acknowledge || opcode == Opcode.RDMA_READ_REQUEST) {
             return length == 0 && mboSeg == 0 ? FrameError.OK : FrameError.RESERVED_FIELD;
         }
@@ -99,6 +104,16 @@ public final class FrameValidator {
             return FrameError.BAD_SEGMENT;
         }
         return FrameError.OK;
+    }
+
+    /** A {@link NegativeAcknowledge}: a known syndrome, an MSN or none, no offset, payload or RTR exchange. */
+    private static int validateNegative(FrameHeader header, int rtrBits) {
+        if (rtrBits != 0) {
+            return FrameError.BAD_FLAGS;
+        }
+        boolean known = NegativeAcknowledge.isValidSyndrome(NegativeAcknowledge.frameError(header))
+                && NegativeAcknowledge.isValidFailedMsn(header.immData());
+        return known && header.length() == 0 && header.messageOffset() == 0 ? FrameError.OK : FrameError.RESERVED_FIELD;
     }
 
     /**

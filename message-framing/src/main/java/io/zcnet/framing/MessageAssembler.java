@@ -125,6 +125,8 @@ public final class MessageAssembler {
     private final FrameHeader header = new FrameHeader();
     private final Icrc icrc = new Icrc();
 
+    private int peerError = FrameError.OK;
+    private int peerFailedMsn = NegativeAcknowledge.NO_MESSAGE;
     private long framesAccepted;
     private long duplicates;
     /** Passes of the ICRC over a frame: a work counter for tests, never timed. */
@@ -532,8 +534,18 @@ public final class MessageAssembler {
      */
     private int apply(MemorySegment headers, long extOffset, int length) {
         if (header.opcode() == Opcode.ACKNOWLEDGE) {
-            int r = sendFlow.onAcknowledge(header.msn(), header.immData());
-            return r == FrameError.OK ? ACCEPTED : failure.fail(r, -1, -1);
+            boolean negative = NegativeAcknowledge.isNegative(header);
+            // A NAK's imm_data names a message, not a credit limit: the limit stays what it was.
+            int r = sendFlow.onAcknowledge(header.msn(), negative ? sendFlow.creditLimit() : header.immData());
+            if (r != FrameError.OK) {
+                return failure.fail(r, -1, -1);
+            }
+            if (negative) {
+                peerError = NegativeAcknowledge.frameError(header);
+                peerFailedMsn = NegativeAcknowledge.failedMsn(header);
+                return failure.fail(FrameError.TERMINATED_BY_PEER, -1, -1);
+            }
+            return ACCEPTED;
         }
         return completion.placed(header, headers, extOffset, length, judge.slot, judge.receive);
     }
@@ -559,6 +571,31 @@ public final class MessageAssembler {
     /** The {@link FrameError} that moved the queue pair to ERROR, or {@link FrameError#OK}. */
     public int error() {
         return failure.code();
+    }
+
+    /**
+     * The MSN of the message whose frame moved the queue pair to ERROR (a frame of it was refused), or
+     * {@link NegativeAcknowledge#NO_MESSAGE} when the error names none: what this side's NAK names.
+     */
+    public int failedMsn() {
+        return failure.failedMsn();
+    }
+
+    /**
+     * After {@link FrameError#TERMINATED_BY_PEER}: the {@link FrameError} the peer's NAK reported
+     * ({@link FrameError#QUEUE_PAIR_IN_ERROR} if it ended the queue pair for a reason of its own); otherwise
+     * {@link FrameError#OK}.
+     */
+    public int peerError() {
+        return peerError;
+    }
+
+    /**
+     * After {@link FrameError#TERMINATED_BY_PEER}: the MSN of this side's send direction that the peer's NAK
+     * names, or {@link NegativeAcknowledge#NO_MESSAGE}.
+     */
+    public int peerFailedMsn() {
+        return peerFailedMsn;
     }
 
     /** The last MSN completed in order: what an ACKNOWLEDGE carries in {@code msn}. */

@@ -41,6 +41,11 @@ final class QueuePairError {
         return error;
     }
 
+    /** The MSN of the message that failed, or {@link NegativeAcknowledge#NO_MESSAGE}. */
+    int failedMsn() {
+        return failedMsn < 0 ? NegativeAcknowledge.NO_MESSAGE : failedMsn;
+    }
+
     /** Whether the flush still waits for placements in flight (a receive posted now must queue behind it). */
     boolean owesFlush() {
         return flushOwed;
