@@ -14,6 +14,7 @@ import io.zcnet.ring.EventLoopThread;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -38,6 +39,8 @@ public final class QpContext implements AutoCloseable {
     private static final int RING_BUFFERS = 256;
     private static final int RING_BUFFER_SIZE = 16 * 1024;
     private static final int RING_GROUP = 1;
+    /** How long {@link #close()} lets ending subflows finish before it stops the loop. */
+    private static final Duration ENDINGS_WAIT = Duration.ofSeconds(2);
 
     private final EventLoopThread thread;
     private final EventLoop loop;
@@ -52,6 +55,8 @@ public final class QpContext implements AutoCloseable {
     private final Set<QpEngine> liveQueuePairs = new HashSet<>();
     private final List<QpListener> listeners = new ArrayList<>();
     private volatile boolean closed;
+    /** Subflows ending gracefully (last frame leaving, the peer's FIN awaited). Loop thread only. */
+    private int lingering;
 
     private QpContext(EventLoopConfig.Choice engine) throws IOException {
         this.pool = BufferPool.create(PoolConfig.of(new SizeClass(RING_BUFFER_SIZE, RING_BUFFERS)));
@@ -144,7 +149,8 @@ public final class QpContext implements AutoCloseable {
     /**
      * Connects a queue pair: the first path opens it (handshake, parameters, RTR), every further path
      * joins it as another subflow. Returns once every path succeeded or failed; a failed extra path leaves
-     * the queue pair with fewer subflows (see {@link QueuePair#liveSubflows()}), a failed first path throws.
+     * the queue pair with fewer subflows ({@link QueuePair#liveSubflows()}) and its reason in
+     * {@link QueuePair#joinFailures()}; a failed first path throws.
      *
      * @throws IOException if the first subflow cannot be established within the handshake timeout, with
      *                     the reason (refused, no listener, timed out)
@@ -160,15 +166,17 @@ public final class QpContext implements AutoCloseable {
         CompletableFuture<QueuePair> opened = new CompletableFuture<>();
         loop.execute(() -> startOpen(paths.getFirst(), config, opened));
         QueuePair qp = await(opened, config);
+        List<SubflowPath> extra = paths.subList(1, paths.size());
         List<CompletableFuture<Integer>> joins = new ArrayList<>();
-        for (SubflowPath path : paths.subList(1, paths.size())) {
+        for (SubflowPath path : extra) {
             joins.add(join(qp, path));
         }
-        for (CompletableFuture<Integer> j : joins) {
+        for (int i = 0; i < joins.size(); i++) {
             try {
-                await(j, config);
+                await(joins.get(i), config);
             } catch (IOException partial) {
-                // The queue pair runs with the subflows that joined; liveSubflows() says how many.
+                // The queue pair runs with the subflows that joined; joinFailures() says why the others did not.
+                qp.joinFailed(extra.get(i), partial.getMessage());
             }
         }
         return qp;
@@ -274,9 +282,33 @@ public final class QpContext implements AutoCloseable {
         return byToken.get(token);
     }
 
+    void lingerStarted() {
+        lingering++;
+    }
+
+    void lingerEnded() {
+        lingering--;
+    }
+
     void forget(QpEngine engine) {
         byToken.remove(engine.token(), engine);
         liveQueuePairs.remove(engine);
+    }
+
+    /**
+     * Gives subflows that are ending a bounded time to let their last frames reach the peer (each is bounded
+     * by its queue pair's silence timeout too), so closing a context right after a queue pair loses no final
+     * ACKNOWLEDGE.
+     */
+    private void awaitEndings() {
+        long deadline = System.nanoTime() + ENDINGS_WAIT.toNanos();
+        try {
+            while (thread.call(() -> lingering) > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(2);
+            }
+        } catch (Exception ignored) {
+            // Interrupted or the loop failed: close anyway, the endings are cut short.
+        }
     }
 
     private <T> T onLoop(java.util.concurrent.Callable<T> task) throws IOException {
@@ -325,6 +357,7 @@ public final class QpContext implements AutoCloseable {
         } catch (Exception ignored) {
             // The loop is going away regardless; closing it below cancels whatever is left.
         }
+        awaitEndings();
         thread.close();
         pool.close();
     }

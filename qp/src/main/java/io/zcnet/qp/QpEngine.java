@@ -14,6 +14,7 @@ import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.Icrc;
 import io.zcnet.framing.MessageAssembler;
 import io.zcnet.framing.Msn;
+import io.zcnet.framing.NegativeAcknowledge;
 import io.zcnet.framing.Opcode;
 import io.zcnet.framing.ReadRequest;
 import io.zcnet.framing.Segmenter;
@@ -50,9 +51,13 @@ import java.util.function.Consumer;
  * for the whole timeout is declared dead (a black hole fails no TCP call).
  *
  * <h2>Errors</h2>
- * A protocol violation by the peer, a refused local key, or the loss of the last subflow moves the queue
- * pair to ERROR: every subflow is closed, outstanding receives and work requests are completed with
- * errors in posting order (the one that failed with its own status), and later posts are flushed.
+ * A protocol violation by the peer, a refused local key, a close, or the loss of the last subflow moves the
+ * queue pair to ERROR: outstanding receives and work requests are completed with errors in posting order
+ * (the one that failed with its own status), and later posts are flushed. The peer learns why from a
+ * {@link NegativeAcknowledge}, the last frame on every subflow, which also acknowledges what this side
+ * completed; each subflow then ends gracefully ({@link SubflowEnding}). A NAK from the peer completes what it
+ * acknowledges, fails the work request holding the message it names with the status verbs report for its
+ * syndrome (REMOTE_ACCESS_ERROR, REMOTE_INVALID_REQUEST, REMOTE_OPERATIONAL_ERROR) and flushes the rest.
  *
  * <p>Owner thread of the loop; nothing allocates per work request or frame.
  */
@@ -122,12 +127,15 @@ final class QpEngine implements CompletionHandler {
     private boolean notifyQueued;
     private final long tickNanos;
     private boolean tickArmed;
+    /** The timestamp of frames handed out in this pump. */
+    private int stampMicros;
 
     private volatile QpState state = QpState.RTS;
     private int errorStatus = -1;
     private String errorReason;
     private boolean closed;
     private Consumer<String> onError;
+
 
     QpEngine(QueuePair qp, EventLoop loop, MemoryRegistry registry, BufferRing bufferRing, FramingConfig framing,
             QpConfig config, long token, byte[] secret) {
@@ -211,7 +219,7 @@ final class QpEngine implements CompletionHandler {
         liveSubflows++;
         int r = flow.onAcknowledge(peerAckMsn, peerCredit);
         if (r != FrameError.OK) {
-            fail(WorkCompletion.TRANSPORT_ERROR, "subflow " + index + " RTR carried " + FrameError.name(r));
+            onViolation(r, "subflow " + index + " RTR carried " + FrameError.name(r));
             return;
         }
         if (!tickArmed) {
@@ -233,12 +241,13 @@ final class QpEngine implements CompletionHandler {
         if (s.dead) {
             return;
         }
-        s.close(handlerId, TAG_CLOSE);
-        liveSubflows--;
         if (frameError != 0) {
-            fail(WorkCompletion.TRANSPORT_ERROR, "subflow " + s.index + ": " + reason);
+            // The stream from the peer broke the protocol; this side's direction of it still carries the NAK.
+            onViolation(frameError, "subflow " + s.index + ": " + reason);
             return;
         }
+        s.close(handlerId, TAG_CLOSE);
+        liveSubflows--;
         if (state == QpState.ERROR) {
             return;
         }
@@ -379,6 +388,7 @@ final class QpEngine implements CompletionHandler {
         if (state != QpState.RTS || liveSubflows == 0) {
             return;
         }
+        stampMicros = QpClock.micros();
         if (ackDue) {
             sendAcknowledge(null);
         }
@@ -454,7 +464,7 @@ final class QpEngine implements CompletionHandler {
         if (s == null) {
             return null;
         }
-        header.wrap(scratch, 0).subflow(s.index);
+        stamp(s, stampMicros);
         MemorySegment payload = length == 0 ? scratch : segmenter.source();
         long offset = length == 0 ? 0 : segmenter.payloadOffset();
         if (!s.offer(scratch, headerLength, payload, offset, length)) {
@@ -585,7 +595,7 @@ final class QpEngine implements CompletionHandler {
         if (framing.icrcEnabled()) {
             header.icrc(icrc.compute(scratch, 0));
         }
-        header.subflow(s.index);
+        stamp(s, QpClock.micros());
         if (!s.offer(scratch, FrameHeader.LENGTH, scratch, 0, 0)) {
             return false;
         }
@@ -595,11 +605,19 @@ final class QpEngine implements CompletionHandler {
         return true;
     }
 
+    /**
+     * Sets the per-subflow fields of the frame in {@code scratch} (outside the ICRC): the subflow, this side's
+     * timestamp and the echo of the peer's, from which the peer measures the subflow's round trip.
+     */
+    private void stamp(Subflow s, int nowMicros) {
+        header.wrap(scratch, 0).subflow(s.index).timestampPresent(true).timestamp(nowMicros).timestampEcho(s.echo(nowMicros));
+    }
+
     // ---------------------------------------------------------------- receiving
 
     void onFramesReceived() {
         if (assembler.isInError() && state != QpState.ERROR) {
-            fail(WorkCompletion.TRANSPORT_ERROR, "the peer broke the protocol: " + FrameError.name(assembler.error()));
+            onViolation(assembler.error(), "the peer broke the protocol: " + FrameError.name(assembler.error()));
         }
         harvest();
         scheduleEndOfTurn();
@@ -646,7 +664,7 @@ final class QpEngine implements CompletionHandler {
         }
         int r = assembler.resumeCompletions();
         if (r < 0 && r != FrameError.QUEUE_PAIR_IN_ERROR && state != QpState.ERROR) {
-            fail(WorkCompletion.TRANSPORT_ERROR, "completing a message failed: " + FrameError.name(r));
+            onViolation(r, "completing a message failed: " + FrameError.name(r));
         }
         return true;
     }
@@ -667,7 +685,8 @@ final class QpEngine implements CompletionHandler {
         while (!ledger.isFull() && assembler.pollReadRequest(readRequest)) {
             MemoryRegion source = readRequest.sourceRegion(registry);
             if (source == null) {
-                fail(WorkCompletion.TRANSPORT_ERROR, "READ request names a region that went away: " + readRequest);
+                end(WorkCompletion.LOCAL_PROTECTION_ERROR, "READ request names a region that went away: " + readRequest,
+                        FrameError.REMOTE_ACCESS, readRequest.msn());
                 return;
             }
             ledger.append(SendLedger.READ_RESPONSE, 0, false, 0, source.segment(), readRequest.regionOffset(),
@@ -681,18 +700,18 @@ final class QpEngine implements CompletionHandler {
         while (!ledger.isEmpty()) {
             int i = ledger.slot(ledger.head);
             int kind = ledger.kind[i];
+            // Acknowledged work succeeded even if the queue pair failed since: the peer has it.
+            boolean done = ledger.begun[i] && ledger.handed[i] == ledger.frameCount[i] && ledger.msnEnd[i] <= acked
+                    && (kind != WorkRequest.RDMA_READ || ledger.readsDone[i] == ledger.messages[i]);
             int status;
             if (ledger.earlyStatus[i] >= 0) {
                 status = ledger.earlyStatus[i];
-            } else if (state == QpState.ERROR) {
-                status = kind == WorkRequest.RDMA_READ && ledger.readStatus[i] >= 0 ? ledger.readStatus[i]
-                        : WorkCompletion.FLUSH_ERROR;
-            } else if (!ledger.begun[i] || ledger.handed[i] < ledger.frameCount[i] || ledger.msnEnd[i] > acked
-                    || kind == WorkRequest.RDMA_READ && ledger.readsDone[i] < ledger.messages[i]) {
+            } else if (!done && state != QpState.ERROR) {
                 return true;
+            } else if (kind == WorkRequest.RDMA_READ && ledger.readStatus[i] >= 0) {
+                status = ledger.readStatus[i];
             } else {
-                status = kind == WorkRequest.RDMA_READ && ledger.readStatus[i] >= 0 ? ledger.readStatus[i]
-                        : WorkCompletion.SUCCESS;
+                status = done ? WorkCompletion.SUCCESS : WorkCompletion.FLUSH_ERROR;
             }
             if (kind != SendLedger.READ_RESPONSE && (ledger.signaled[i] || status != WorkCompletion.SUCCESS)) {
                 if (!completion(ledger.workRequestId[i], status, completionOpcode(kind),
@@ -822,17 +841,96 @@ final class QpEngine implements CompletionHandler {
         pump();
     }
 
-    /** Moves to ERROR: closes every subflow and flushes what is outstanding, in posting order. */
+    /**
+     * Moves to ERROR for a reason of this side (a refused local key, a failed work request, close) or of
+     * the transport: the peer hears it from a NAK on every subflow left.
+     */
     void fail(int status, String reason) {
+        end(status, reason, FrameError.QUEUE_PAIR_IN_ERROR, NegativeAcknowledge.NO_MESSAGE);
+    }
+
+    /**
+     * The peer broke the protocol ({@code frameError}), or its NAK said it ended the queue pair: either way
+     * the assembler knows which, and which message.
+     */
+    private void onViolation(int frameError, String reason) {
+        if (state == QpState.ERROR) {
+            return;
+        }
+        int error = assembler.isInError() ? assembler.error() : frameError;
+        if (error == FrameError.TERMINATED_BY_PEER) {
+            onTerminatedByPeer();
+            return;
+        }
+        end(WorkCompletion.TRANSPORT_ERROR, reason,
+                NegativeAcknowledge.isValidSyndrome(error) ? error : FrameError.QUEUE_PAIR_IN_ERROR, assembler.failedMsn());
+    }
+
+    /**
+     * The peer's NAK: what it acknowledged completes first, the work request holding the message it names
+     * fails with the status verbs report for its syndrome, the rest is flushed. No NAK goes back.
+     */
+    private void onTerminatedByPeer() {
+        int peerError = assembler.peerError();
+        int msn = assembler.peerFailedMsn();
+        retire();
+        if (peerError == FrameError.QUEUE_PAIR_IN_ERROR) {
+            end(WorkCompletion.FLUSH_ERROR, "the peer ended the queue pair (closed, or failed on its side)",
+                    FrameError.OK, NegativeAcknowledge.NO_MESSAGE);
+            return;
+        }
+        int status = switch (peerError) {
+            case FrameError.REMOTE_ACCESS -> WorkCompletion.REMOTE_ACCESS_ERROR;
+            case FrameError.LOCAL_PROTECTION -> WorkCompletion.REMOTE_OPERATIONAL_ERROR;
+            default -> WorkCompletion.REMOTE_INVALID_REQUEST;
+        };
+        blame(msn, status);
+        end(status, "the peer refused " + (msn == NegativeAcknowledge.NO_MESSAGE ? "a frame" : "MSN " + msn) + ": "
+                + FrameError.name(peerError), FrameError.OK, NegativeAcknowledge.NO_MESSAGE);
+    }
+
+    /** Gives the work request holding {@code msn} (the oldest outstanding one when none is named) {@code status}. */
+    private void blame(int msn, int status) {
+        for (long seq = ledger.head; seq < ledger.tail; seq++) {
+            int i = ledger.slot(seq);
+            if (!ledger.begun[i]) {
+                return;
+            }
+            boolean holds = msn == NegativeAcknowledge.NO_MESSAGE || Msn.distance(ledger.firstMsn[i], msn) < ledger.messages[i];
+            if (holds && ledger.kind[i] != SendLedger.READ_RESPONSE) {
+                ledger.earlyStatus[i] = status;
+                return;
+            }
+        }
+    }
+
+    /**
+     * Moves to ERROR: ends every subflow, with a NAK of {@code syndrome} naming {@code failedMsn} as its last
+     * frame unless the syndrome is {@link FrameError#OK}, and flushes what is outstanding, in posting order.
+     */
+    private void end(int status, String reason, int syndrome, int failedMsn) {
         if (state == QpState.ERROR) {
             return;
         }
         errorStatus = status;
         errorReason = reason;
         state = QpState.ERROR;
+        if (syndrome != FrameError.OK) {
+            NegativeAcknowledge.write(header.wrap(scratch, 0), assembler.acknowledgedMsn(), syndrome, failedMsn);
+            if (framing.icrcEnabled()) {
+                header.icrc(icrc.compute(scratch, 0));
+            }
+        }
+        long linger = config.silenceTimeout().toNanos();
         for (Subflow s : subflows) {
             if (s != null && !s.dead) {
-                s.close(handlerId, TAG_CLOSE);
+                if (syndrome != FrameError.OK) {
+                    header.wrap(scratch, 0).subflow(s.index);
+                    qp.context().lingerStarted();
+                    s.end(scratch, FrameHeader.LENGTH, linger, qp.context()::lingerEnded);
+                } else {
+                    s.close(handlerId, TAG_CLOSE);
+                }
                 liveSubflows--;
             }
         }

@@ -22,9 +22,10 @@ public record QpStatistics(QpState state, String errorReason, long framesResent,
      * @param payloadBytes payload bytes handed to it
      * @param frames       frames handed to it
      * @param rateBytesPerSecond its measured drain rate
+     * @param roundTripMicros its smoothed round trip from the header timestamps, 0 until measured
      */
     public record SubflowStatistics(int index, String path, boolean alive, long payloadBytes, long frames,
-            double rateBytesPerSecond) {
+            double rateBytesPerSecond, double roundTripMicros) {
     }
 
     public QpStatistics {

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -34,7 +35,10 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>Any failure (a refused key on either side, a protocol violation by the peer, the loss of every
  *   subflow, {@link #close()}) moves the queue pair to {@link QpState#ERROR}: what is outstanding completes
  *   with an error status (the failing request with its own, the rest FLUSH_ERROR), in posting order, and
- *   later posts complete with FLUSH_ERROR.</li>
+ *   later posts complete with FLUSH_ERROR. Both sides hear of it as verbs report it: a WRITE or READ the
+ *   responder refused completes with REMOTE_ACCESS_ERROR, a SEND too long for its receive with
+ *   REMOTE_INVALID_REQUEST (and the receive with LOCAL_LENGTH_ERROR), and the responder's own queue pair
+ *   fails too.</li>
  * </ul>
  *
  * <h2>Threads</h2>
@@ -78,6 +82,7 @@ public final class QueuePair implements AutoCloseable {
     @SuppressWarnings("unused")
     private volatile int completionsStalled;
     private volatile boolean closed;
+    private final List<String> joinFailures = new CopyOnWriteArrayList<>();
 
     /** Created on the loop thread once a first subflow's handshake agreed {@code agreement}. */
     QueuePair(QpContext context, EventLoop loop, MemoryRegistry registry, BufferRing bufferRing, Agreement agreement,
@@ -92,6 +97,10 @@ public final class QueuePair implements AutoCloseable {
                 + config.receiveQueueDepth() - 1) * 2, QueueEntries.COMPLETION_ENTRY);
         this.engine = new QpEngine(this, loop, registry, bufferRing, framing, config, token, secret);
         this.resume = engine::onCompletionsPolled;
+    }
+
+    QpContext context() {
+        return context;
     }
 
     QpEngine engine() {
@@ -255,6 +264,19 @@ public final class QueuePair implements AutoCloseable {
         return context.join(this, path);
     }
 
+    /**
+     * Why paths given to {@link QpContext#connect(List, QpConfig)} did not join, one line per failed path
+     * ({@code "LOCAL=REMOTE: reason"}), in the order of the paths; empty when every path joined. The queue
+     * pair runs on the subflows that joined, as MPTCP does; a caller that needs them all checks this.
+     */
+    public List<String> joinFailures() {
+        return List.copyOf(joinFailures);
+    }
+
+    void joinFailed(SubflowPath path, String reason) {
+        joinFailures.add(path + ": " + reason);
+    }
+
     /** Subflows that carry frames now. */
     public int liveSubflows() {
         return call(engine::liveSubflows);
@@ -267,7 +289,7 @@ public final class QueuePair implements AutoCloseable {
             for (Subflow s : engine.subflows) {
                 if (s != null) {
                     list.add(new QpStatistics.SubflowStatistics(s.index, s.path, !s.dead, s.bytesSent, s.framesSent,
-                            s.rate() * 1e9));
+                            s.rate() * 1e9, s.srttMicros()));
                 }
             }
             return new QpStatistics(engine.state(), engine.errorReason(), engine.framesResent, engine.bytesResent, list);
@@ -313,8 +335,10 @@ public final class QueuePair implements AutoCloseable {
 
     /**
      * Moves the queue pair to ERROR (outstanding work completes with FLUSH_ERROR, which {@link #poll} no
-     * longer returns), closes every subflow (the peer's queue pair then fails too) and frees the rings.
-     * Idempotent.
+     * longer returns) and frees the rings. Every subflow ends gracefully, in the background, within the
+     * silence timeout: its last frame is a NAK that acknowledges every message this side completed (so the
+     * peer's last SENDs complete successfully) and ends the peer's queue pair (its outstanding work is
+     * flushed), then a FIN. Idempotent.
      */
     @Override
     public void close() {

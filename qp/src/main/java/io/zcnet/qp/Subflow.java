@@ -21,6 +21,8 @@ import java.lang.foreign.MemorySegment;
  * anything each way (for the heartbeat and the silence detector). Owner thread of the loop.
  */
 final class Subflow implements SendListener, ReceiveListener {
+    /** Round-trip samples beyond this are a clock jump or a stale echo, not a path. */
+    private static final int MAX_RTT_MICROS = 60_000_000;
     /** Frames a subflow's sender holds; also the size of the token-to-bytes ring. */
     static final int SENDER_FRAMES = 1024;
 
@@ -39,12 +41,22 @@ final class Subflow implements SendListener, ReceiveListener {
     private long lastReleaseNanos;
     /** Drain rate estimate in bytes per nanosecond (EWMA over releases), 0 until measured. */
     private double rate;
+    /** Smoothed round trip in microseconds (EWMA of timestamp echoes, gain 1/8 as TCP's SRTT), 0 until measured. */
+    private double srttMicros;
+    private int lastEcho;
+    private long timestampsUsed;
+    /** The peer's last timestamp on this subflow, and when (local microseconds) it was taken in. */
+    private int peerTimestamp;
+    private int peerTimestampAt;
+    private boolean peerTimestampKnown;
     long framesSent;
     long bytesSent;
     private long receivedAtLastTick;
     long silentSinceNanos;
     boolean sentSinceTick;
     boolean dead;
+    /** Set while the subflow ends gracefully: its last frame is leaving. */
+    private SubflowEnding ending;
 
     Subflow(QpEngine engine, int index, int socket, String path, EventLoop loop, BufferRing ring,
             MessageAssembler assembler, DeferredFrames deferred, FramingConfig framing) {
@@ -70,6 +82,10 @@ final class Subflow implements SendListener, ReceiveListener {
         if (token < 0) {
             return false;
         }
+        if (offered == released) {
+            // The subflow was idle: the gap since its last release is the application's time, not the path's.
+            lastReleaseNanos = System.nanoTime();
+        }
         int bytes = headerLength + payloadLength;
         offered += bytes;
         offeredAfter[(int) token & (SENDER_FRAMES - 1)] = offered;
@@ -90,13 +106,14 @@ final class Subflow implements SendListener, ReceiveListener {
     }
 
     /**
-     * Expected time until a frame of {@code bytes} would have left, in arbitrary but comparable units: the
-     * queue ahead of it divided by the drain rate (a subflow not yet measured is taken as fast as the
-     * fastest, so every path is tried).
+     * Expected time until a frame of {@code bytes} would have arrived, in nanoseconds: the queue ahead of it
+     * divided by the drain rate (a subflow not yet measured is taken as fast as the fastest, so every path is
+     * tried), plus half the smoothed round trip as the path's one-way delay. Choosing the earliest arrival
+     * keeps a long path from carrying frames the short ones would deliver sooner, so reordering stays small.
      */
     double cost(long bytes, double fallbackRate) {
         double r = rate > 0 ? rate : fallbackRate;
-        return (queued() + bytes) / r;
+        return (queued() + bytes) / r + srttMicros * 500.0;
     }
 
     double rate() {
@@ -119,11 +136,21 @@ final class Subflow implements SendListener, ReceiveListener {
         long now = System.nanoTime();
         long elapsed = now - lastReleaseNanos;
         lastReleaseNanos = now;
-        if (bytes > 0 && elapsed > 0) {
+        // Only a subflow kept busy through the interval shows what its path can carry: a sample taken while
+        // it ran dry may raise the estimate, never lower it (else a path left idle looks slow and stays idle).
+        boolean backlogged = queued() > 0;
+        if (bytes > 0 && elapsed > 0 && (backlogged || rate == 0 || (double) bytes / elapsed > rate)) {
             // Weighted by the time each sample covers, so bursts of tiny releases do not dominate.
             double sample = (double) bytes / elapsed;
             double weight = Math.min(1.0, elapsed / 10_000_000.0);
             rate = rate == 0 ? sample : rate + (sample - rate) * Math.max(weight, 0.05);
+        }
+        if (ending != null) {
+            if (queued() == 0) {
+                sender.close();
+                ending.lastFrameSent();
+            }
+            return;
         }
         engine.onSubflowDrained(this);
     }
@@ -135,12 +162,57 @@ final class Subflow implements SendListener, ReceiveListener {
 
     @Override
     public void onFailed(int errno) {
+        if (ending != null) {
+            sender.close();
+            ending.abandon();
+            return;
+        }
         engine.onSubflowFailed(this, 0, errno, "send failed: errno " + errno);
     }
 
     @Override
     public void onReceived() {
+        takeTimestamps();
         engine.onFramesReceived();
+    }
+
+    /** Once per receive turn: the peer's newest timestamp to echo, and a round-trip sample from its echo. */
+    private void takeTimestamps() {
+        long seen = receiver.timestampsSeen();
+        if (seen == timestampsUsed) {
+            return;
+        }
+        timestampsUsed = seen;
+        int now = QpClock.micros();
+        peerTimestamp = receiver.peerTimestamp();
+        peerTimestampAt = now;
+        peerTimestampKnown = true;
+        int echo = receiver.timestampEcho();
+        if (echo != 0 && echo != lastEcho) {
+            lastEcho = echo;
+            int sample = now - echo;
+            if (sample >= 0 && sample < MAX_RTT_MICROS) {
+                srttMicros = srttMicros == 0 ? sample : srttMicros + (sample - srttMicros) / 8;
+            }
+        }
+    }
+
+    /**
+     * The {@code timestamp_echo} for a frame leaving now: the peer's last timestamp advanced by how long this
+     * side held it, so the peer's sample is the path's round trip without this side's delay (QUIC's
+     * ack delay, folded into the echo); 0 while the peer has sent none.
+     */
+    int echo(int nowMicros) {
+        if (!peerTimestampKnown) {
+            return 0;
+        }
+        int echo = peerTimestamp + (nowMicros - peerTimestampAt);
+        return echo == 0 ? 1 : echo;
+    }
+
+    /** Smoothed round trip in microseconds, 0 until measured. */
+    double srttMicros() {
+        return srttMicros;
     }
 
     @Override
@@ -151,6 +223,28 @@ final class Subflow implements SendListener, ReceiveListener {
     @Override
     public void onFailed(int frameError, int errno, String reason) {
         engine.onSubflowFailed(this, frameError, errno, reason);
+    }
+
+    /**
+     * Ends the subflow with {@code frame} as its last (an ACKNOWLEDGE header, copied now): stops receiving,
+     * and once everything queued has left, hands the socket to a {@link SubflowEnding}, which half-closes,
+     * drains and closes it within {@code lingerNanos}; {@code ended} runs then. Idempotent: a subflow already
+     * ending or closed is left as it is.
+     */
+    void end(MemorySegment frame, int length, long lingerNanos, Runnable ended) {
+        if (dead) {
+            return;
+        }
+        dead = true;
+        receiver.close();
+        ending = new SubflowEnding(loop, socket, lingerNanos, ended);
+        // A sender too full for one more header ends without it: the peer then sees only the FIN.
+        offer(frame, length, frame, 0, 0);
+        sender.flush();
+        if (queued() == 0) {
+            sender.close();
+            ending.lastFrameSent();
+        }
     }
 
     /** Stops both directions and closes the socket (the peer sees EOF); idempotent. */
@@ -167,6 +261,7 @@ final class Subflow implements SendListener, ReceiveListener {
     @Override
     public String toString() {
         return "Subflow[" + index + " " + path + (dead ? " dead" : "") + " queued=" + queued() + " rate="
-                + String.format("%.1f MB/s", rate * 1000) + " frames=" + framesSent + "]";
+                + String.format("%.1f MB/s", rate * 1000) + " srtt=" + String.format("%.0f us", srttMicros)
+                + " frames=" + framesSent + "]";
     }
 }

@@ -20,6 +20,11 @@ public final class WorkCompletion {
     public static final int FLUSH_ERROR = 5;
     /** Every subflow failed, or the peer broke the protocol on one: the transport gave up. */
     public static final int TRANSPORT_ERROR = 6;
+    /**
+     * The peer could not carry out the request for a reason of its own: the region of the receive it
+     * posted went away before the data landed ({@code IBV_WC_REM_OP_ERR}).
+     */
+    public static final int REMOTE_OPERATIONAL_ERROR = 7;
 
     /** Completion of a SEND or SEND with immediate. */
     public static final int OP_SEND = 0;
@@ -82,6 +87,7 @@ public final class WorkCompletion {
             case REMOTE_INVALID_REQUEST -> "REMOTE_INVALID_REQUEST";
             case FLUSH_ERROR -> "FLUSH_ERROR";
             case TRANSPORT_ERROR -> "TRANSPORT_ERROR";
+            case REMOTE_OPERATIONAL_ERROR -> "REMOTE_OPERATIONAL_ERROR";
             default -> "status " + status;
         };
     }

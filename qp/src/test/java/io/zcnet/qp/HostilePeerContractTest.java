@@ -11,8 +11,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.zcnet.buffer.Access;
 import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.framing.FrameError;
 import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.NegativeAcknowledge;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.ring.EventLoopConfig;
 
@@ -220,7 +222,12 @@ abstract class HostilePeerContractTest {
             MemorySegment data = arena.allocate(1000);
             writeFrames(raw, s.beginWrite(0, data, 0, 1000, p.serverRegion.remoteKey() + 1, 0));
             assertFailsWith(victim, "REMOTE_ACCESS");
-            writeFrames(raw, s.beginWrite(1, data, 0, 1000, p.serverRegion.remoteKey(), (1 << 20) - 10));
+            FrameHeader nak = raw.readUntilNak();
+            assertNotNull(nak, "the victim closed without telling the peer why");
+            assertEquals(FrameError.name(FrameError.REMOTE_ACCESS), FrameError.name(NegativeAcknowledge.frameError(nak)));
+            assertEquals(0, NegativeAcknowledge.failedMsn(nak), "the NAK names the refused WRITE");
+            assertEquals(0xFFFF, nak.msn(), "nothing was completed");
+            assertTrue(raw.closedWithin(10_000), "the NAK is the last frame: EOF follows");
             assertHealthy(p);
         }
     }

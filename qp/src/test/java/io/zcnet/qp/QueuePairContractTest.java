@@ -11,7 +11,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.zcnet.ring.EventLoopConfig;
 
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -174,6 +178,9 @@ abstract class QueuePairContractTest {
             QpStatistics stats = p.client.statistics();
             long carriers = stats.subflows().stream().filter(s -> s.payloadBytes() > 0).count();
             assertTrue(carriers >= 2, () -> "striping used one subflow only: " + stats);
+            // The peer's frames echo the header timestamps: round trips are measured, and sane for loopback.
+            assertTrue(stats.subflows().stream().anyMatch(s -> s.roundTripMicros() > 0), stats::toString);
+            assertTrue(stats.subflows().stream().allMatch(s -> s.roundTripMicros() < 5e6), stats::toString);
         }
     }
 
@@ -225,29 +232,119 @@ abstract class QueuePairContractTest {
     }
 
     @Test
-    void aWriteToABadKeyFailsBothSidesAndFlushesTheRest() throws Exception {
+    void aWriteToABadKeyIsReportedToBothSidesAsVerbsReportItAndFlushesTheRest() throws Exception {
         try (QpPair p = new QpPair(engine(), config(), MIB)) {
             for (int i = 0; i < 3; i++) {
                 assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), 0, 100));
             }
             WorkRequest wr = new WorkRequest();
+            assertTrue(p.client.postSend(wr.send(0, p.clientRegion.localKey(), 0, 10)));
             assertTrue(p.client.postSend(wr.write(1, p.clientRegion.localKey(), 0, 100, p.serverRegion.remoteKey() ^ 0x5A5A, 0)));
             assertTrue(p.client.postSend(wr.send(2, p.clientRegion.localKey(), 0, 10)));
-            List<WorkCompletion> client = next(p.client, 2);
-            assertEquals(1, client.get(0).workRequestId());
-            assertNotEquals(WorkCompletion.SUCCESS, client.get(0).status(), client.get(0)::toString);
-            assertEquals(2, client.get(1).workRequestId());
-            assertEquals(WorkCompletion.FLUSH_ERROR, client.get(1).status(), client.get(1)::toString);
+            List<WorkCompletion> client = next(p.client, 3);
+            assertSuccess(client.get(0), 0, WorkCompletion.OP_SEND, 10);
+            assertStatus(client.get(1), 1, WorkCompletion.REMOTE_ACCESS_ERROR);
+            assertStatus(client.get(2), 2, WorkCompletion.FLUSH_ERROR);
             List<WorkCompletion> server = next(p.server, 3);
-            for (int i = 0; i < 3; i++) {
-                assertEquals(i, server.get(i).workRequestId());
-                assertEquals(WorkCompletion.FLUSH_ERROR, server.get(i).status(), server.get(i)::toString);
-            }
+            assertSuccess(server.get(0), 0, WorkCompletion.OP_RECV, 10);
+            assertStatus(server.get(1), 1, WorkCompletion.FLUSH_ERROR);
+            assertStatus(server.get(2), 2, WorkCompletion.FLUSH_ERROR);
             assertEquals(QpState.ERROR, p.client.state());
             assertEquals(QpState.ERROR, p.server.state());
+            assertTrue(p.client.statistics().toString().contains("REMOTE_ACCESS"), p.client.statistics()::toString);
             assertTrue(p.client.postSend(wr.send(3, p.clientRegion.localKey(), 0, 10)));
             assertEquals(WorkCompletion.FLUSH_ERROR, next(p.client).status());
         }
+    }
+
+    @Test
+    void aReadBeyondTheRemoteRegionFailsWithRemoteAccessError() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            WorkRequest wr = new WorkRequest();
+            assertTrue(p.client.postSend(wr.read(1, p.clientRegion.localKey(), 0, 100, p.serverRegion.remoteKey(), MIB - 50)));
+            assertStatus(next(p.client), 1, WorkCompletion.REMOTE_ACCESS_ERROR);
+            awaitState(p.server, QpState.ERROR);
+        }
+    }
+
+    @Test
+    void aSendLongerThanTheReceiveIsAnInvalidRequestForTheSenderAndALengthErrorForTheReceiver() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            assertTrue(p.server.postReceive(7, p.serverRegion.localKey(), 0, 10));
+            WorkRequest wr = new WorkRequest();
+            assertTrue(p.client.postSend(wr.send(1, p.clientRegion.localKey(), 0, 100)));
+            assertStatus(next(p.client), 1, WorkCompletion.REMOTE_INVALID_REQUEST);
+            assertStatus(next(p.server), 7, WorkCompletion.LOCAL_LENGTH_ERROR);
+        }
+    }
+
+    @Test
+    void aQueuePairClosedRightAfterItsLastReceiveStillAcknowledgesIt() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            int n = 5;
+            for (int i = 0; i < n; i++) {
+                assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), 100L * i, 100));
+            }
+            // Closed from the completion callback, on the loop thread, before the loop turn's ACKNOWLEDGE
+            // would have left: only the close itself can tell the client its SENDs landed.
+            AtomicInteger received = new AtomicInteger();
+            WorkCompletion serverSide = new WorkCompletion();
+            p.server.onCompletions(() -> {
+                while (received.get() < n && p.server.poll(serverSide)) {
+                    if (serverSide.isSuccess() && received.incrementAndGet() == n) {
+                        p.server.close();
+                    }
+                }
+            });
+            WorkRequest wr = new WorkRequest();
+            for (int i = 0; i < n; i++) {
+                assertTrue(p.client.postSend(wr.send(i, p.clientRegion.localKey(), 0, 100)));
+            }
+            for (int i = 0; i < n; i++) {
+                assertSuccess(next(p.client), i, WorkCompletion.OP_SEND, 100);
+            }
+            awaitState(p.client, QpState.ERROR);
+            assertTrue(p.client.statistics().toString().contains("peer ended"), p.client.statistics()::toString);
+            assertTrue(p.client.postSend(wr.send(9, p.clientRegion.localKey(), 0, 10)));
+            assertStatus(next(p.client), 9, WorkCompletion.FLUSH_ERROR);
+        }
+    }
+
+    @Test
+    void aPathThatCannotJoinIsReportedAndTheQueuePairRunsOnTheOthers() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            InetSocketAddress nobody;
+            try (ServerSocket closed = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                nobody = new InetSocketAddress(InetAddress.getLoopbackAddress(), closed.getLocalPort());
+            }
+            SubflowPath dead = SubflowPath.to(nobody);
+            try (QueuePair qp = p.clientContext.connect(List.of(SubflowPath.to(p.listener.address()), dead,
+                    SubflowPath.to(p.listener.address())), config().withMaxSubflows(4))) {
+                QueuePair accepted = p.listener.accept(QpPair.WAIT);
+                assertEquals(2, qp.liveSubflows(), qp::toString);
+                assertEquals(1, qp.joinFailures().size(), qp.joinFailures()::toString);
+                String failure = qp.joinFailures().getFirst();
+                assertTrue(failure.startsWith(dead + ": ") && failure.length() > (dead + ": ").length(), failure);
+                assertTrue(accepted.postReceive(1, p.serverRegion.localKey(), 0, 10));
+                assertTrue(qp.postSend(new WorkRequest().send(2, p.clientRegion.localKey(), 0, 10)));
+                assertSuccess(next(qp), 2, WorkCompletion.OP_SEND, 10);
+                accepted.close();
+            }
+            assertTrue(p.client.joinFailures().isEmpty(), "the fixture's one path joined");
+        }
+    }
+
+    private static void assertStatus(WorkCompletion wc, long wrId, int status) {
+        assertEquals(wrId, wc.workRequestId(), wc::toString);
+        assertEquals(WorkCompletion.statusName(status), WorkCompletion.statusName(wc.status()), wc::toString);
+    }
+
+    private static void awaitState(QueuePair qp, QpState state) throws InterruptedException {
+        long deadline = System.nanoTime() + QpPair.WAIT.toNanos();
+        while (qp.state() != state && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals(state, qp.state(), qp::toString);
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.zcnet.qp;
 
 import io.zcnet.framing.FlowControl;
 import io.zcnet.framing.FrameHeader;
+import io.zcnet.framing.NegativeAcknowledge;
 import io.zcnet.framing.Icrc;
 
 import java.io.IOException;
@@ -113,6 +114,29 @@ final class RawPeer implements AutoCloseable {
         if (!read(HandshakeMessage.LENGTH, FrameHeader.LENGTH)) {
             throw new IOException("EOF instead of RTR_ACK");
         }
+    }
+
+    /**
+     * Reads the queue pair's frames until its NAK, which it returns (a flyweight over the buffer), or until
+     * EOF (null). Frames before it (ACKNOWLEDGEs, heartbeats) are skipped.
+     */
+    FrameHeader readUntilNak() throws IOException {
+        FrameHeader h = new FrameHeader();
+        while (read(0, FrameHeader.LENGTH)) {
+            h.wrap(buffer, 0);
+            if (NegativeAcknowledge.isNegative(h)) {
+                return h;
+            }
+            long rest = h.frameLength() - FrameHeader.LENGTH;
+            while (rest > 0) {
+                int chunk = (int) Math.min(rest, buffer.byteSize() - FrameHeader.LENGTH);
+                if (!read(FrameHeader.LENGTH, chunk)) {
+                    return null;
+                }
+                rest -= chunk;
+            }
+        }
+        return null;
     }
 
     /** Whether the peer has closed the connection (reads until EOF or {@code millis} pass). */

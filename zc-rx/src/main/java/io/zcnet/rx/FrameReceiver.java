@@ -104,6 +104,10 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
     private long retryId;
     private int smallInARow;
 
+    private int peerTimestamp;
+    private int timestampEcho;
+    private long timestampsSeen;
+
     private boolean placedThisTurn;
     private boolean stopped;
     private int failureError;
@@ -347,6 +351,7 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
             need = (int) frameBytes;
             return 0;
         }
+        noteTimestamps();
         if (direct) {
             return beginDirect(bytes, offset, headerBytes, (int) length) ? headerBytes : -1;
         }
@@ -368,6 +373,36 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
             default -> failProtocol(result < 0 ? result : FrameError.INCONSISTENT_MESSAGE);
         }
         return stopped ? -1 : (int) frameBytes;
+    }
+
+    /**
+     * Keeps the timestamps of the frame under {@link #header} (whole: its lengths are about to be judged).
+     * They are the peer's word and steer nothing but the owner's RTT estimate, so they are taken unjudged.
+     */
+    private void noteTimestamps() {
+        if (header.timestampPresent()) {
+            peerTimestamp = header.timestamp();
+            timestampEcho = header.timestampEcho();
+            timestampsSeen++;
+        }
+    }
+
+    /**
+     * The {@code timestamp} of the last frame that carried timestamps ({@code timestamp_present}): what the
+     * owner echoes back on this connection, so the peer can measure its round trip.
+     */
+    public int peerTimestamp() {
+        return peerTimestamp;
+    }
+
+    /** The {@code timestamp_echo} of the last frame that carried timestamps: the owner's round-trip sample. */
+    public int timestampEcho() {
+        return timestampEcho;
+    }
+
+    /** Frames that carried timestamps so far: tells the owner whether {@link #peerTimestamp()} is fresh. */
+    public long timestampsSeen() {
+        return timestampsSeen;
     }
 
     private boolean beginDirect(MemorySegment bytes, long offset, int headerBytes, int length) {
