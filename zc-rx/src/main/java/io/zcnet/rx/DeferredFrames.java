@@ -11,7 +11,8 @@ import java.lang.foreign.MemorySegment;
  * subflow's direct placement is receiving right now (a retransmission after a failover), which must not be
  * dropped while that receive may still fail. (A SEND that overtakes an earlier message is never deferred: it
  * names its receive by its RSN and is placed at once.) Each is kept here, in fixed slots of a header plus one
- * segment, and offered again after every frame placed, so after the commit that makes it a duplicate.
+ * segment, and offered again after every frame placed, so after the commit that makes it a duplicate, and
+ * after every placement aborted, which makes it the copy to place.
  *
  * <p>Bounded on purpose: a peer can make frames wait only as far as the slots go; past that the connection
  * that brought one more fails ({@link #reserve} answers null), instead of buffering without bound. One store
@@ -101,13 +102,11 @@ public final class DeferredFrames implements AutoCloseable {
      * Offers every whole frame kept to the assembler again, oldest first, and frees those it no longer
      * defers. Work is bounded by the slot count.
      *
-     * @return {@link FrameError#OK}, or the negative {@link FrameError} with which the assembler refused a
-     *         frame (the queue pair is then in ERROR)
+     * @return how many of them the assembler placed (0 or more), or the negative {@link FrameError} with which
+     *         it refused a frame (the queue pair is then in ERROR)
      */
     int offerAgain() {
-        if (held == 0) {
-            return FrameError.OK;
-        }
+        int placed = 0;
         boolean progress = true;
         while (progress && held > 0) {
             progress = false;
@@ -123,10 +122,13 @@ public final class DeferredFrames implements AutoCloseable {
                     release(oldest);
                     progress = true;
                 }
+                if (result == MessageAssembler.ACCEPTED) {
+                    placed++;
+                }
                 oldest = nextComplete(arrival[oldest]);
             }
         }
-        return FrameError.OK;
+        return placed;
     }
 
     private int oldestComplete() {

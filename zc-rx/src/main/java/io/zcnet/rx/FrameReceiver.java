@@ -39,7 +39,7 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Frames the assembler cannot place yet ({@link MessageAssembler#DEFERRED}: copies of a segment another
  * subflow is receiving directly) are kept whole in a {@link DeferredFrames} store and offered again after
- * every frame placed. A stream that breaks the
+ * every frame placed and every placement aborted. A stream that breaks the
  * protocol fails the queue pair (the assembler's ERROR) and stops this receiver; a stream that breaks
  * (EOF inside a frame, a receive error) or exceeds the deferred store fails only this connection. Either
  * way nothing is written outside a posted receive, a permitted region, the drain or this receiver's own
@@ -188,10 +188,10 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
             case TAG_RETRY -> retryPending = false;
             default -> { } // a cancel's own result: the target's completion says what happened
         }
-        if (freeWhenIdle()) {
-            return;
+        if (!freeWhenIdle()) {
+            pump();
         }
-        pump();
+        // Even once freed: the abort of a closed receiver's placement may have placed a kept copy.
         report();
     }
 
@@ -513,8 +513,12 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
         offerDeferred();
     }
 
+    /** Offers the kept frames again; one placed now (or refused, which flushes) is news for the owner too. */
     private void offerDeferred() {
         int result = deferred.offerAgain();
+        if (result != 0) {
+            placedThisTurn = true;
+        }
         if (result < 0) {
             failProtocol(result);
         }
@@ -527,6 +531,8 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
         }
         if (sink == SINK_PLACEMENT && target.isPending()) {
             assembler.abort(target);
+            // A copy of the segment kept while this placement was in flight is now the one to place.
+            offerDeferred();
         } else if (sink == SINK_DEFERRED) {
             deferred.release(sinkSlot);
             sinkSlot = -1;

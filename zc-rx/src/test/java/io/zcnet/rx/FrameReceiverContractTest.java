@@ -29,6 +29,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The receive path on real loopback connections, identically on both engines: every opcode and size
@@ -189,6 +191,9 @@ abstract class FrameReceiverContractTest {
                     assertEquals(op.immediate, (int) c[4], context + ": immediate of " + op);
                 }
             }
+            // A WRITE, READ request or ACKNOWLEDGE completes nothing: those drawn after the last op that
+            // completes may still be on their way when its completion comes.
+            waitFor(f, () -> conn.receiver.counters().bytesReceived() >= stream.length(), context + ": the whole stream");
             for (Op op : ops) {
                 switch (op.kind) {
                     case SEND, SEND_IMM -> assertSameBytes(source, op.sourceOffset, receives.segment(),
@@ -430,6 +435,58 @@ abstract class FrameReceiverContractTest {
         ReceiverCounters counters = f.onLoop(conn.receiver::counters);
         assertEquals(0, counters.framesDeferred(), "no SEND waited for its receive: " + counters);
         assertEquals(0, f.onLoop(conn.deferred::held));
+    }
+
+    /** How a direct placement ends while a copy of its segment, from another connection, is kept. */
+    private enum Abort {
+        /** Its connection breaks once the kept copy is whole. */
+        BREAK_AFTER_THE_COPY,
+        /** Its connection breaks while the kept copy's payload is still arriving. */
+        BREAK_DURING_THE_COPY,
+        /** Its owner closes the receiver once the kept copy is whole (a subflow given up as silent). */
+        CLOSE_AFTER_THE_COPY
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Abort.class)
+    void aCopyKeptWhileItsSegmentWasBeingPlacedIsPlacedOnceThatPlacementIsAborted(Abort abort) throws Exception {
+        SplittableRandom random = new SplittableRandom(31);
+        FramingConfig framing = new FramingConfig(64 * 1024, true, 64);
+        RxFixture f = fixture(16, 16 * 1024);
+        RxFixture.Conn first = f.open(framing, ReceiverConfig.defaults(), 4);
+        RxFixture.Conn second = f.openSharing(first, ReceiverConfig.defaults());
+        int length = 40 * 1024;
+        MemorySegment source = randomBytes(length, random);
+        MemoryRegion receives = f.region(length);
+        f.onLoop(() -> first.assembler.postReceive(0, receives.localKey(), 0, length));
+        FrameStream stream = new FrameStream(framing, arena, 1 << 20).send(source, 0, length);
+        long half = stream.length() / 2;
+        stream.writeTo(first.peer.getOutputStream(), random, 4096, 0, half);
+        waitFor(f, () -> first.assembler.pendingPlacements() == 1, "the first copy's placement waiting for its payload");
+        // The same frame on the other connection (a resend after a failover) is kept: that placement may still fail.
+        OutputStream secondOut = second.peer.getOutputStream();
+        boolean copyWhole = abort != Abort.BREAK_DURING_THE_COPY;
+        stream.writeTo(secondOut, random, 4096, 0, copyWhole ? stream.length() : half);
+        waitFor(f, () -> first.deferred.held() == 1 && (!copyWhole || second.receiver.counters().framesDeferred() == 1),
+                "the second copy kept");
+        if (abort == Abort.CLOSE_AFTER_THE_COPY) {
+            f.onLoop(() -> {
+                first.receiver.close();
+                return null;
+            });
+        } else {
+            first.peer.close();
+            String reason = first.awaitEnd();
+            assertTrue(reason.contains("end of stream inside a payload"), reason);
+        }
+        if (!copyWhole) {
+            stream.writeTo(secondOut, random, 4096, half, stream.length());
+        }
+        List<long[]> done = first.await(1);
+        assertEquals(CompletionStatus.SUCCESS, (int) done.getFirst()[1], "status");
+        assertEquals(length, (int) done.getFirst()[3], "byte count");
+        assertSameBytes(source, 0, receives.segment(), 0, length, "the kept copy's payload");
+        assertEquals(0, (int) f.onLoop(first.deferred::held), "nothing left kept");
     }
 
     @Test

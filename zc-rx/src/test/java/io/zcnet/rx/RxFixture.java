@@ -64,8 +64,8 @@ final class RxFixture implements AutoCloseable {
         /** The opposite direction's flow control, which ACKNOWLEDGE frames update. */
         final FlowControl sendFlow;
         final DeferredFrames deferred;
-        final LinkedBlockingQueue<long[]> completions = new LinkedBlockingQueue<>();
-        final LinkedBlockingQueue<ReadRequest> readRequests = new LinkedBlockingQueue<>();
+        final LinkedBlockingQueue<long[]> completions;
+        final LinkedBlockingQueue<ReadRequest> readRequests;
         final CompletableFuture<String> ended = new CompletableFuture<>();
         volatile int frameError;
         FrameReceiver receiver;
@@ -80,6 +80,19 @@ final class RxFixture implements AutoCloseable {
             this.sendFlow = new FlowControl(framing);
             this.assembler = new MessageAssembler(framing, registry, receives, completionQueue, sendFlow);
             this.deferred = new DeferredFrames(assembler, 16, framing.segmentSize());
+            this.completions = new LinkedBlockingQueue<>();
+            this.readRequests = new LinkedBlockingQueue<>();
+        }
+
+        /** Another connection of {@code first}'s queue pair direction (a subflow): its assembler, store and queues. */
+        Conn(Conn first) {
+            this.framing = first.framing;
+            this.completionQueue = first.completionQueue;
+            this.sendFlow = first.sendFlow;
+            this.assembler = first.assembler;
+            this.deferred = first.deferred;
+            this.completions = first.completions;
+            this.readRequests = first.readRequests;
         }
 
         /** Waits for {@code count} completions: each {wrId, status, opcode, byteCount, immediate}. */
@@ -105,7 +118,15 @@ final class RxFixture implements AutoCloseable {
 
     /** Connects a loop socket to a fresh {@code java.net} peer and starts a receiver on it. */
     Conn open(FramingConfig framing, ReceiverConfig config, int receives) throws Exception {
-        Conn c = new Conn(framing, registry, receives);
+        return open(new Conn(framing, registry, receives), config);
+    }
+
+    /** Connects one more loop socket that feeds {@code first}'s assembler, as a queue pair's next subflow does. */
+    Conn openSharing(Conn first, ReceiverConfig config) throws Exception {
+        return open(new Conn(first), config);
+    }
+
+    private Conn open(Conn c, ReceiverConfig config) throws Exception {
         try (ServerSocket listener = new ServerSocket(0, 4, InetAddress.getLoopbackAddress())) {
             InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
             CompletableFuture<Integer> connected = new CompletableFuture<>();
@@ -117,7 +138,7 @@ final class RxFixture implements AutoCloseable {
             c.peer = listener.accept();
             assertEquals(0, (int) connected.get(WAIT_SECONDS, TimeUnit.SECONDS), "connect");
         }
-        c.receiver = thread.call(() -> new FrameReceiver(loop, c.socket, ring, c.assembler, c.deferred, framing, config,
+        c.receiver = thread.call(() -> new FrameReceiver(loop, c.socket, ring, c.assembler, c.deferred, c.framing, config,
                 listener(c)));
         connections.add(c);
         return c;
@@ -212,9 +233,7 @@ final class RxFixture implements AutoCloseable {
                 });
             }
             thread.close();
-            for (Conn c : connections) {
-                c.deferred.close();
-            }
+            connections.stream().map(c -> c.deferred).distinct().forEach(DeferredFrames::close);
         } finally {
             pool.close();
             arena.close();
