@@ -15,7 +15,7 @@ import java.lang.foreign.MemorySegment;
  * after every placement aborted, which makes it the copy to place.
  *
  * <p>Bounded on purpose: a peer can make frames wait only as far as the slots go; past that the connection
- * that brought one more fails ({@link #reserve} answers null), instead of buffering without bound. One store
+ * that brought one more fails ({@link #reserve} answers -1), instead of buffering without bound. One store
  * per assembler, shared by every receiver feeding it, on the assembler's loop thread. Allocated once;
  * nothing per frame.
  */
