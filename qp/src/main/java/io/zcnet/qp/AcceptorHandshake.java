@@ -106,8 +106,8 @@ final class AcceptorHandshake extends SubflowHandshake {
             token = JoinSecret.randomToken();
             byte[] mac;
             if (psk != null) {
-                secret = JoinSecret.hmac(psk, "zcnet-secret", token, peerNonce, nonce);
-                mac = JoinSecret.hmac(psk, "zcnet-open-a", token, peerNonce, nonce);
+                secret = JoinSecret.secret(psk, token, peerNonce, nonce);
+                mac = JoinSecret.acceptorProof(psk, false, token, peerNonce, nonce);
             } else {
                 secret = JoinSecret.randomBytes(HandshakeMessage.MAC_LENGTH);
                 mac = secret;
@@ -138,7 +138,7 @@ final class AcceptorHandshake extends SubflowHandshake {
                     .token(token)
                     .subflow(subflowIndex)
                     .nonce(nonce)
-                    .mac(JoinSecret.hmac(secret, "zcnet-join-a", token, peerNonce, nonce));
+                    .mac(JoinSecret.acceptorProof(secret, true, token, peerNonce, nonce));
         } else {
             refuse(HandshakeMessage.REASON_MALFORMED);
             return;
@@ -164,7 +164,7 @@ final class AcceptorHandshake extends SubflowHandshake {
         }
         byte[] psk = host.config().preSharedKey();
         byte[] key = open ? (psk != null ? psk : secret) : secret;
-        byte[] expected = JoinSecret.hmac(key, open ? "zcnet-open-i" : "zcnet-join-i", token, nonce, peerNonce);
+        byte[] expected = JoinSecret.initiatorProof(key, !open, token, peerNonce, nonce);
         if (!JoinSecret.matches(expected, message.mac())) {
             abort("refused " + peer + ": " + HandshakeMessage.reasonName(HandshakeMessage.REASON_BAD_PROOF));
             return;

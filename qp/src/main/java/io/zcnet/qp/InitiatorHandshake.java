@@ -127,12 +127,12 @@ final class InitiatorHandshake extends SubflowHandshake {
             token = message.token();
             byte[] psk = config.preSharedKey();
             if (psk != null) {
-                byte[] expected = JoinSecret.hmac(psk, "zcnet-open-a", token, nonce, peerNonce);
+                byte[] expected = JoinSecret.acceptorProof(psk, false, token, nonce, peerNonce);
                 if (!JoinSecret.matches(expected, mac)) {
                     abort("the acceptor could not prove the pre-shared key");
                     return;
                 }
-                secret = JoinSecret.hmac(psk, "zcnet-secret", token, nonce, peerNonce);
+                secret = JoinSecret.secret(psk, token, nonce, peerNonce);
             } else {
                 secret = mac;
             }
@@ -143,7 +143,7 @@ final class InitiatorHandshake extends SubflowHandshake {
                 abort("acceptor answered for another queue pair");
                 return;
             }
-            byte[] expected = JoinSecret.hmac(secret, "zcnet-join-a", token, nonce, peerNonce);
+            byte[] expected = JoinSecret.acceptorProof(secret, true, token, nonce, peerNonce);
             if (!JoinSecret.matches(expected, mac)) {
                 abort("the acceptor could not prove the queue pair's secret");
                 return;
@@ -151,8 +151,8 @@ final class InitiatorHandshake extends SubflowHandshake {
             proofKey = secret;
             subflowIndex = message.subflow();
         }
-        String label = joining == null ? "zcnet-open-i" : "zcnet-join-i";
-        message.clear(HandshakeMessage.PROOF).token(token).mac(JoinSecret.hmac(proofKey, label, token, peerNonce, nonce));
+        message.clear(HandshakeMessage.PROOF).token(token)
+                .mac(JoinSecret.initiatorProof(proofKey, joining != null, token, nonce, peerNonce));
         boolean icrc = joining == null ? agreement.icrc() : joining.icrcEnabled();
         int msn = joining == null ? 0xFFFF : joining.acknowledgedMsn();
         int credit = joining == null ? 0 : joining.creditLimit();

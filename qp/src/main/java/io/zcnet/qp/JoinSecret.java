@@ -36,7 +36,32 @@ final class JoinSecret {
         return t;
     }
 
-    static byte[] hmac(byte[] key, String label, long token, byte[] first, byte[] second) {
+    /**
+     * The queue pair's secret when the first subflow opened with a pre-shared key: derived from it and both
+     * nonces, never sent. (Without a key the acceptor draws it at random and sends it as its CHALLENGE's mac.)
+     */
+    static byte[] secret(byte[] preSharedKey, long token, byte[] initiatorNonce, byte[] acceptorNonce) {
+        return hmac(preSharedKey, "zcnet-secret", token, initiatorNonce, acceptorNonce);
+    }
+
+    /**
+     * The acceptor's proof in its CHALLENGE: under the pre-shared key answering an OPEN, under the queue
+     * pair's secret answering a JOIN; over the initiator's nonce, then its own.
+     */
+    static byte[] acceptorProof(byte[] key, boolean join, long token, byte[] initiatorNonce, byte[] acceptorNonce) {
+        return hmac(key, join ? "zcnet-join-a" : "zcnet-open-a", token, initiatorNonce, acceptorNonce);
+    }
+
+    /**
+     * The initiator's proof in its PROOF: under the pre-shared key (or, without one, the secret) for an OPEN,
+     * under the secret for a JOIN; over the acceptor's nonce, then its own.
+     */
+    static byte[] initiatorProof(byte[] key, boolean join, long token, byte[] initiatorNonce, byte[] acceptorNonce) {
+        return hmac(key, join ? "zcnet-join-i" : "zcnet-open-i", token, acceptorNonce, initiatorNonce);
+    }
+
+    /** HMAC-SHA256 under {@code key} of the ASCII label, the token (8 bytes, big-endian) and both nonces. */
+    private static byte[] hmac(byte[] key, String label, long token, byte[] first, byte[] second) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(key, "HmacSHA256"));

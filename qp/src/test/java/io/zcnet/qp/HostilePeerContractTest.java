@@ -122,7 +122,7 @@ abstract class HostilePeerContractTest {
             raw.sendJoin(raw.token);
             assertEquals(HandshakeMessage.CHALLENGE, raw.readAnswer());
             byte[] guess = JoinSecret.randomBytes(32);
-            raw.sendProof(JoinSecret.hmac(guess, "zcnet-join-i", raw.token, raw.message.nonce(), raw.nonce), 0);
+            raw.sendProof(JoinSecret.initiatorProof(guess, true, raw.token, raw.nonce, raw.message.nonce()), 0);
             assertTrue(raw.closedWithin(3000), "a join without the secret was kept");
             assertTrue(p.listener.lastRefusal().contains("proof"), p.listener::lastRefusal);
             assertEquals(1, p.server.liveSubflows());
@@ -143,7 +143,7 @@ abstract class HostilePeerContractTest {
                 join = first.buffer.asSlice(0, HandshakeMessage.LENGTH).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
                 assertEquals(HandshakeMessage.CHALLENGE, first.readAnswer());
                 first.icrc = p.server.config().icrc();
-                first.sendProof(JoinSecret.hmac(secret, "zcnet-join-i", token, first.message.nonce(), first.nonce), 0);
+                first.sendProof(JoinSecret.initiatorProof(secret, true, token, first.nonce, first.message.nonce()), 0);
                 proof = first.buffer.asSlice(0, HandshakeMessage.LENGTH + FrameHeader.LENGTH)
                         .toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
                 assertTrue(first.read(HandshakeMessage.LENGTH, FrameHeader.LENGTH), "the genuine join got no RTR_ACK");

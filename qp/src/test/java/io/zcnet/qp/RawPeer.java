@@ -100,7 +100,7 @@ final class RawPeer implements AutoCloseable {
 
     /** The PROOF of an OPEN, from the CHALLENGE just read. */
     byte[] openProof() {
-        return JoinSecret.hmac(secret, "zcnet-open-i", token, message.nonce(), nonce);
+        return JoinSecret.initiatorProof(secret, false, token, nonce, message.nonce());
     }
 
     /** Runs a whole OPEN handshake; returns once RTR_ACK is read. */
