@@ -3,7 +3,6 @@ package io.zcnet.examples;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.framing.Opcode;
@@ -36,9 +35,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -57,7 +54,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class WiresharkDissectorTest {
 
-    private static final Path DISSECTOR = Path.of("..", "tools", "wireshark", "zcnet.lua").toAbsolutePath().normalize();
     private static final int SEGMENT = 1024;
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final int HANDSHAKE = 96;
@@ -68,29 +64,13 @@ class WiresharkDissectorTest {
     private static final List<String> HANDSHAKE_FIELDS = List.of("type", "version", "flags", "segment_size",
             "message_window", "max_subflows", "subflow", "reason", "token", "nonce", "mac");
 
-    private static String unavailable;
-
     @TempDir
     Path dir;
-
-    @BeforeAll
-    static void tools() throws Exception {
-        if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
-            unavailable = "capturing on loopback needs Linux";
-        } else if (!run(List.of("id", "-u"), 10).strip().equals("0")) {
-            unavailable = "needs root to capture with tcpdump";
-        } else if (!works("tcpdump", "--version") || !works("tshark", "--version")) {
-            String apt = install();
-            if (!works("tcpdump", "--version") || !works("tshark", "--version")) {
-                unavailable = "tcpdump or tshark is missing and `apt-get install -y tshark tcpdump` did not help: " + apt;
-            }
-        }
-    }
 
     @Test
     @Timeout(value = 50, unit = TimeUnit.SECONDS)
     void tsharkDecodesEveryFrameAsTheDumpDoes() throws Exception {
-        assumeTrue(unavailable == null, () -> unavailable);
+        CaptureTools.assumeAvailable();
         Path capture = dir.resolve("queue-pair.pcap");
         int port;
         try (QpContext serverContext = QpContext.open(); QpContext clientContext = QpContext.open();
@@ -289,12 +269,12 @@ class WiresharkDissectorTest {
      */
     private Decoded tshark(Path capture, int port, boolean heuristicFirst) throws Exception {
         List<String> argv = new ArrayList<>(List.of("tshark", "-n", "-r", capture.toString(), "-X",
-                "lua_script:" + DISSECTOR, "-o", "zcnet.tcp_port:" + port,
+                "lua_script:" + CaptureTools.DISSECTOR, "-o", "zcnet.tcp_port:" + port,
                 "-o", "tcp.try_heuristic_first:" + (heuristicFirst ? "TRUE" : "FALSE"), "-Y", "zcnet", "-T", "fields",
                 "-E", "occurrence=a", "-E", "aggregator=;", "-E", "separator=/t", "-e", "tcp.srcport", "-e", "tcp.dstport"));
         FRAME_FIELDS.forEach(f -> argv.addAll(List.of("-e", "zcnet." + f)));
         HANDSHAKE_FIELDS.forEach(f -> argv.addAll(List.of("-e", "zcnet.hs." + f)));
-        String out = run(argv, 30);
+        String out = CaptureTools.run(argv, 30);
         Decoded decoded = new Decoded(new LinkedHashMap<>(), new LinkedHashMap<>());
         for (String line : out.split("\n")) {
             if (line.isBlank()) {
@@ -385,55 +365,5 @@ class WiresharkDissectorTest {
                 assertEquals(expected.get(i), actual.get(i), direction + " frame " + i);
             }
         }
-    }
-
-    // ---------------------------------------------------------------- processes
-
-    /** Runs {@code argv} to completion within {@code seconds} and returns its standard output. */
-    private static String run(List<String> argv, long seconds) throws Exception {
-        Process p = new ProcessBuilder(argv).redirectErrorStream(false).start();
-        CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(p.getErrorStream()));
-        byte[] out = p.getInputStream().readAllBytes();
-        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            fail(argv.getFirst() + " did not finish in " + seconds + " s");
-        }
-        if (p.exitValue() != 0) {
-            fail(String.join(" ", argv) + " exited " + p.exitValue() + ": " + new String(err.get(), StandardCharsets.UTF_8));
-        }
-        return new String(out, StandardCharsets.UTF_8);
-    }
-
-    private static byte[] readAll(java.io.InputStream in) {
-        try {
-            return in.readAllBytes();
-        } catch (IOException e) {
-            return new byte[0];
-        }
-    }
-
-    private static boolean works(String... argv) {
-        try {
-            return new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .start().waitFor() == 0;
-        } catch (IOException | InterruptedException e) {
-            return false;
-        }
-    }
-
-    /** {@code apt-get install -y tshark tcpdump}, after {@code apt-get update} if the first try fails; its last words. */
-    private static String install() throws Exception {
-        List<String> install = List.of("env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "tshark", "tcpdump");
-        Process p = new ProcessBuilder(install).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (p.waitFor() != 0) {
-            new ProcessBuilder("apt-get", "update").redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
-            p = new ProcessBuilder(install).redirectErrorStream(true).start();
-            out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            p.waitFor();
-        }
-        String[] lines = out.strip().split("\n");
-        return lines[lines.length - 1];
     }
 }
