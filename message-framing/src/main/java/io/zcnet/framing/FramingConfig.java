@@ -52,6 +52,21 @@ public record FramingConfig(int segmentSize, boolean icrcEnabled, int messageWin
         return MAX_MESSAGE_SIZE / segmentSize * segmentSize;
     }
 
+    /**
+     * The largest window that {@code segmentSize} allows (a power of two): small segments make long segment
+     * bitmaps, which the cap on their memory bounds. Negotiation clamps a window to it.
+     *
+     * @throws IllegalArgumentException if {@code segmentSize} is out of range
+     */
+    public static int largestWindow(int segmentSize) {
+        if (segmentSize < MIN_SEGMENT_SIZE || segmentSize > MAX_MESSAGE_SIZE) {
+            throw new IllegalArgumentException("segmentSize " + segmentSize + " outside " + MIN_SEGMENT_SIZE
+                    + ".." + MAX_MESSAGE_SIZE);
+        }
+        long fits = MAX_BITMAP_WORDS / bitmapWordsPerMessage(segmentSize);
+        return (int) Math.min(MAX_MESSAGE_WINDOW, Long.highestOneBit(fits));
+    }
+
     static int maxSegmentsPerMessage(int segmentSize) {
         return MAX_MESSAGE_SIZE / segmentSize + 1;
     }

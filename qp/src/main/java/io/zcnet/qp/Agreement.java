@@ -4,7 +4,7 @@ import io.zcnet.framing.FramingConfig;
 
 /**
  * The wire parameters both ends of a queue pair agreed on its first subflow: the smaller segment size,
- * window and subflow limit of the two proposals, and the ICRC if either side asked for it (the side that
+ * window and subflow limit of the two proposals (the window no larger than the agreed segment size allows), and the ICRC if either side asked for it (the side that
  * wants end-to-end checking gets it).
  */
 record Agreement(int segmentSize, boolean icrc, int messageWindow, int maxSubflows) {
@@ -17,8 +17,10 @@ record Agreement(int segmentSize, boolean icrc, int messageWindow, int maxSubflo
             throw new IllegalArgumentException("proposal out of range: segment " + segmentSize + ", window " + window
                     + ", subflows " + maxSubflows);
         }
-        return new Agreement(Math.min(segmentSize, local.segmentSize()), icrc || local.icrc(),
-                Math.min(window, local.messageWindow()), Math.min(maxSubflows, local.maxSubflows()));
+        int segment = Math.min(segmentSize, local.segmentSize());
+        // Two windows each valid with its own segment size may not be with the smaller one: clamp, never refuse.
+        int agreedWindow = Math.min(Math.min(window, local.messageWindow()), FramingConfig.largestWindow(segment));
+        return new Agreement(segment, icrc || local.icrc(), agreedWindow, Math.min(maxSubflows, local.maxSubflows()));
     }
 
     FramingConfig framing() {

@@ -1,8 +1,12 @@
 package io.zcnet.qp;
 
 import io.zcnet.framing.FlowControl;
+import io.zcnet.framing.FrameError;
 import io.zcnet.framing.FrameHeader;
+import io.zcnet.framing.FrameValidator;
+import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.Icrc;
+import io.zcnet.framing.NegativeAcknowledge;
 import io.zcnet.framing.Opcode;
 import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.Errno;
@@ -134,10 +138,13 @@ abstract class SubflowHandshake implements CompletionHandler {
     /** Null if the frame at {@code offset} is a valid RTR ({@code ack} false) or RTR_ACK frame, else why not. */
     String checkRtr(long offset, boolean ack, boolean icrc) {
         frame.wrap(buffer, offset);
-        if (frame.version() != FrameHeader.VERSION || frame.opcode() != Opcode.ACKNOWLEDGE || frame.extLength() != 0
-                || frame.length() != 0 || frame.rtr() == ack || frame.rtrAck() != ack) {
+        // Every rule of any frame first (reserved bits and fields, a NAK's syndrome), then what makes it this one.
+        int invalid = FrameValidator.validateHeader(frame, FramingConfig.MIN_SEGMENT_SIZE);
+        if (invalid != FrameError.OK || frame.opcode() != Opcode.ACKNOWLEDGE || NegativeAcknowledge.isNegative(frame)
+                || frame.rtr() == ack || frame.rtrAck() != ack) {
             return "expected an ACKNOWLEDGE with " + (ack ? "rtr_ack" : "rtr") + ", got opcode " + frame.opcode()
-                    + " flags 0x" + Integer.toHexString(frame.flags());
+                    + " flags 0x" + Integer.toHexString(frame.flags())
+                    + (invalid != FrameError.OK ? " (" + FrameError.name(invalid) + ")" : "");
         }
         if (icrc && frame.icrc() != new Icrc().compute(buffer, offset)) {
             return (ack ? "rtr_ack" : "rtr") + " frame ICRC mismatch";

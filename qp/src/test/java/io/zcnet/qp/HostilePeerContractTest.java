@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Consumer;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -126,6 +127,28 @@ abstract class HostilePeerContractTest {
             assertTrue(raw.closedWithin(3000), "a join without the secret was kept");
             assertTrue(p.listener.lastRefusal().contains("proof"), p.listener::lastRefusal);
             assertEquals(1, p.server.liveSubflows());
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void anRtrFrameBreakingAFrameRuleOpensNoQueuePair() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20)) {
+            List<Consumer<FrameHeader>> spoilers = List.of(
+                    h -> h.flags(h.flags() | 1),                                  // a reserved bit
+                    h -> h.messageOffsetAndSegment(0, -FrameError.REMOTE_ACCESS), // a NAK, not an RTR
+                    h -> h.timestamp(5));                                         // a timestamp without its flag
+            for (Consumer<FrameHeader> spoil : spoilers) {
+                try (RawPeer raw = new RawPeer(p.listener.address())) {
+                    raw.sendOpen(config());
+                    assertEquals(HandshakeMessage.CHALLENGE, raw.readAnswer());
+                    raw.learnOpen();
+                    raw.sendProof(raw.openProof(), 4, spoil);
+                    assertTrue(raw.closedWithin(3000), "a spoilt RTR frame was taken");
+                    assertTrue(p.listener.lastRefusal().contains("rtr"), p.listener::lastRefusal);
+                }
+            }
+            assertEquals(null, p.listener.accept(Duration.ofMillis(200)), "no queue pair came of them");
             assertHealthy(p);
         }
     }

@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.function.Consumer;
 
 /**
  * A hand-driven peer on a blocking Java socket, for what a well-behaved queue pair never does: handshakes
@@ -89,9 +90,15 @@ final class RawPeer implements AutoCloseable {
 
     /** Sends PROOF with {@code mac} followed by an RTR frame granting {@code credits}. */
     void sendProof(byte[] mac, int credits) throws IOException {
+        sendProof(mac, credits, h -> { });
+    }
+
+    /** Sends PROOF with {@code mac} and an RTR frame that {@code tamper} may spoil before it leaves. */
+    void sendProof(byte[] mac, int credits, Consumer<FrameHeader> tamper) throws IOException {
         message.wrap(buffer, 0).clear(HandshakeMessage.PROOF).token(token).mac(mac);
         FrameHeader h = new FrameHeader().wrap(buffer, HandshakeMessage.LENGTH);
         FlowControl.writeAcknowledge(h, 0xFFFF, credits, true, false);
+        tamper.accept(h);
         if (icrc) {
             h.icrc(new Icrc().compute(buffer, HandshakeMessage.LENGTH));
         }
