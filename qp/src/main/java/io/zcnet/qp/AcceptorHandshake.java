@@ -98,7 +98,7 @@ final class AcceptorHandshake extends SubflowHandshake {
             }
             try {
                 agreement = Agreement.of(config, message.segmentSize(), (message.flags() & HandshakeMessage.FLAG_ICRC) != 0,
-                        message.messageWindow(), message.maxSubflows());
+                        message.messageWindow(), message.maxSubflows(), message.silenceMillis());
             } catch (IllegalArgumentException e) {
                 refuse(HandshakeMessage.REASON_MALFORMED);
                 return;
@@ -118,6 +118,7 @@ final class AcceptorHandshake extends SubflowHandshake {
                     .segmentSize(agreement.segmentSize())
                     .messageWindow(agreement.messageWindow())
                     .maxSubflows(agreement.maxSubflows())
+                    .silenceMillis(agreement.silenceMillis())
                     .token(token)
                     .nonce(nonce)
                     .mac(mac);

@@ -32,14 +32,18 @@ import java.nio.ByteOrder;
  * +---------------------------------------------------------------+
  * |                mac (32 bytes: HMAC-SHA256, or the secret)     | 48
  * +---------------------------------------------------------------+
- * |                      reserved (16 bytes, 0)                   | 80
+ * |                          silence_ms                           | 80
+ * +---------------------------------------------------------------+
+ * |                      reserved (12 bytes, 0)                   | 84
  * +---------------------------------------------------------------+
  * </pre>
  *
  * <p>{@code type}: {@link #OPEN} (first subflow: the initiator's proposal), {@link #JOIN} (another subflow
  * of the queue pair named by {@code token}), {@link #CHALLENGE} (the acceptor's answer: agreed parameters,
  * token, subflow index, its nonce and proof), {@link #PROOF} (the initiator's proof), {@link #REFUSE}
- * ({@code reason} says why). {@code flags}: bit 0 ICRC, bit 1 pre-shared key in use.
+ * ({@code reason} says why). {@code flags}: bit 0 ICRC, bit 1 pre-shared key in use. {@code silence_ms}: the
+ * silence timeout in milliseconds, the initiator's proposal in an OPEN and the agreed one in the CHALLENGE to
+ * it, 0 in every other message.
  */
 final class HandshakeMessage {
     static final int MAGIC = 0x5A515031; // "ZQP1"
@@ -74,7 +78,8 @@ final class HandshakeMessage {
             U64.withName("token"),
             MemoryLayout.sequenceLayout(NONCE_LENGTH, ValueLayout.JAVA_BYTE).withName("nonce"),
             MemoryLayout.sequenceLayout(MAC_LENGTH, ValueLayout.JAVA_BYTE).withName("mac"),
-            MemoryLayout.sequenceLayout(16, ValueLayout.JAVA_BYTE).withName("reserved"));
+            U32.withName("silence_ms"),
+            MemoryLayout.sequenceLayout(12, ValueLayout.JAVA_BYTE).withName("reserved"));
 
     static final int LENGTH = (int) LAYOUT.byteSize();
     private static final long TYPE = offset("type");
@@ -88,6 +93,7 @@ final class HandshakeMessage {
     private static final long TOKEN = offset("token");
     static final long NONCE = offset("nonce");
     static final long MAC = offset("mac");
+    private static final long SILENCE = offset("silence_ms");
     private static final long RESERVED = offset("reserved");
 
     // Why a subflow was refused, in REFUSE's reason field.
@@ -206,6 +212,16 @@ final class HandshakeMessage {
 
     HandshakeMessage token(long token) {
         segment.set(U64, base + TOKEN, token);
+        return this;
+    }
+
+    /** Unsigned: 0 .. 2^32-1 milliseconds. */
+    long silenceMillis() {
+        return Integer.toUnsignedLong(segment.get(U32, base + SILENCE));
+    }
+
+    HandshakeMessage silenceMillis(long millis) {
+        segment.set(U32, base + SILENCE, (int) millis);
         return this;
     }
 

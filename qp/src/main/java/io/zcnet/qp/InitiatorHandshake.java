@@ -87,6 +87,7 @@ final class InitiatorHandshake extends SubflowHandshake {
                 .segmentSize(config.segmentSize())
                 .messageWindow(config.messageWindow())
                 .maxSubflows(config.maxSubflows())
+                .silenceMillis(joining == null ? config.silenceTimeout().toMillis() : 0)
                 .token(joining == null ? 0 : token)
                 .nonce(nonce);
         send(0, HandshakeMessage.LENGTH, TAG_HELLO_SENT);
@@ -113,14 +114,15 @@ final class InitiatorHandshake extends SubflowHandshake {
         if (joining == null) {
             try {
                 agreement = Agreement.of(config, message.segmentSize(), (message.flags() & HandshakeMessage.FLAG_ICRC) != 0,
-                        message.messageWindow(), message.maxSubflows());
+                        message.messageWindow(), message.maxSubflows(), message.silenceMillis());
             } catch (IllegalArgumentException e) {
                 abort("acceptor's parameters are invalid: " + e.getMessage());
                 return;
             }
             if (agreement.segmentSize() != message.segmentSize() || agreement.messageWindow() != message.messageWindow()
                     || agreement.icrc() != ((message.flags() & HandshakeMessage.FLAG_ICRC) != 0)
-                    || agreement.maxSubflows() != message.maxSubflows()) {
+                    || agreement.maxSubflows() != message.maxSubflows()
+                    || agreement.silenceMillis() != message.silenceMillis()) {
                 abort("acceptor agreed to more than was proposed: " + agreement);
                 return;
             }

@@ -5,8 +5,8 @@ import java.util.Arrays;
 
 /**
  * What one side of a queue pair asks for; immutable, thread-safe. The handshake agrees the wire parameters
- * with the peer: the smaller segment size, window and subflow limit of the two, and the ICRC if either side
- * asks for it.
+ * with the peer: the smaller segment size, window, subflow limit and silence timeout of the two, and the ICRC
+ * if either side asks for it.
  *
  * @param segmentSize        payload bytes per frame (64 .. 2^24-1)
  * @param icrc               whether frames carry a CRC32C the receiver checks
@@ -17,7 +17,9 @@ import java.util.Arrays;
  * @param subflows           connections a connector opens at once (1 .. maxSubflows)
  * @param handshakeTimeout   how long a connection may take to finish its handshake before it is dropped
  * @param silenceTimeout     how long a subflow may stay silent before it is declared dead (a heartbeat is
- *                           sent on idle subflows four times per period)
+ *                           sent on idle subflows four times per period); negotiated, in whole milliseconds
+ *                           ({@value #MIN_SILENCE_MILLIS} .. 2^32-1): both sides use the smaller of their
+ *                           two, so each hears the other's heartbeats often enough
  * @param preSharedKey       when not null (16 .. 64 bytes), both ends prove they hold it on the first
  *                           subflow too, and the queue pair's join secret is derived from it instead of
  *                           being sent in the clear
@@ -26,6 +28,9 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
         int maxSubflows, int subflows, Duration handshakeTimeout, Duration silenceTimeout, byte[] preSharedKey) {
 
     public static final int MAX_SUBFLOWS = 64;
+    public static final int MIN_SILENCE_MILLIS = 20;
+    /** The largest silence timeout the handshake's 32-bit {@code silence_ms} can carry. */
+    public static final long MAX_SILENCE_MILLIS = 0xFFFF_FFFFL;
 
     public QpConfig {
         if (segmentSize < 64 || segmentSize > (1 << 24) - 1) {
@@ -45,8 +50,10 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
         if (handshakeTimeout == null || handshakeTimeout.isNegative() || handshakeTimeout.isZero()) {
             throw new IllegalArgumentException("handshakeTimeout must be positive: " + handshakeTimeout);
         }
-        if (silenceTimeout == null || silenceTimeout.toMillis() < 20) {
-            throw new IllegalArgumentException("silenceTimeout must be at least 20 ms: " + silenceTimeout);
+        if (silenceTimeout == null || silenceTimeout.toMillis() < MIN_SILENCE_MILLIS
+                || silenceTimeout.toMillis() > MAX_SILENCE_MILLIS) {
+            throw new IllegalArgumentException("silenceTimeout must be " + MIN_SILENCE_MILLIS + " .. " + MAX_SILENCE_MILLIS
+                    + " ms: " + silenceTimeout);
         }
         if (preSharedKey != null) {
             if (preSharedKey.length < 16 || preSharedKey.length > 64) {

@@ -107,7 +107,10 @@ public final class QueuePair implements AutoCloseable {
         return engine;
     }
 
-    /** What the two ends agreed (segment size, window, ICRC, subflow limit) and this side's queue depths. */
+    /**
+     * What the two ends agreed (segment size, window, ICRC, subflow limit, silence timeout) and this side's
+     * queue depths and handshake timeout.
+     */
     public QpConfig config() {
         return config;
     }

@@ -13,6 +13,7 @@ import java.lang.foreign.ValueLayout;
 import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -110,6 +111,7 @@ class HandshakeVectorsTest {
             assertEquals(number(f.get("token")), m.token(), b + " token");
             assertArrayEquals(hex(f.get("nonce")), m.nonce(), b + " nonce");
             assertArrayEquals(hex(f.get("mac")), m.mac(), b + " mac");
+            assertEquals(number(f.get("silence_ms")), m.silenceMillis(), b + " silence_ms");
             assertArrayEquals(hex(f.get("reserved")), bytes.asSlice(RESERVED).toArray(ValueLayout.JAVA_BYTE), b + " reserved");
         }));
     }
@@ -129,10 +131,24 @@ class HandshakeVectorsTest {
                     .reason((int) number(f.get("reason")))
                     .token(number(f.get("token")))
                     .nonce(hex(f.get("nonce")))
-                    .mac(hex(f.get("mac")));
-            assertTrue(hex(f.get("reserved")).length == 16 && number(f.get("version")) == HandshakeMessage.VERSION);
+                    .mac(hex(f.get("mac")))
+                    .silenceMillis(number(f.get("silence_ms")));
+            assertTrue(hex(f.get("reserved")).length == HandshakeMessage.LENGTH - RESERVED && number(f.get("version")) == HandshakeMessage.VERSION);
             assertArrayEquals(b.bytes(), out, b + ": bytes encoded from the fields");
         }));
+    }
+
+    @Test
+    void theChallengeCarriesWhatAnAcceptorWithA500MsSilenceTimeoutAgreesToTheOpen() throws IOException {
+        List<Block> vectors = blocks("zcnet-handshake");
+        HandshakeMessage open = new HandshakeMessage().wrap(MemorySegment.ofArray(vectors.get(0).bytes()), 0);
+        HandshakeMessage challenge = new HandshakeMessage().wrap(MemorySegment.ofArray(vectors.get(1).bytes()), 0);
+        QpConfig acceptor = QpConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofMillis(500));
+        Agreement agreed = Agreement.of(acceptor, open.segmentSize(), (open.flags() & HandshakeMessage.FLAG_ICRC) != 0,
+                open.messageWindow(), open.maxSubflows(), open.silenceMillis());
+        assertEquals(new Agreement(challenge.segmentSize(), (challenge.flags() & HandshakeMessage.FLAG_ICRC) != 0,
+                challenge.messageWindow(), challenge.maxSubflows(), challenge.silenceMillis()), agreed);
+        assertEquals(500, agreed.silenceMillis(), "the smaller of the OPEN's 2000 and the acceptor's 500");
     }
 
     @Test

@@ -19,14 +19,17 @@ import io.zcnet.framing.Segmenter;
 import io.zcnet.ring.EventLoopConfig;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import org.junit.jupiter.api.Test;
@@ -181,6 +184,53 @@ abstract class HostilePeerContractTest {
                 assertTrue(p.listener.lastRefusal().contains("proof"), p.listener::lastRefusal);
             }
             assertHealthy(p);
+        }
+    }
+
+    @Test
+    void anOpenProposingASilenceTimeoutBelowTheMinimumIsRefusedAsMalformed() throws Exception {
+        // 0 is what a peer that leaves the field out sends; a peer declared dead within a few ms is no peer.
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20)) {
+            for (long silence : new long[] {0, QpConfig.MIN_SILENCE_MILLIS - 1}) {
+                try (RawPeer raw = new RawPeer(p.listener.address())) {
+                    raw.sendOpen(config(), m -> m.silenceMillis(silence));
+                    assertEquals(HandshakeMessage.REFUSE, raw.readAnswer(), "silence_ms " + silence);
+                    assertEquals(HandshakeMessage.REASON_MALFORMED, raw.message.reason(), "silence_ms " + silence);
+                    assertTrue(raw.closedWithin(3000), "the refused connection was kept");
+                }
+            }
+            assertEquals(null, p.listener.accept(Duration.ofMillis(200)), "no queue pair came of them");
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void anAcceptorAnsweringALongerOrTooShortSilenceTimeoutIsRefused() throws Exception {
+        long proposed = config().silenceTimeout().toMillis();
+        try (QpContext client = QpContext.open(engine());
+             ServerSocketChannel acceptor = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            InetSocketAddress address = (InetSocketAddress) acceptor.getLocalAddress();
+            for (long answer : new long[] {proposed + 1, QpConfig.MIN_SILENCE_MILLIS - 1}) {
+                CompletableFuture<Void> challenged = CompletableFuture.runAsync(() -> {
+                    try (RawPeer raw = new RawPeer(acceptor.accept())) {
+                        assertTrue(raw.read(0, HandshakeMessage.LENGTH), "no OPEN");
+                        assertEquals(HandshakeMessage.OPEN, raw.message.wrap(raw.buffer, 0).type());
+                        assertEquals(proposed, raw.message.silenceMillis(), "the OPEN carries the proposal");
+                        raw.message.clear(HandshakeMessage.CHALLENGE).flags(HandshakeMessage.FLAG_ICRC)
+                                .segmentSize(config().segmentSize()).messageWindow(config().messageWindow())
+                                .maxSubflows(config().maxSubflows()).silenceMillis(answer).token(1)
+                                .nonce(raw.nonce).mac(JoinSecret.randomBytes(HandshakeMessage.MAC_LENGTH));
+                        raw.write(0, HandshakeMessage.LENGTH);
+                        assertTrue(raw.closedWithin(3000), "the initiator went on after the CHALLENGE");
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                });
+                IOException refused = assertThrows(IOException.class, () -> client.connect(address, config()));
+                challenged.get();
+                String why = answer > proposed ? "agreed to more than was proposed" : "parameters are invalid";
+                assertTrue(refused.getMessage().contains(why), () -> "silence_ms " + answer + ": " + refused.getMessage());
+            }
         }
     }
 

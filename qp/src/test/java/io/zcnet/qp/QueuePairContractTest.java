@@ -7,6 +7,7 @@ import static io.zcnet.qp.QpPair.next;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.zcnet.ring.EventLoopConfig;
@@ -14,6 +15,7 @@ import io.zcnet.ring.EventLoopConfig;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -331,6 +333,31 @@ abstract class QueuePairContractTest {
                 accepted.close();
             }
             assertTrue(p.client.joinFailures().isEmpty(), "the fixture's one path joined");
+        }
+    }
+
+    @Test
+    void sidesWithDifferentSilenceTimeoutsAgreeOnTheSmallerAndKeepIdleSubflowsAlive() throws Exception {
+        // Each side heartbeats every quarter of its silence timeout: had the 300 ms side kept its own while
+        // the default side heartbeats every 500 ms, it would have declared the idle subflow dead.
+        Duration quick = Duration.ofMillis(300);
+        QpConfig impatient = config().withTimeouts(config().handshakeTimeout(), quick);
+        for (boolean impatientListens : new boolean[] {true, false}) {
+            try (QpContext serverContext = QpContext.open(engine()); QpContext clientContext = QpContext.open(engine());
+                 QpListener listener = serverContext.listen(new InetSocketAddress("127.0.0.1", 0),
+                         impatientListens ? impatient : config());
+                 QueuePair client = clientContext.connect(listener.address(), impatientListens ? config() : impatient);
+                 QueuePair server = listener.accept(QpPair.WAIT)) {
+                assertNotNull(server, "the listener accepted no queue pair");
+                for (QueuePair qp : List.of(client, server)) {
+                    assertEquals(quick, qp.config().silenceTimeout(), qp::toString);
+                }
+                Thread.sleep(4 * quick.toMillis() + 100);
+                for (QueuePair qp : List.of(client, server)) {
+                    assertEquals(QpState.RTS, qp.state(), qp.statistics()::toString);
+                    assertEquals(1, qp.liveSubflows(), qp.statistics()::toString);
+                }
+            }
         }
     }
 

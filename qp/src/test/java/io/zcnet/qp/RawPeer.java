@@ -32,7 +32,12 @@ final class RawPeer implements AutoCloseable {
     boolean icrc;
 
     RawPeer(InetSocketAddress address) throws IOException {
-        channel = SocketChannel.open(address);
+        this(SocketChannel.open(address));
+    }
+
+    /** Either end: a connection this peer opened, or one a test accepted to play the acceptor. */
+    RawPeer(SocketChannel channel) throws IOException {
+        this.channel = channel;
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
     }
 
@@ -57,12 +62,19 @@ final class RawPeer implements AutoCloseable {
 
     /** Sends OPEN with the given proposal. */
     void sendOpen(QpConfig config) throws IOException {
+        sendOpen(config, m -> { });
+    }
+
+    /** Sends OPEN with the given proposal, which {@code tamper} may spoil before it leaves. */
+    void sendOpen(QpConfig config, Consumer<HandshakeMessage> tamper) throws IOException {
         message.wrap(buffer, 0).clear(HandshakeMessage.OPEN)
                 .flags(config.icrc() ? HandshakeMessage.FLAG_ICRC : 0)
                 .segmentSize(config.segmentSize())
                 .messageWindow(config.messageWindow())
                 .maxSubflows(config.maxSubflows())
+                .silenceMillis(config.silenceTimeout().toMillis())
                 .nonce(nonce);
+        tamper.accept(message);
         write(0, HandshakeMessage.LENGTH);
     }
 
