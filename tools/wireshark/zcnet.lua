@@ -175,6 +175,7 @@ f.hs_reason = ProtoField.uint32("zcnet.hs.reason", "Reason", base.DEC, HS_REASON
 f.hs_token = ProtoField.uint64("zcnet.hs.token", "Token", base.HEX)
 f.hs_nonce = ProtoField.bytes("zcnet.hs.nonce", "Nonce")
 f.hs_mac = ProtoField.bytes("zcnet.hs.mac", "MAC")
+f.hs_silence_ms = ProtoField.uint32("zcnet.hs.silence_ms", "Silence timeout (ms)", base.DEC)
 f.hs_reserved = ProtoField.bytes("zcnet.hs.reserved", "Reserved")
 
 local expert_icrc = ProtoExpert.new("zcnet.icrc_bad", "ICRC does not match the frame", expert.group.CHECKSUM,
@@ -202,7 +203,8 @@ local HANDSHAKE_LAYOUT = {
     { f.hs_magic, 0, 4 }, { f.hs_type, 4, 1 }, { f.hs_version, 5, 1 },
     { f.hs_flags, 6, 2, { f.hs_flag_icrc, f.hs_flag_psk } }, { f.hs_segment_size, 8, 4 },
     { f.hs_message_window, 12, 4 }, { f.hs_max_subflows, 16, 2 }, { f.hs_subflow, 18, 2 }, { f.hs_reason, 20, 4 },
-    { f.hs_token, 24, 8 }, { f.hs_nonce, 32, 16 }, { f.hs_mac, 48, 32 }, { f.hs_reserved, 80, 16 },
+    { f.hs_token, 24, 8 }, { f.hs_nonce, 32, 16 }, { f.hs_mac, 48, 32 }, { f.hs_silence_ms, 80, 4 },
+    { f.hs_reserved, 84, 12 },
 }
 
 -- Adds every field of a layout under tree; returns the items by field.
@@ -327,8 +329,8 @@ local function dissect_handshake(tvb, pinfo, tree)
     local token = tvb(24, 8):uint64()
     local info = name
     if typ == 1 or typ == 3 then
-        info = string.format("%s segment_size=%d window=%d max_subflows=%d", name, tvb(8, 4):uint(),
-            tvb(12, 4):uint(), tvb(16, 2):uint())
+        info = string.format("%s segment_size=%d window=%d max_subflows=%d silence_ms=%d", name, tvb(8, 4):uint(),
+            tvb(12, 4):uint(), tvb(16, 2):uint(), tvb(80, 4):uint())
     end
     if typ == 3 then
         info = info .. " subflow=" .. tvb(18, 2):uint()

@@ -62,7 +62,7 @@ class WiresharkDissectorTest {
             "length", "ext_length", "subflow", "rkey", "region_offset", "rsn", "read_length", "sink_rkey", "sink_offset",
             "payload", "error", "nak.syndrome", "nak.failed_msn");
     private static final List<String> HANDSHAKE_FIELDS = List.of("type", "version", "flags", "segment_size",
-            "message_window", "max_subflows", "subflow", "reason", "token", "nonce", "mac");
+            "message_window", "max_subflows", "subflow", "reason", "token", "nonce", "mac", "silence_ms");
 
     @TempDir
     Path dir;
@@ -200,6 +200,7 @@ class WiresharkDissectorTest {
             m.put("token", Long.toUnsignedString(b.getLong(at + 24)));
             m.put("nonce", HexFormat.of().formatHex(bytes, at + 32, at + 48));
             m.put("mac", HexFormat.of().formatHex(bytes, at + 48, at + 80));
+            m.put("silence_ms", Integer.toUnsignedString(b.getInt(at + 80)));
             into.add(m);
             at += HANDSHAKE;
         }
@@ -241,6 +242,8 @@ class WiresharkDissectorTest {
         Set<String> types = new TreeSet<>();
         handshakes.values().forEach(l -> l.forEach(m -> types.add(m.get("type"))));
         assertEquals(Set.of("1", "2", "3", "4"), types, "OPEN, JOIN, CHALLENGE and PROOF were captured");
+        assertTrue(handshakes.values().stream().flatMap(List::stream)
+                .anyMatch(m -> m.get("type").equals("1") && !m.get("silence_ms").equals("0")), "an OPEN's silence_ms");
         Set<Integer> opcodes = new TreeSet<>();
         boolean[] seen = new boolean[4]; // rtr, rtr_ack, nak, icrc
         frames.values().forEach(l -> l.forEach(m -> {
