@@ -97,7 +97,8 @@ public final class SgeList {
             throw new IllegalArgumentException("scatter/gather list is full (" + keys.length + " elements)");
         }
         if (offset < 0 || length < 0 || length > Long.MAX_VALUE - byteSize) {
-            throw new IllegalArgumentException("element " + offset + "+" + length + " is negative or overflows the list");
+            throw new IllegalArgumentException("element " + offset + "+" + length + " refused: "
+                    + AccessStatus.name(AccessStatus.OUT_OF_BOUNDS) + " (negative, or the list passes 2^63 bytes)");
         }
         int i = count++;
         offsets[i] = offset;
