@@ -90,7 +90,11 @@ abstract class ScatterGatherContractTest {
         final long[] end = new long[2];
 
         Elements(MemoryRegion[] in, int[] sizes, SplittableRandom random) {
-            long[] at = {0, 0};
+            this(in, sizes, random, new long[2]);
+        }
+
+        /** Elements placed after {@code at}, where each region's last elements end; {@code at} moves past them. */
+        Elements(MemoryRegion[] in, int[] sizes, SplittableRandom random, long[] at) {
             for (int i = 0; i < sizes.length; i++) {
                 int r = i % 2;
                 at[r] += 16 + random.nextInt(4096);
@@ -324,6 +328,48 @@ abstract class ScatterGatherContractTest {
             assertSuccess(next(s.pair.client), 2, WorkCompletion.OP_RDMA_WRITE, 0);
             assertTrue(s.pair.client.postSend(wr.read(3, s.server[0].remoteKey(), 0).sge(key, 0, 0).sge(key, 1, 0)));
             assertSuccess(next(s.pair.client), 3, WorkCompletion.OP_RDMA_READ, 0);
+        }
+    }
+
+    @Test
+    void gatheredFramesOfASubflowThatDiesAreResentIntactOverTheOthers() throws Exception {
+        try (Sides s = new Sides(new QpPair(engine(), config(8).withSubflows(3), REGION))) {
+            SplittableRandom random = new SplittableRandom(44);
+            int messages = 16;
+            long[] sourceAt = new long[2];
+            long[] sinkAt = new long[2];
+            List<Elements> sources = new ArrayList<>();
+            List<Elements> sinks = new ArrayList<>();
+            ReceiveRequest rr = new ReceiveRequest();
+            for (int i = 0; i < messages; i++) {
+                long total = MIB + random.nextInt(100_000);
+                Elements sink = new Elements(s.server, split(total, 1 + random.nextInt(8), random), random, sinkAt);
+                sink.guard();
+                assertTrue(s.pair.server.postReceive(sink.addTo(rr.receive(i))));
+                sinks.add(sink);
+                Elements source = new Elements(s.client, split(total, 1 + random.nextInt(8), random), random, sourceAt);
+                source.fill(300 + i);
+                sources.add(source);
+            }
+            WorkRequest wr = new WorkRequest();
+            for (int i = 0; i < messages; i++) {
+                assertTrue(s.pair.client.postSend(sources.get(i).addTo(wr.send(i))));
+                if (i == 6) {
+                    s.pair.client.killSubflow(1);
+                }
+            }
+            for (int i = 0; i < messages; i++) {
+                long total = sources.get(i).total();
+                assertSuccess(next(s.pair.server), i, WorkCompletion.OP_RECV, (int) total);
+                assertEquals(sources.get(i).crc(total), sinks.get(i).crc(total), "message " + i);
+                sinks.get(i).assertNothingWrittenBeyond(total);
+            }
+            for (int i = 0; i < messages; i++) {
+                assertSuccess(next(s.pair.client), i, WorkCompletion.OP_SEND, (int) sources.get(i).total());
+            }
+            assertEquals(2, s.pair.client.liveSubflows());
+            QpStatistics stats = s.pair.client.statistics();
+            assertTrue(stats.framesResent() > 0, () -> "the kill came after frames were handed out: " + stats);
         }
     }
 
