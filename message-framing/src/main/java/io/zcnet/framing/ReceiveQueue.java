@@ -1,12 +1,12 @@
 package io.zcnet.framing;
 
 /**
- * Posted receives in posting order, a bounded ring indexed by the absolute count of receives ever
- * posted, so "the frame whose RSN is n takes receive n" is an array lookup. Each entry is what a verbs
- * receive's scatter list names (ibv_post_recv(3), {@code sg_list} of {@code struct ibv_sge}): up to
- * {@code maxSge} pieces of registered regions, already resolved from their local keys and checked for
- * LOCAL_WRITE, each an offset and length inside its region; a SEND fills them in order. Every entry has
- * its list from construction, so posting copies into it and allocates nothing. Owned by one
+ * Posted receives in posting order, a bounded ring indexed by the absolute count of receives ever posted, so
+ * "the frame whose RSN is n takes receive n" is an array lookup. Each entry is what a verbs receive's scatter
+ * list names (ibv_post_recv(3), {@code sg_list} of {@code struct ibv_sge}): up to {@code maxSge} pieces of
+ * registered regions, already resolved from their local keys and checked for LOCAL_WRITE, each an offset and
+ * length inside its region; a SEND fills them in order. Every entry has its list from construction (one
+ * {@link SgeList#table}), so posting copies into it and allocates nothing. Owned by one
  * {@link MessageAssembler}; not thread-safe.
  */
 final class ReceiveQueue {
@@ -22,10 +22,7 @@ final class ReceiveQueue {
             throw new IllegalArgumentException("receive queue capacity " + capacity + " must be a power of two in 1..2^24");
         }
         mask = capacity - 1;
-        pieces = new SgeList[capacity];
-        for (int i = 0; i < capacity; i++) {
-            pieces[i] = new SgeList(maxSge);
-        }
+        pieces = SgeList.table(capacity, maxSge);
         workRequestIds = new long[capacity];
     }
 

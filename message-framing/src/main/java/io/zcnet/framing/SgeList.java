@@ -26,32 +26,70 @@ public final class SgeList {
     private final long[] lengths;
     /** Where each piece starts in the message: the lengths of the pieces before it. */
     private final long[] starts;
-    private final boolean[] named;
+    // A piece named by key has its region once resolved; a piece given as memory has its segment and no key.
+    // One reference a piece: lists live as long as their owner, so each reference stored costs a GC barrier.
+    // Past count both are null (clear() sees to it), so appending stores none.
     private final MemoryRegion[] regions;
-    private final MemorySegment[] segments;
+    private final MemorySegment[] memory;
+    /** Where this list's pieces start in the arrays, which the lists of one {@link #table} share. */
+    private final int base;
+    private final int capacity;
     private int count;
     private long byteSize;
     private int refused = -1;
 
     /** @param capacity pieces at most, at least 1 */
     public SgeList(int capacity) {
+        this(checkCapacity(capacity), 0, new int[capacity], new long[capacity], new long[capacity], new long[capacity],
+                new MemoryRegion[capacity], new MemorySegment[capacity]);
+    }
+
+    private SgeList(int capacity, int base, int[] keys, long[] offsets, long[] lengths, long[] starts,
+                    MemoryRegion[] regions, MemorySegment[] memory) {
+        this.capacity = capacity;
+        this.base = base;
+        this.keys = keys;
+        this.offsets = offsets;
+        this.lengths = lengths;
+        this.starts = starts;
+        this.regions = regions;
+        this.memory = memory;
+    }
+
+    /**
+     * {@code lists} lists of up to {@code capacity} pieces each, whose pieces lie side by side in arrays they
+     * share: for an owner of many lists used in turn (a ring of work requests or of receives), so that
+     * neighbouring lists share cache lines as the columns of parallel arrays do, and a list's pieces are not
+     * scattered over arrays of their own.
+     */
+    public static SgeList[] table(int lists, int capacity) {
+        checkCapacity(capacity);
+        int pieces = Math.multiplyExact(lists, capacity);
+        int[] keys = new int[pieces];
+        long[] offsets = new long[pieces];
+        long[] lengths = new long[pieces];
+        long[] starts = new long[pieces];
+        MemoryRegion[] regions = new MemoryRegion[pieces];
+        MemorySegment[] memory = new MemorySegment[pieces];
+        SgeList[] table = new SgeList[lists];
+        for (int l = 0; l < lists; l++) {
+            table[l] = new SgeList(capacity, l * capacity, keys, offsets, lengths, starts, regions, memory);
+        }
+        return table;
+    }
+
+    private static int checkCapacity(int capacity) {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
         }
-        keys = new int[capacity];
-        offsets = new long[capacity];
-        lengths = new long[capacity];
-        starts = new long[capacity];
-        named = new boolean[capacity];
-        regions = new MemoryRegion[capacity];
-        segments = new MemorySegment[capacity];
+        return capacity;
     }
 
     /** Empties the list; it keeps no memory or region reachable. */
     public SgeList clear() {
         for (int i = 0; i < count; i++) {
-            regions[i] = null;
-            segments[i] = null;
+            regions[base + i] = null;
+            memory[base + i] = null;
         }
         count = 0;
         byteSize = 0;
@@ -66,9 +104,7 @@ public final class SgeList {
      * @throws IllegalArgumentException if the list is full or the range is negative
      */
     public SgeList add(int key, long offset, long length) {
-        int i = append(offset, length);
-        keys[i] = key;
-        named[i] = true;
+        keys[base + append(offset, length)] = key; // past count both references are null already
         return this;
     }
 
@@ -86,41 +122,45 @@ public final class SgeList {
                     + segment.byteSize() + "-byte segment");
         }
         int i = append(offset, length);
-        keys[i] = 0;
-        named[i] = false;
-        segments[i] = segment;
+        keys[base + i] = 0;
+        memory[base + i] = segment;
         return this;
     }
 
     private int append(long offset, long length) {
-        if (count == keys.length) {
-            throw new IllegalArgumentException("scatter/gather list is full (" + keys.length + " elements)");
-        }
-        if (offset < 0 || length < 0 || length > Long.MAX_VALUE - byteSize) {
-            throw new IllegalArgumentException("element " + offset + "+" + length + " refused: "
-                    + AccessStatus.name(AccessStatus.OUT_OF_BOUNDS) + " (negative, or the list passes 2^63 bytes)");
+        if (count == capacity || offset < 0 || length < 0 || length > Long.MAX_VALUE - byteSize) {
+            throw refusal(offset, length);
         }
         int i = count++;
-        offsets[i] = offset;
-        lengths[i] = length;
-        starts[i] = byteSize;
+        offsets[base + i] = offset;
+        lengths[base + i] = length;
+        starts[base + i] = byteSize;
         byteSize += length;
         return i;
     }
 
+    // Kept out of append, so that the path taken inlines.
+    private IllegalArgumentException refusal(long offset, long length) {
+        return new IllegalArgumentException(count == capacity ? "scatter/gather list is full (" + capacity + " elements)"
+                : "element " + offset + "+" + length + " refused: " + AccessStatus.name(AccessStatus.OUT_OF_BOUNDS)
+                + " (negative, or the list passes 2^63 bytes)");
+    }
+
     /** Replaces this list's pieces with copies of {@code other}'s, resolved or not. */
     public SgeList copyFrom(SgeList other) {
-        if (other.count > keys.length) {
-            throw new IllegalArgumentException(other.count + " elements do not fit a list of " + keys.length);
+        if (other.count > capacity) {
+            throw new IllegalArgumentException(other.count + " elements do not fit a list of " + capacity);
         }
         clear();
-        System.arraycopy(other.keys, 0, keys, 0, other.count);
-        System.arraycopy(other.offsets, 0, offsets, 0, other.count);
-        System.arraycopy(other.lengths, 0, lengths, 0, other.count);
-        System.arraycopy(other.starts, 0, starts, 0, other.count);
-        System.arraycopy(other.named, 0, named, 0, other.count);
-        System.arraycopy(other.regions, 0, regions, 0, other.count);
-        System.arraycopy(other.segments, 0, segments, 0, other.count);
+        // A loop, not seven array copies: lists hold one or two pieces far more often than many.
+        for (int i = 0; i < other.count; i++) {
+            keys[base + i] = other.keys[other.base + i];
+            offsets[base + i] = other.offsets[other.base + i];
+            lengths[base + i] = other.lengths[other.base + i];
+            starts[base + i] = other.starts[other.base + i];
+            regions[base + i] = other.regions[other.base + i];
+            memory[base + i] = other.memory[other.base + i];
+        }
         count = other.count;
         byteSize = other.byteSize;
         return this;
@@ -136,17 +176,16 @@ public final class SgeList {
     public int resolve(MemoryRegistry registry, int access) {
         refused = -1;
         for (int i = 0; i < count; i++) {
-            if (!named[i]) {
+            if (memory[base + i] != null) {
                 continue;
             }
-            int status = registry.checkLocal(keys[i], offsets[i], lengths[i], access);
-            MemoryRegion region = status == AccessStatus.OK ? registry.lookupLocal(keys[i]) : null;
+            int status = registry.checkLocal(keys[base + i], offsets[base + i], lengths[base + i], access);
+            MemoryRegion region = status == AccessStatus.OK ? registry.lookupLocal(keys[base + i]) : null;
             if (region == null) {
                 refused = i;
                 return status == AccessStatus.OK ? AccessStatus.DEREGISTERED : status;
             }
-            regions[i] = region;
-            segments[i] = region.segment();
+            regions[base + i] = region;
         }
         return AccessStatus.OK;
     }
@@ -162,8 +201,8 @@ public final class SgeList {
      */
     public SgeList nameByRemoteKeys() {
         for (int i = 0; i < count; i++) {
-            if (regions[i] != null) {
-                keys[i] = regions[i].remoteKey();
+            if (regions[base + i] != null) {
+                keys[base + i] = regions[base + i].remoteKey();
             }
         }
         return this;
@@ -176,14 +215,12 @@ public final class SgeList {
      * @throws IndexOutOfBoundsException unless {@code 0 <= position < byteSize()}
      */
     public int pieceAt(long position) {
-        if (position < 0 || position >= byteSize) {
-            throw new IndexOutOfBoundsException("position " + position + " outside the " + byteSize + "-byte list");
-        }
+        java.util.Objects.checkIndex(position, byteSize);
         int low = 0;
         int high = count - 1;
         while (low < high) {
             int mid = (low + high + 1) >>> 1;
-            if (starts[mid] <= position) {
+            if (starts[base + mid] <= position) {
                 low = mid;
             } else {
                 high = mid - 1;
@@ -207,7 +244,7 @@ public final class SgeList {
         }
         int n = 0;
         for (int i = pieceAt(position), last = pieceAt(position + length - 1); i <= last; i++) {
-            if (lengths[i] > 0) {
+            if (lengths[base + i] > 0) {
                 n++;
             }
         }
@@ -221,7 +258,7 @@ public final class SgeList {
 
     /** Pieces the list can hold. */
     public int capacity() {
-        return keys.length;
+        return capacity;
     }
 
     /** Bytes of all pieces together: the message's length. */
@@ -231,38 +268,36 @@ public final class SgeList {
 
     /** The key piece {@code i} was named by (0 for memory given directly). */
     public int key(int i) {
-        return keys[check(i)];
+        return keys[base + check(i)];
     }
 
     /** Where piece {@code i} starts in its region or segment. */
     public long offset(int i) {
-        return offsets[check(i)];
+        return offsets[base + check(i)];
     }
 
     public long length(int i) {
-        return lengths[check(i)];
+        return lengths[base + check(i)];
     }
 
     /** Where piece {@code i} starts in the message. */
     public long start(int i) {
-        return starts[check(i)];
+        return starts[base + check(i)];
     }
 
     /** The region piece {@code i} resolved to; null before {@link #resolve}, or for memory given directly. */
     public MemoryRegion region(int i) {
-        return regions[check(i)];
+        return regions[base + check(i)];
     }
 
     /** The memory of piece {@code i}; null for a piece named by key and not yet resolved. */
     public MemorySegment segment(int i) {
-        return segments[check(i)];
+        MemoryRegion region = regions[base + check(i)];
+        return region != null ? region.segment() : memory[base + i];
     }
 
     private int check(int i) {
-        if (i < 0 || i >= count) {
-            throw new IndexOutOfBoundsException("element " + i + " of " + count);
-        }
-        return i;
+        return java.util.Objects.checkIndex(i, count);
     }
 
     @Override
@@ -270,10 +305,10 @@ public final class SgeList {
         StringBuilder b = new StringBuilder("SgeList[");
         for (int i = 0; i < count; i++) {
             b.append(i == 0 ? "" : ", ");
-            if (named[i]) {
-                b.append("0x").append(Integer.toHexString(keys[i]));
+            if (memory[base + i] == null) {
+                b.append("0x").append(Integer.toHexString(keys[base + i]));
             }
-            b.append('@').append(offsets[i]).append('+').append(lengths[i]);
+            b.append('@').append(offsets[base + i]).append('+').append(lengths[base + i]);
         }
         return b.append(']').toString();
     }

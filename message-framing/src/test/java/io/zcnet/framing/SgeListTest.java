@@ -109,6 +109,26 @@ class SgeListTest {
     }
 
     @Test
+    void theListsOfATableKeepToTheirOwnPieces() {
+        SgeList[] table = SgeList.table(3, 2);
+        MemorySegment memory = MemorySegment.ofArray(new byte[64]);
+        table[0].add(memory, 0, 4).add(memory, 8, 4);
+        table[1].add(memory, 16, 5);
+        table[2].add(memory, 32, 6).add(memory, 40, 7);
+        assertThrows(IllegalArgumentException.class, () -> table[1].add(memory, 0, 1).add(memory, 0, 1), "two at most");
+        assertEquals(8, table[0].byteSize());
+        assertEquals(6, table[1].byteSize());
+        assertEquals(13, table[2].byteSize());
+        assertEquals(40, table[2].offset(1));
+        assertEquals(6, table[2].start(1));
+        table[1].clear();
+        assertEquals(8, table[0].offset(1), "clearing one list leaves its neighbours");
+        assertEquals(32, table[2].offset(0));
+        assertEquals(1, table[1].copyFrom(table[2]).pieceAt(6));
+        assertEquals(40, table[1].offset(1));
+    }
+
+    @Test
     void refusesWhatIsNoList() {
         SgeList list = new SgeList(1);
         MemorySegment memory = MemorySegment.ofArray(new byte[8]);

@@ -330,23 +330,20 @@ final class QpEngine implements CompletionHandler {
         SpscRing sq = qp.sendRing;
         long at;
         while (ledger.userEntries < config.sendQueueDepth() && !ledger.isFull() && (at = sq.peek()) >= 0) {
-            QueueEntries.readSend(sq.memory(), at, taken);
+            QueueEntries.readSend(sq.memory(), at, taken, ledger.nextLocal());
             sq.advance();
-            admit(taken);
+            admit(taken, ledger.nextLocal());
         }
     }
 
     /**
-     * Enters a work request in the ledger and checks its local side: every element against the registry
-     * (LOCAL_WRITE for a READ's sinks, which then go by their remote keys), the total against one message
-     * (a SEND) or the message window.
+     * Checks a work request's local side, the elements it was read with ({@link SendLedger#nextLocal()}), and
+     * enters it in the ledger: every element against the registry (LOCAL_WRITE for a READ's sinks, which
+     * then go by their remote keys), the total against one message (a SEND) or the message window.
      */
-    private void admit(WorkRequest wr) {
+    private void admit(WorkRequest wr, SgeList local) {
         int op = wr.opcode;
         int access = op == WorkRequest.RDMA_READ ? Access.LOCAL_WRITE : 0;
-        long seq = ledger.append(op, wr.workRequestId, wr.signaled, wr.immediate, wr.length(), wr.rkey, wr.remoteOffset,
-                0, 0);
-        SgeList local = ledger.local[ledger.slot(seq)].copyFrom(wr.sges);
         int status = local.resolve(registry, access);
         int early = -1;
         String why = null;
@@ -359,15 +356,16 @@ final class QpEngine implements CompletionHandler {
         } else if (op < WorkRequest.SEND || op > WorkRequest.RDMA_READ) {
             early = WorkCompletion.LOCAL_PROTECTION_ERROR;
             why = "work request " + wr.workRequestId + " has no valid opcode (" + op + ")";
-        } else if ((op == WorkRequest.SEND || op == WorkRequest.SEND_WITH_IMM) && wr.length() > FramingConfig.MAX_MESSAGE_SIZE
+        } else if ((op == WorkRequest.SEND || op == WorkRequest.SEND_WITH_IMM) && local.byteSize() > FramingConfig.MAX_MESSAGE_SIZE
                 || messagesOf(op, local) > framing.messageWindow()) {
             early = WorkCompletion.LOCAL_LENGTH_ERROR;
-            why = WorkRequest.opcodeName(op) + " " + wr.workRequestId + " of " + wr.length() + " bytes is longer than "
+            why = WorkRequest.opcodeName(op) + " " + wr.workRequestId + " of " + local.byteSize() + " bytes is longer than "
                     + (op <= WorkRequest.SEND_WITH_IMM ? "one message (" + FramingConfig.MAX_MESSAGE_SIZE + " bytes)"
                     : "the message window allows");
         } else if (op == WorkRequest.RDMA_READ) {
             local.nameByRemoteKeys();
         }
+        long seq = ledger.append(op, wr.workRequestId, wr.signaled, wr.immediate, wr.rkey, wr.remoteOffset, 0, 0);
         if (early >= 0 || state == QpState.ERROR) {
             ledger.earlyStatus[ledger.slot(seq)] = early >= 0 ? early : WorkCompletion.FLUSH_ERROR;
             if (early >= 0) {
@@ -688,9 +686,8 @@ final class QpEngine implements CompletionHandler {
                 fail(WorkCompletion.TRANSPORT_ERROR, "READ request names a region that went away: " + readRequest);
                 return;
             }
-            long seq = ledger.append(SendLedger.READ_RESPONSE, 0, false, 0, readRequest.length(), 0, 0,
-                    readRequest.sinkRkey(), readRequest.sinkOffset());
-            ledger.local[ledger.slot(seq)].clear().add(source.segment(), readRequest.regionOffset(), readRequest.length());
+            ledger.nextLocal().clear().add(source.segment(), readRequest.regionOffset(), readRequest.length());
+            ledger.append(SendLedger.READ_RESPONSE, 0, false, 0, 0, 0, readRequest.sinkRkey(), readRequest.sinkOffset());
         }
     }
 

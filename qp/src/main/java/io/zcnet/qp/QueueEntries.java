@@ -61,14 +61,18 @@ final class QueueEntries {
         writeSges(m, at + 10, at + SEND_HEADER, wr.sges);
     }
 
-    static void readSend(MemorySegment m, long at, WorkRequest into) {
+    /**
+     * Reads a send entry: its fields into {@code into}, its elements into {@code sges} (read once, straight
+     * to where they stay while the work request is outstanding).
+     */
+    static void readSend(MemorySegment m, long at, WorkRequest into, SgeList sges) {
         into.workRequestId = m.get(U64, at);
         into.opcode = m.get(U8, at + 8);
         into.signaled = m.get(U8, at + 9) != 0;
         into.immediate = m.get(U32, at + 12);
         into.rkey = m.get(U32, at + 16);
         into.remoteOffset = m.get(U64, at + 24);
-        readSges(m, at + 10, at + SEND_HEADER, into.sges);
+        readSges(m, at + 10, at + SEND_HEADER, sges);
     }
 
     /** A receive of one element: the common case, written without a holder. */

@@ -8,8 +8,8 @@ import io.zcnet.framing.SgeList;
  * acknowledged all its messages (and, for a READ, all its responses have landed), because a subflow that
  * fails may force any of its frames to be sent again. READ responses this side owes the peer live here
  * too, as internal entries that complete without a completion. Parallel arrays indexed by sequence number
- * modulo a power of two, each entry with a scatter/gather list of its own (made once, refilled per entry);
- * owner thread of the loop.
+ * modulo a power of two, each entry with a scatter/gather list of its own (made once, refilled per entry,
+ * the lists' pieces side by side as the other columns); owner thread of the loop.
  */
 final class SendLedger {
     /** An internal entry: the response to one READ request of the peer. */
@@ -67,10 +67,7 @@ final class SendLedger {
         kind = new int[capacity];
         signaled = new boolean[capacity];
         immediate = new int[capacity];
-        local = new SgeList[capacity];
-        for (int i = 0; i < capacity; i++) {
-            local[i] = new SgeList(maxSge);
-        }
+        local = SgeList.table(capacity, maxSge);
         length = new int[capacity];
         rkey = new int[capacity];
         remoteOffset = new long[capacity];
@@ -102,19 +99,23 @@ final class SendLedger {
         return (int) seq & mask;
     }
 
+    /** The local elements of the entry {@link #append} adds next: filled before it is appended. */
+    SgeList nextLocal() {
+        return local[slot(tail)];
+    }
+
     /**
-     * Appends an entry and returns its sequence number; the caller checked {@link #isFull()} and fills the
-     * entry's {@link #local} list.
+     * Appends an entry, whose elements {@link #nextLocal()} holds, and returns its sequence number; the caller
+     * checked {@link #isFull()}.
      */
-    long append(int entryKind, long id, boolean isSignaled, int imm, int bytes, int key, long keyOffset, int sinkKey,
-            long sinkAt) {
+    long append(int entryKind, long id, boolean isSignaled, int imm, int key, long keyOffset, int sinkKey, long sinkAt) {
         long seq = tail++;
         int i = slot(seq);
         kind[i] = entryKind;
         workRequestId[i] = id;
         signaled[i] = isSignaled;
         immediate[i] = imm;
-        length[i] = bytes;
+        length[i] = (int) local[i].byteSize();
         rkey[i] = key;
         remoteOffset[i] = keyOffset;
         sinkRkey[i] = sinkKey;
