@@ -247,7 +247,9 @@ public final class Segmenter {
         }
         this.kind = kind;
         this.firstMsn = msn;
-        this.source = source;
+        if (this.source != source) { // compared first: see payloadSegment
+            this.source = source;
+        }
         this.sinks = null;
         this.length = length;
         this.rkey = key;
@@ -383,7 +385,12 @@ public final class Segmenter {
         }
         int p = source.pieceAt(position);
         long within = position - source.start(p);
-        payloadSegment = source.segment(p);
+        MemorySegment segment = source.segment(p);
+        if (payloadSegment != segment) {
+            // Compared first: a reference stored into this long-lived object pays a GC barrier with a
+            // fence in it, and frame after frame the memory is the same.
+            payloadSegment = segment;
+        }
         payloadOffset = source.offset(p) + within;
         payloadContiguous = bytes <= source.length(p) - within;
     }

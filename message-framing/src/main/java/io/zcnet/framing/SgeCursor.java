@@ -38,7 +38,9 @@ public final class SgeCursor {
             throw new IllegalArgumentException("range " + position + "+" + length + " outside the "
                     + list.byteSize() + "-byte list");
         }
-        this.list = list;
+        if (this.list != list) { // compared first, as the segment below
+            this.list = list;
+        }
         this.piece = length > 0 ? list.pieceAt(position) - 1 : list.count();
         this.position = position;
         this.remaining = length;
@@ -52,7 +54,10 @@ public final class SgeCursor {
             long within = position - list.start(piece);
             long n = Math.min(list.length(piece) - within, remaining);
             if (n > 0) {
-                segment = list.segment(piece);
+                MemorySegment next = list.segment(piece);
+                if (segment != next) { // a reference stored into a long-lived holder pays a GC barrier
+                    segment = next;
+                }
                 offset = list.offset(piece) + within;
                 length = n;
                 position += n;

@@ -21,14 +21,24 @@ import java.lang.foreign.MemorySegment;
  */
 public final class SgeList {
 
+    private static final byte NAMED = 0;
+    private static final byte RESOLVED = 1;
+    private static final byte MEMORY = 2;
+
     private final int[] keys;
     private final long[] offsets;
     private final long[] lengths;
     /** Where each piece starts in the message: the lengths of the pieces before it. */
     private final long[] starts;
-    // A piece named by key has its region once resolved; a piece given as memory has its segment and no key.
-    // One reference a piece: lists live as long as their owner, so each reference stored costs a GC barrier.
-    // Past count both are null (clear() sees to it), so appending stores none.
+    /** {@link #NAMED}, {@link #RESOLVED} or {@link #MEMORY}: which of the references below holds. */
+    private final byte[] states;
+    /*
+     * A piece named by key has its region once resolved; a piece given as memory has its segment. References
+     * are stored only when they change, and clear() leaves them (until a later piece overwrites them, a list
+     * keeps at most its capacity in stale references): lists live as long as their owners, and on the data
+     * path every reference stored into a long-lived array pays G1's post-write barrier, a memory fence
+     * included, where comparing first costs a load.
+     */
     private final MemoryRegion[] regions;
     private final MemorySegment[] memory;
     /** Where this list's pieces start in the arrays, which the lists of one {@link #table} share. */
@@ -41,10 +51,10 @@ public final class SgeList {
     /** @param capacity pieces at most, at least 1 */
     public SgeList(int capacity) {
         this(checkCapacity(capacity), 0, new int[capacity], new long[capacity], new long[capacity], new long[capacity],
-                new MemoryRegion[capacity], new MemorySegment[capacity]);
+                new byte[capacity], new MemoryRegion[capacity], new MemorySegment[capacity]);
     }
 
-    private SgeList(int capacity, int base, int[] keys, long[] offsets, long[] lengths, long[] starts,
+    private SgeList(int capacity, int base, int[] keys, long[] offsets, long[] lengths, long[] starts, byte[] states,
                     MemoryRegion[] regions, MemorySegment[] memory) {
         this.capacity = capacity;
         this.base = base;
@@ -52,6 +62,7 @@ public final class SgeList {
         this.offsets = offsets;
         this.lengths = lengths;
         this.starts = starts;
+        this.states = states;
         this.regions = regions;
         this.memory = memory;
     }
@@ -69,11 +80,12 @@ public final class SgeList {
         long[] offsets = new long[pieces];
         long[] lengths = new long[pieces];
         long[] starts = new long[pieces];
+        byte[] states = new byte[pieces];
         MemoryRegion[] regions = new MemoryRegion[pieces];
         MemorySegment[] memory = new MemorySegment[pieces];
         SgeList[] table = new SgeList[lists];
         for (int l = 0; l < lists; l++) {
-            table[l] = new SgeList(capacity, l * capacity, keys, offsets, lengths, starts, regions, memory);
+            table[l] = new SgeList(capacity, l * capacity, keys, offsets, lengths, starts, states, regions, memory);
         }
         return table;
     }
@@ -85,15 +97,10 @@ public final class SgeList {
         return capacity;
     }
 
-    /** Empties the list; it keeps no memory or region reachable. */
+    /** Empties the list (the references its pieces held stay until later pieces take their places). */
     public SgeList clear() {
-        for (int i = 0; i < count; i++) {
-            regions[base + i] = null;
-            memory[base + i] = null;
-        }
         count = 0;
         byteSize = 0;
-        refused = -1;
         return this;
     }
 
@@ -104,7 +111,9 @@ public final class SgeList {
      * @throws IllegalArgumentException if the list is full or the range is negative
      */
     public SgeList add(int key, long offset, long length) {
-        keys[base + append(offset, length)] = key; // past count both references are null already
+        int i = base + append(offset, length);
+        keys[i] = key;
+        states[i] = NAMED;
         return this;
     }
 
@@ -121,9 +130,12 @@ public final class SgeList {
             throw new IllegalArgumentException("range " + offset + "+" + length + " outside the "
                     + segment.byteSize() + "-byte segment");
         }
-        int i = append(offset, length);
-        keys[base + i] = 0;
-        memory[base + i] = segment;
+        int i = base + append(offset, length);
+        keys[i] = 0;
+        states[i] = MEMORY;
+        if (memory[i] != segment) {
+            memory[i] = segment;
+        }
         return this;
     }
 
@@ -151,15 +163,21 @@ public final class SgeList {
         if (other.count > capacity) {
             throw new IllegalArgumentException(other.count + " elements do not fit a list of " + capacity);
         }
-        clear();
         // A loop, not seven array copies: lists hold one or two pieces far more often than many.
         for (int i = 0; i < other.count; i++) {
-            keys[base + i] = other.keys[other.base + i];
-            offsets[base + i] = other.offsets[other.base + i];
-            lengths[base + i] = other.lengths[other.base + i];
-            starts[base + i] = other.starts[other.base + i];
-            regions[base + i] = other.regions[other.base + i];
-            memory[base + i] = other.memory[other.base + i];
+            int to = base + i;
+            int from = other.base + i;
+            keys[to] = other.keys[from];
+            offsets[to] = other.offsets[from];
+            lengths[to] = other.lengths[from];
+            starts[to] = other.starts[from];
+            states[to] = other.states[from];
+            if (regions[to] != other.regions[from]) {
+                regions[to] = other.regions[from];
+            }
+            if (memory[to] != other.memory[from]) {
+                memory[to] = other.memory[from];
+            }
         }
         count = other.count;
         byteSize = other.byteSize;
@@ -176,16 +194,21 @@ public final class SgeList {
     public int resolve(MemoryRegistry registry, int access) {
         refused = -1;
         for (int i = 0; i < count; i++) {
-            if (memory[base + i] != null) {
+            int j = base + i;
+            if (states[j] == MEMORY) {
                 continue;
             }
-            int status = registry.checkLocal(keys[base + i], offsets[base + i], lengths[base + i], access);
-            MemoryRegion region = status == AccessStatus.OK ? registry.lookupLocal(keys[base + i]) : null;
+            int status = registry.checkLocal(keys[j], offsets[j], lengths[j], access);
+            MemoryRegion region = status == AccessStatus.OK ? registry.lookupLocal(keys[j]) : null;
             if (region == null) {
+                states[j] = NAMED;
                 refused = i;
                 return status == AccessStatus.OK ? AccessStatus.DEREGISTERED : status;
             }
-            regions[base + i] = region;
+            if (regions[j] != region) {
+                regions[j] = region;
+            }
+            states[j] = RESOLVED;
         }
         return AccessStatus.OK;
     }
@@ -201,7 +224,7 @@ public final class SgeList {
      */
     public SgeList nameByRemoteKeys() {
         for (int i = 0; i < count; i++) {
-            if (regions[base + i] != null) {
+            if (states[base + i] == RESOLVED) {
                 keys[base + i] = regions[base + i].remoteKey();
             }
         }
@@ -287,13 +310,18 @@ public final class SgeList {
 
     /** The region piece {@code i} resolved to; null before {@link #resolve}, or for memory given directly. */
     public MemoryRegion region(int i) {
-        return regions[base + check(i)];
+        int j = base + check(i);
+        return states[j] == RESOLVED ? regions[j] : null;
     }
 
     /** The memory of piece {@code i}; null for a piece named by key and not yet resolved. */
     public MemorySegment segment(int i) {
-        MemoryRegion region = regions[base + check(i)];
-        return region != null ? region.segment() : memory[base + i];
+        int j = base + check(i);
+        return switch (states[j]) {
+            case RESOLVED -> regions[j].segment();
+            case MEMORY -> memory[j];
+            default -> null;
+        };
     }
 
     private int check(int i) {
@@ -305,7 +333,7 @@ public final class SgeList {
         StringBuilder b = new StringBuilder("SgeList[");
         for (int i = 0; i < count; i++) {
             b.append(i == 0 ? "" : ", ");
-            if (memory[base + i] == null) {
+            if (states[base + i] != MEMORY) {
                 b.append("0x").append(Integer.toHexString(keys[base + i]));
             }
             b.append('@').append(offsets[base + i]).append('+').append(lengths[base + i]);

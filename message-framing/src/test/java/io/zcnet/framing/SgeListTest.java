@@ -91,7 +91,10 @@ class SgeListTest {
         assertEquals(AccessStatus.NOT_PERMITTED, list.resolve(registry, Access.LOCAL_WRITE), "even a piece of 0 bytes is checked");
         assertEquals(1, list.refused());
         list.clear().add(writable.localKey(), 250, 7);
+        assertNull(list.region(0), "a piece named again is not resolved by what the place held before");
+        assertNull(list.segment(0));
         assertEquals(AccessStatus.OUT_OF_BOUNDS, list.resolve(registry, Access.LOCAL_WRITE));
+        assertNull(list.region(0), "nor by a refused resolution");
         list.clear().add(writable.localKey() + 1, 0, 1);
         assertEquals(AccessStatus.INVALID_KEY, list.resolve(registry, 0));
         assertEquals(0, list.refused());

@@ -136,7 +136,7 @@ final class SendLedger {
     /** Drops the oldest entry. */
     void retireHead() {
         int i = slot(head++);
-        local[i].clear(); // keep no user memory reachable
+        local[i].clear();
         if (kind[i] != READ_RESPONSE) {
             userEntries--;
         }
