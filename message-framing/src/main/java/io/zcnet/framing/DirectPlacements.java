@@ -52,7 +52,8 @@ final class DirectPlacements {
     /**
      * Starts the placement of the frame in {@code header}, which the judge accepted: pins the region its
      * payload goes to, reserves its segment, holds the receive it names and points {@code target} at the
-     * payload's place (0 bytes of the drain for a frame without one).
+     * payload's place (0 bytes of the drain for a frame without one; the drain, staged, for a payload
+     * scattered over several pieces, which the kernel then writes nowhere but the drain).
      *
      * @return false, with nothing changed, if the region was deregistered since it was judged
      */
@@ -73,10 +74,11 @@ final class DirectPlacements {
         target.receive = verdict.receive;
         target.owner = owner;
         pending++;
+        target.staged = verdict.scatter != null;
         if (verdict.destination != null) {
             target.describe(verdict.destination, verdict.destinationOffset, length);
         } else {
-            target.describe(target.drain, 0, 0);
+            target.describe(target.drain, 0, target.staged ? length : 0);
         }
         return true;
     }

@@ -29,10 +29,20 @@ final class FrameJudge {
     int slot;
     /** The posted receive the judged frame's message holds, or the one its RSN lets it take (absolute index), or -1. */
     long receive;
-    /** Where an accepted payload goes: memory, offset and region (null for frames without a place). */
+    /**
+     * Where an accepted payload goes when it lands in one piece of memory: memory, offset and region (null
+     * for frames without a place, and for payloads {@link #scatter scattered} over several pieces).
+     */
     MemorySegment destination;
     long destinationOffset;
     MemoryRegion destinationRegion;
+    /**
+     * A SEND payload that straddles pieces of its receive: bytes {@code [scatterPosition, + length)} of this
+     * list's message, in several pieces; null when the payload has one {@link #destination}.
+     */
+    SgeList scatter;
+    long scatterPosition;
+    private final SgeCursor spans = new SgeCursor();
 
     FrameJudge(FramingConfig config, MemoryRegistry registry, ReceiveQueue receives, MessageSlots slots,
                ExpectedReads expectedReads) {
@@ -59,6 +69,7 @@ final class FrameJudge {
         destination = null;
         destinationOffset = 0;
         destinationRegion = null;
+        scatter = null;
         int opcode = header.opcode();
         if (opcode == Opcode.ACKNOWLEDGE) {
             return MessageAssembler.ACCEPTED;
@@ -143,17 +154,36 @@ final class FrameJudge {
         return FrameError.OK;
     }
 
+    /**
+     * A SEND frame's place in the receive it takes: the pieces its bytes cover, in order, whose regions must
+     * still be valid (a frame of 0 bytes covers none). One piece is a {@link #destination}; several are a
+     * {@link #scatter}.
+     */
     private int send(int messageOffset, int length) {
-        if ((long) messageOffset + length > receives.length(receive)) {
+        SgeList pieces = receives.pieces(receive);
+        if ((long) messageOffset + length > pieces.byteSize()) {
             return FrameError.LOCAL_LENGTH;
         }
-        MemoryRegion region = receives.region(receive);
-        if (!region.isValid() || !region.segment().scope().isAlive()) {
-            return FrameError.LOCAL_PROTECTION;
+        int covered = 0;
+        spans.over(pieces, messageOffset, length);
+        while (spans.next()) {
+            MemoryRegion region = pieces.region(spans.piece());
+            if (!region.isValid() || !region.segment().scope().isAlive()) {
+                return FrameError.LOCAL_PROTECTION;
+            }
+            if (covered++ == 0) {
+                destination = spans.segment();
+                destinationOffset = spans.offset();
+                destinationRegion = region;
+            }
         }
-        destination = region.segment();
-        destinationOffset = receives.offset(receive) + messageOffset;
-        destinationRegion = region;
+        if (covered > 1) {
+            destination = null;
+            destinationOffset = 0;
+            destinationRegion = null;
+            scatter = pieces;
+            scatterPosition = messageOffset;
+        }
         return MessageAssembler.ACCEPTED;
     }
 

@@ -14,15 +14,21 @@ import java.util.zip.CRC32C;
  * rewrites.
  *
  * <p>Allocation-free in steady state: the header is masked in a 32-byte scratch array and the payload is
- * fed through one cached {@link ByteBuffer} view of the last payload segment seen, so a receiver that
- * reuses its buffers allocates nothing. Not thread-safe: one instance per thread.
+ * fed through cached {@link ByteBuffer} views of the last few payload segments seen, so a receiver that
+ * reuses its buffers, or a sender gathering from a few regions, allocates nothing. Not thread-safe: one
+ * instance per thread.
  */
 public final class Icrc {
 
+    /** Payload segments whose views are kept. */
+    private static final int VIEWS = 4;
+
     private final CRC32C crc = new CRC32C();
     private final byte[] header = new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH];
-    private MemorySegment viewed;
-    private ByteBuffer view;
+    private final SgeCursor cursor = new SgeCursor();
+    private final MemorySegment[] viewed = new MemorySegment[VIEWS];
+    private final ByteBuffer[] views = new ByteBuffer[VIEWS];
+    private int nextView;
 
     /**
      * The ICRC of the contiguous frame at {@code offset}: header, then {@code ext_length} extension bytes,
@@ -49,16 +55,44 @@ public final class Icrc {
         if (headers == null || payload == null) {
             throw new IllegalArgumentException("segment is null");
         }
+        long length = startHeader(headers, headerOffset);
+        if (payloadOffset < 0 || payloadOffset > payload.byteSize() - length) {
+            throw new IllegalArgumentException("payload of " + length + " bytes does not fit at offset " + payloadOffset);
+        }
+        if (length > 0) {
+            crc.update(slice(payload, payloadOffset, (int) length));
+        }
+        return (int) crc.getValue();
+    }
+
+    /**
+     * The ICRC of a frame whose header and extension are at {@code headerOffset} of {@code headers} and
+     * whose {@code length} payload bytes are bytes {@code [position, position + length)} of the message
+     * {@code payload} lays over its pieces (a frame gathered from several scatter/gather elements).
+     *
+     * @throws IllegalArgumentException if the header or extension are not all there, or the payload lies
+     *                                  outside the list
+     */
+    public int compute(MemorySegment headers, long headerOffset, SgeList payload, long position) {
+        if (headers == null || payload == null) {
+            throw new IllegalArgumentException("headers or payload is null");
+        }
+        long length = startHeader(headers, headerOffset);
+        cursor.over(payload, position, length);
+        while (cursor.next()) {
+            crc.update(slice(cursor.segment(), cursor.offset(), (int) cursor.length()));
+        }
+        return (int) crc.getValue();
+    }
+
+    /** Validates the header and extension, feeds them masked into the CRC, and returns the payload length. */
+    private long startHeader(MemorySegment headers, long headerOffset) {
         if (headerOffset < 0 || headerOffset > headers.byteSize() - FrameHeader.LENGTH) {
             throw new IllegalArgumentException("no frame header at offset " + headerOffset);
         }
         int ext = extLength(headers, headerOffset);
-        long length = headers.get(WireLayouts.U32, headerOffset + FrameHeader.LENGTH_OFFSET) & 0xFFFF_FFFFL;
         if (ext > ReadRequestExtension.LENGTH || headerOffset + FrameHeader.LENGTH + ext > headers.byteSize()) {
             throw new IllegalArgumentException("extension of " + ext + " bytes does not fit after the header");
-        }
-        if (payloadOffset < 0 || payloadOffset > payload.byteSize() - length) {
-            throw new IllegalArgumentException("payload of " + length + " bytes does not fit at offset " + payloadOffset);
         }
         int masked = FrameHeader.LENGTH + ext;
         MemorySegment.copy(headers, ValueLayout.JAVA_BYTE, headerOffset, header, 0, masked);
@@ -70,10 +104,7 @@ public final class Icrc {
         mask(FrameHeader.SUBFLOW_OFFSET, 2);
         crc.reset();
         crc.update(header, 0, masked);
-        if (length > 0) {
-            crc.update(slice(payload, payloadOffset, (int) length));
-        }
-        return (int) crc.getValue();
+        return headers.get(WireLayouts.U32, headerOffset + FrameHeader.LENGTH_OFFSET) & 0xFFFF_FFFFL;
     }
 
     /** Whether the frame's {@code icrc} field equals the ICRC of its bytes (same contract as {@link #compute}). */
@@ -92,16 +123,27 @@ public final class Icrc {
         return segment.get(WireLayouts.U16, headerOffset + FrameHeader.EXT_LENGTH_OFFSET) & 0xFFFF;
     }
 
-    // One view per distinct payload segment: a receiver reusing its buffers hits the cache every time.
+    // One view per distinct payload segment, a few kept: a receiver reusing its buffers, or a sender
+    // gathering from a handful of regions, hits the cache every time.
     private ByteBuffer slice(MemorySegment payload, long offset, int length) {
         if (payload.byteSize() > Integer.MAX_VALUE) {
             return payload.asSlice(offset, length).asByteBuffer();
         }
-        if (payload != viewed) {
-            view = payload.asByteBuffer();
-            viewed = payload;
-        }
+        ByteBuffer view = view(payload);
         view.limit((int) offset + length).position((int) offset);
         return view;
+    }
+
+    private ByteBuffer view(MemorySegment payload) {
+        for (int i = 0; i < VIEWS; i++) {
+            if (viewed[i] == payload) {
+                return views[i];
+            }
+        }
+        int i = nextView;
+        nextView = (i + 1) % VIEWS;
+        viewed[i] = payload;
+        views[i] = payload.asByteBuffer();
+        return views[i];
     }
 }

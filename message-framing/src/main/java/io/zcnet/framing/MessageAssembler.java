@@ -14,7 +14,8 @@ import java.lang.foreign.MemorySegment;
  * <ul>
  *   <li><b>Placement.</b> SEND frames go to the posted receive their RSN names (the receive sequence
  *   number every frame of a receive-consuming message carries, {@link UntaggedExtension}), at the frame's
- *   message offset, at once, whatever arrived before them; tagged frames (RDMA WRITE, READ RESPONSE) go to
+ *   message offset in the receive's pieces taken in order (a verbs scatter list), at once, whatever arrived
+ *   before them; tagged frames (RDMA WRITE, READ RESPONSE) go to
  *   the region their extension names, after the registry has checked key, rights and bounds. A frame is
  *   placed whole or not at all, and nothing is ever written outside a posted buffer or a permitted
  *   region.</li>
@@ -124,6 +125,10 @@ public final class MessageAssembler {
     private final MessageCompletion completion;
     private final FrameHeader header = new FrameHeader();
     private final Icrc icrc = new Icrc();
+    private final int maxReceiveSge;
+    /** The one piece of a receive posted by key, offset and length. */
+    private final SgeList single = new SgeList(1);
+    private final SgeCursor spans = new SgeCursor();
 
     private int peerError = FrameError.OK;
     private int peerFailedMsn = NegativeAcknowledge.NO_MESSAGE;
@@ -132,25 +137,37 @@ public final class MessageAssembler {
     /** Passes of the ICRC over a frame: a work counter for tests, never timed. */
     private long icrcPasses;
 
+    /** An assembler whose receives are one piece each; see the full constructor. */
+    public MessageAssembler(FramingConfig config, MemoryRegistry registry, int receiveCapacity,
+                            CompletionQueue completions, FlowControl sendFlow) {
+        this(config, registry, receiveCapacity, 1, completions, sendFlow);
+    }
+
     /**
      * @param config          negotiated segment size, ICRC and window
      * @param registry        regions that tagged frames and read requests may name
      * @param receiveCapacity posted receives at most outstanding, a power of two
+     * @param maxReceiveSge   pieces one posted receive may be scattered over, at least 1 (the
+     *                        {@code max_recv_sge} of a verbs queue pair)
      * @param completions     where completions go, owned by this assembler: a receive or read is accepted
      *                        only while the queue has room for a completion of every one outstanding, so
      *                        neither a success nor a flush is ever lost; size it to {@code receiveCapacity}
      *                        plus the reads you keep outstanding
      * @param sendFlow        the opposite direction's flow control, which ACKNOWLEDGE frames update
      */
-    public MessageAssembler(FramingConfig config, MemoryRegistry registry, int receiveCapacity,
+    public MessageAssembler(FramingConfig config, MemoryRegistry registry, int receiveCapacity, int maxReceiveSge,
                             CompletionQueue completions, FlowControl sendFlow) {
         if (config == null || registry == null || completions == null || sendFlow == null) {
             throw new IllegalArgumentException("config, registry, completions and sendFlow are required");
         }
+        if (maxReceiveSge < 1) {
+            throw new IllegalArgumentException("maxReceiveSge must be at least 1, got " + maxReceiveSge);
+        }
         this.segmentSize = config.segmentSize();
         this.icrcEnabled = config.icrcEnabled();
         this.registry = registry;
-        this.receives = new ReceiveQueue(receiveCapacity);
+        this.maxReceiveSge = maxReceiveSge;
+        this.receives = new ReceiveQueue(receiveCapacity, maxReceiveSge);
         this.completions = completions;
         this.sendFlow = sendFlow;
         this.slots = new MessageSlots(config.messageWindow(), segmentSize, receives.capacity());
@@ -167,24 +184,47 @@ public final class MessageAssembler {
 
     /**
      * Posts a receive of {@code length} bytes at {@code offset} of the region whose local key is
-     * {@code lkey} (an {@code ibv_sge} of ibv_post_recv(3)); SEND messages fill receives in posting order.
-     * The region must grant {@link Access#LOCAL_WRITE}. In ERROR the receive is completed with
-     * {@link CompletionStatus#FLUSH_ERROR}, as verbs do: at once, or with the flush still waiting for
-     * placements in flight, in posting order. Deregistering the region while the receive is
-     * outstanding makes the message that lands in it fail with {@link CompletionStatus#LOCAL_PROTECTION_ERROR}.
+     * {@code lkey} (an {@code ibv_sge} of ibv_post_recv(3)): {@link #postReceive(long, SgeList)} with one
+     * piece.
+     */
+    public boolean postReceive(long workRequestId, int lkey, long offset, long length) {
+        return postReceive(workRequestId, single.clear().add(lkey, offset, length));
+    }
+
+    /**
+     * Posts a receive scattered over the pieces of {@code sges}, each named by local key (the {@code sg_list}
+     * of ibv_post_recv(3)); SEND messages fill receives in posting order, and each receive's pieces in list
+     * order: a message longer than all of them together fails with
+     * {@link CompletionStatus#LOCAL_LENGTH_ERROR}. Every piece's region must grant
+     * {@link Access#LOCAL_WRITE}. The list is resolved in place and copied, so it may be refilled at once. In
+     * ERROR the receive is completed with {@link CompletionStatus#FLUSH_ERROR}, as verbs do: at once, or
+     * with the flush still waiting for placements in flight, in posting order. Deregistering a region while
+     * the receive is outstanding makes the message that lands in it fail with
+     * {@link CompletionStatus#LOCAL_PROTECTION_ERROR}.
      *
      * @return false if the receive queue is full, or the completion queue has no room to spare for one more
      *         receive's completion (poll it): nothing posted
-     * @throws IllegalArgumentException if the key does not name a live local region with LOCAL_WRITE, or
-     *                                  the range is negative or outside it
+     * @throws IllegalArgumentException if the list has no piece or more than {@code maxReceiveSge}, a piece
+     *                                  is given as memory rather than by key, or a key does not name a live
+     *                                  local region with LOCAL_WRITE holding its range
      */
-    public boolean postReceive(long workRequestId, int lkey, long offset, long length) {
-        int status = registry.checkLocal(lkey, offset, length, Access.LOCAL_WRITE);
-        MemoryRegion region = status == AccessStatus.OK ? registry.lookupLocal(lkey) : null;
-        if (region == null) {
-            throw new IllegalArgumentException("receive " + workRequestId + ": lkey 0x" + Integer.toHexString(lkey)
-                    + " range " + offset + "+" + length + " refused: "
-                    + AccessStatus.name(status == AccessStatus.OK ? AccessStatus.DEREGISTERED : status));
+    public boolean postReceive(long workRequestId, SgeList sges) {
+        if (sges == null || sges.count() < 1 || sges.count() > maxReceiveSge) {
+            throw new IllegalArgumentException("receive " + workRequestId + " has " + (sges == null ? 0 : sges.count())
+                    + " scatter elements; this queue pair takes 1.." + maxReceiveSge);
+        }
+        int status = sges.resolve(registry, Access.LOCAL_WRITE);
+        if (status != AccessStatus.OK) {
+            int refused = sges.refused();
+            throw new IllegalArgumentException("receive " + workRequestId + ": element " + refused + " (lkey 0x"
+                    + Integer.toHexString(sges.key(refused)) + " range " + sges.offset(refused) + "+"
+                    + sges.length(refused) + ") refused: " + AccessStatus.name(status));
+        }
+        for (int i = 0; i < sges.count(); i++) {
+            if (sges.region(i) == null) {
+                throw new IllegalArgumentException("receive " + workRequestId + ": element " + i
+                        + " is memory, not a registered region named by key");
+            }
         }
         if (!completionReserved()) {
             return false;
@@ -192,7 +232,7 @@ public final class MessageAssembler {
         if (failure.isSet() && !failure.owesFlush()) {
             return completions.offer(workRequestId, CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
         }
-        return receives.offer(workRequestId, region, offset, length);
+        return receives.offer(workRequestId, sges);
     }
 
     /**
@@ -346,12 +386,20 @@ public final class MessageAssembler {
         return count(result);
     }
 
+    /** Copies an accepted payload to its place: one destination, or the pieces of a receive it straddles. */
     private int copyPayload(MemorySegment payload, long payloadOffset, int length) {
         if (length == 0) {
             return ACCEPTED;
         }
         try {
-            MemorySegment.copy(payload, payloadOffset, judge.destination, judge.destinationOffset, length);
+            if (judge.scatter == null) {
+                MemorySegment.copy(payload, payloadOffset, judge.destination, judge.destinationOffset, length);
+                return ACCEPTED;
+            }
+            spans.over(judge.scatter, judge.scatterPosition, length);
+            for (long at = payloadOffset; spans.next(); at += spans.length()) {
+                MemorySegment.copy(payload, at, spans.segment(), spans.offset(), spans.length());
+            }
             return ACCEPTED;
         } catch (IllegalStateException | WrongThreadException gone) {
             // The destination's memory was freed concurrently (registration refuses confined memory, so a
@@ -392,8 +440,18 @@ public final class MessageAssembler {
      * copied into {@code target}, so {@code headers} may be reused at once. With the ICRC negotiated, it is
      * checked at {@code commit}, once the payload is in.
      *
+     * <p><b>Straddling frames are staged.</b> A SEND frame whose bytes fall on two or more pieces of a
+     * receive scattered over several ({@link #postReceive(long, SgeList)}) has no one place to be received
+     * into: {@code target} then names the drain ({@link PlacementTarget#isStaged()}), and {@code commit}
+     * copies the payload from there into the pieces, piece by piece, after the same checks as any other.
+     * A frame is at most one segment, so only frames across a piece boundary pay that copy, at most one per
+     * boundary; every frame within one piece still lands where the kernel puts it. Naming several pieces
+     * instead would cost a receive per piece anyway (one {@code recv} takes one buffer) and a pin per
+     * region, for the few frames that straddle.
+     *
      * @return {@link #ACCEPTED}: {@code target} names the place in a posted receive or a registered region
-     *         (for frames without payload, 0 bytes of the drain) and is pending;
+     *         (for frames without payload, 0 bytes of the drain; for a staged frame, the drain) and is
+     *         pending;
      *         {@link #DUPLICATE}: a copy of a placed segment, or of a completed message: {@code target}
      *         names the drain, receive the payload there and forget it;
      *         {@link #DEFERRED}: a copy of a segment another placement is receiving: {@code target} names
@@ -472,7 +530,11 @@ public final class MessageAssembler {
         // names every other message: the judgement yields the same place, or an error.
         int result = judge.judge(header, copy, FrameHeader.LENGTH, target.length);
         if (result == ACCEPTED) {
-            result = apply(copy, FrameHeader.LENGTH, target.length);
+            // A staged payload was received into the drain: the same judgement scatters it over the same pieces.
+            result = target.staged ? copyPayload(target.drain, 0, target.length) : ACCEPTED;
+            if (result == ACCEPTED) {
+                result = apply(copy, FrameHeader.LENGTH, target.length);
+            }
         } else if (result < 0) {
             return failure.fail(result, judge.slot, judge.receive);
         }

@@ -13,7 +13,8 @@ import java.lang.foreign.MemorySegment;
  * reused for the next header while the payload is still arriving) and a caller-provided <em>drain</em>:
  * scratch memory of at least one segment into which payloads with no place (duplicates) or none yet (a
  * deferred copy of a segment another placement is receiving) are received so that the byte stream stays in
- * step.
+ * step, and into which a payload that straddles pieces of a scattered receive is staged
+ * ({@link #isStaged()}).
  *
  * <p>Several holders may be outstanding on one assembler at once, one per payload receive in flight
  * (typically one per subflow). Not thread-safe: a holder and its assembler belong to the queue pair's
@@ -37,6 +38,8 @@ public final class PlacementTarget {
     long receive = -1;
     /** Whether the frame names its message's receive by its RSN, so this placement holds that receive. */
     boolean holdsReceive;
+    /** Whether the payload goes to the drain first and is copied to the receive's pieces at commit. */
+    boolean staged;
     /** The region pinned while the payload is received into it; null when none. */
     MemoryRegion region;
 
@@ -72,6 +75,14 @@ public final class PlacementTarget {
         return segment.address() + offset;
     }
 
+    /**
+     * Whether the payload is received into the drain and copied, at {@link MessageAssembler#commit}, into the
+     * several pieces of the posted receive it straddles (its bytes are then not placed by the kernel).
+     */
+    public boolean isStaged() {
+        return staged;
+    }
+
     /** Whether this holder carries a placement that still needs {@link MessageAssembler#commit} or {@code abort}. */
     public boolean isPending() {
         return owner != null;
@@ -93,10 +104,11 @@ public final class PlacementTarget {
         offset = 0;
         length = 0;
         owner = null;
+        staged = false;
     }
 
     @Override
     public String toString() {
-        return "PlacementTarget[" + (owner != null ? "pending " : "") + length + " bytes at " + offset + " of " + segment + "]";
+        return "PlacementTarget[" + (owner != null ? "pending " : "") + (staged ? "staged " : "") + length + " bytes at " + offset + " of " + segment + "]";
     }
 }

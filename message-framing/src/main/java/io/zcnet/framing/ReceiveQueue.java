@@ -1,43 +1,38 @@
 package io.zcnet.framing;
 
-import io.zcnet.buffer.MemoryRegion;
-
 /**
- * Posted receives in posting order, a bounded ring indexed by the absolute count of receives ever
- * posted, so "the frame whose RSN is n takes receive n" is an array lookup. Each entry is what
- * a verbs scatter element names (ibv_post_recv(3), {@code struct ibv_sge}): a registered region, already
- * resolved from its local key and checked for LOCAL_WRITE, and an offset and length inside it. Owned by
- * one {@link MessageAssembler}; not thread-safe.
+ * Posted receives in posting order, a bounded ring indexed by the absolute count of receives ever posted, so
+ * "the frame whose RSN is n takes receive n" is an array lookup. Each entry is what a verbs receive's scatter
+ * list names (ibv_post_recv(3), {@code sg_list} of {@code struct ibv_sge}): up to {@code maxSge} pieces of
+ * registered regions, already resolved from their local keys and checked for LOCAL_WRITE, each an offset and
+ * length inside its region; a SEND fills them in order. Every entry has its list from construction (one
+ * {@link SgeList#table}), so posting copies into it and allocates nothing. Owned by one
+ * {@link MessageAssembler}; not thread-safe.
  */
 final class ReceiveQueue {
 
     private final int mask;
-    private final MemoryRegion[] regions;
-    private final long[] offsets;
-    private final long[] lengths;
+    private final SgeList[] pieces;
     private final long[] workRequestIds;
     private long consumed;
     private long posted;
 
-    ReceiveQueue(int capacity) {
+    ReceiveQueue(int capacity, int maxSge) {
         if (capacity < 1 || capacity > 1 << 24 || Integer.bitCount(capacity) != 1) {
             throw new IllegalArgumentException("receive queue capacity " + capacity + " must be a power of two in 1..2^24");
         }
         mask = capacity - 1;
-        regions = new MemoryRegion[capacity];
-        offsets = new long[capacity];
-        lengths = new long[capacity];
+        pieces = SgeList.table(capacity, maxSge);
         workRequestIds = new long[capacity];
     }
 
-    boolean offer(long workRequestId, MemoryRegion region, long offset, long length) {
+    /** Posts a receive over {@code resolved}'s pieces (copied), whose regions the caller checked. */
+    boolean offer(long workRequestId, SgeList resolved) {
         if (posted - consumed > mask) {
             return false;
         }
         int i = (int) posted & mask;
-        regions[i] = region;
-        offsets[i] = offset;
-        lengths[i] = length;
+        pieces[i].copyFrom(resolved);
         workRequestIds[i] = workRequestId;
         posted++;
         return true;
@@ -58,17 +53,9 @@ final class ReceiveQueue {
         return index >= consumed && index < posted;
     }
 
-    MemoryRegion region(long index) {
-        return regions[(int) index & mask];
-    }
-
-    /** Where the receive starts inside its region. */
-    long offset(long index) {
-        return offsets[(int) index & mask];
-    }
-
-    long length(long index) {
-        return lengths[(int) index & mask];
+    /** The pieces receive {@code index} (absolute) is scattered over. */
+    SgeList pieces(long index) {
+        return pieces[(int) index & mask];
     }
 
     long workRequestId(long index) {
@@ -77,7 +64,7 @@ final class ReceiveQueue {
 
     /** Drops the oldest receive, returning its index. */
     long consume() {
-        regions[(int) consumed & mask] = null;
+        pieces[(int) consumed & mask].clear();
         return consumed++;
     }
 

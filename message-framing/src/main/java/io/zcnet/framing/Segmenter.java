@@ -19,10 +19,17 @@ import java.lang.foreign.MemorySegment;
  * ({@link UntaggedExtension}), so the receiver can place any frame first. Frames are addressed by index
  * ({@link #frameCount()}), so a caller may hand them to several subflows in any interleaving and regenerate
  * any one for a retransmission; {@link #writeFrame} writes
- * the header and extension and describes the payload as a slice of the source
- * ({@link #payloadOffset()}, {@link #payloadLength()}) that the caller gathers behind it. With the ICRC
- * negotiated, {@code writeFrame} computes it over header, extension and that slice; the caller then sets
- * {@code subflow}, the timestamps and {@code timestamp_present}, which the ICRC leaves out.
+ * the header and extension and describes the payload as a range of the source ({@link #payloadPosition()},
+ * {@link #payloadLength()}) that the caller gathers behind it. With the ICRC negotiated, {@code writeFrame}
+ * computes it over header, extension and that range; the caller then sets {@code subflow}, the timestamps
+ * and {@code timestamp_present}, which the ICRC leaves out.
+ *
+ * <p><b>Scatter/gather.</b> The source of a SEND or WRITE is an {@link SgeList}, the concatenation of its
+ * pieces (the elements of ibv_post_send(3)), or one segment (a list of one). Frames stay segment-aligned in
+ * the message whatever the pieces, so one frame's payload may span several of them
+ * ({@link #isPayloadContiguous()} says whether it does); the caller gathers those spans without a copy.
+ * The sink of a READ is a list too: each piece is read by READ requests of its own over consecutive ranges
+ * of the remote region, so no response ever straddles two sinks ({@link #readRequestMessages}).
  *
  * <p>Not thread-safe: one instance per sending thread, reused for every work request without allocation.
  */
@@ -37,16 +44,17 @@ public final class Segmenter {
     private final TaggedExtension tagged = new TaggedExtension();
     private final ReadRequestExtension readRequest = new ReadRequestExtension();
 
+    /** The source or sink of the forms that take one segment or one sink. */
+    private final SgeList single = new SgeList(1);
+
     // The work request being segmented.
     private int kind;
     private int firstMsn;
-    private MemorySegment source;
-    private long sourceOffset;
+    private SgeList source;
+    private SgeList sinks;
     private long length;
     private int rkey;
     private long regionOffset;
-    private int sinkRkey;
-    private long sinkOffset;
     private int immediate;
     private int rsn;
     private long frameCount;
@@ -59,8 +67,16 @@ public final class Segmenter {
 
     // The frame last written.
     private int frameMsn;
-    private long payloadOffset;
+    private long payloadPosition;
     private int payloadLength;
+    private MemorySegment payloadSegment;
+    private long payloadOffset;
+    private boolean payloadContiguous;
+
+    // The READ request message last located: its sink piece, where in it, and how many bytes.
+    private int readPiece;
+    private long readWithin;
+    private int readBytes;
 
     public Segmenter(FramingConfig config) {
         if (config == null) {
@@ -81,14 +97,24 @@ public final class Segmenter {
      */
     public Segmenter beginSend(int msn, int rsn, MemorySegment source, long offset, int length) {
         checkSendLength(length);
-        return begin(Opcode.KIND_SEND, msn, source, offset, length, 0, 0, 0, rsn);
+        return beginSend(msn, rsn, one(source, offset, length));
+    }
+
+    /** Starts a SEND of the bytes {@code source} lays over its pieces; {@code rsn} as above. */
+    public Segmenter beginSend(int msn, int rsn, SgeList source) {
+        return begin(Opcode.KIND_SEND, msn, sendSource(source), 0, 0, 0, rsn);
     }
 
     /** Starts a SEND whose last frame carries {@code immediate}; {@code rsn} as for {@link #beginSend}. */
     public Segmenter beginSendWithImmediate(int msn, int rsn, MemorySegment source, long offset, int length,
                                             int immediate) {
         checkSendLength(length);
-        return begin(Opcode.KIND_SEND_WITH_IMMEDIATE, msn, source, offset, length, 0, 0, immediate, rsn);
+        return beginSendWithImmediate(msn, rsn, one(source, offset, length), immediate);
+    }
+
+    /** {@link #beginSendWithImmediate(int, int, MemorySegment, long, int, int)} from a list's pieces. */
+    public Segmenter beginSendWithImmediate(int msn, int rsn, SgeList source, int immediate) {
+        return begin(Opcode.KIND_SEND_WITH_IMMEDIATE, msn, sendSource(source), 0, 0, immediate, rsn);
     }
 
     /**
@@ -96,8 +122,13 @@ public final class Segmenter {
      * {@code regionOffset}; operations beyond one message become several messages from MSN {@code firstMsn}.
      */
     public Segmenter beginWrite(int firstMsn, MemorySegment source, long offset, long length, int rkey, long regionOffset) {
-        checkRegionOffset(regionOffset, length, "regionOffset");
-        return begin(Opcode.KIND_WRITE, firstMsn, source, offset, length, rkey, regionOffset, 0, 0);
+        return beginWrite(firstMsn, one(source, offset, length), rkey, regionOffset);
+    }
+
+    /** {@link #beginWrite(int, MemorySegment, long, long, int, long)} from a list's pieces. */
+    public Segmenter beginWrite(int firstMsn, SgeList source, int rkey, long regionOffset) {
+        checkRegionOffset(regionOffset, byteSize(source), "regionOffset");
+        return begin(Opcode.KIND_WRITE, firstMsn, source, rkey, regionOffset, 0, 0);
     }
 
     /**
@@ -107,9 +138,14 @@ public final class Segmenter {
      */
     public Segmenter beginWriteWithImmediate(int firstMsn, int rsn, MemorySegment source, long offset, long length,
                                              int rkey, long regionOffset, int immediate) {
-        checkRegionOffset(regionOffset, length, "regionOffset");
-        return begin(Opcode.KIND_WRITE_WITH_IMMEDIATE, firstMsn, source, offset, length, rkey, regionOffset,
-                immediate, rsn);
+        return beginWriteWithImmediate(firstMsn, rsn, one(source, offset, length), rkey, regionOffset, immediate);
+    }
+
+    /** {@link #beginWriteWithImmediate(int, int, MemorySegment, long, long, int, long, int)} from a list's pieces. */
+    public Segmenter beginWriteWithImmediate(int firstMsn, int rsn, SgeList source, int rkey, long regionOffset,
+                                             int immediate) {
+        checkRegionOffset(regionOffset, byteSize(source), "regionOffset");
+        return begin(Opcode.KIND_WRITE_WITH_IMMEDIATE, firstMsn, source, rkey, regionOffset, immediate, rsn);
     }
 
     /**
@@ -120,26 +156,63 @@ public final class Segmenter {
      * {@link MessageAssembler#expectReadResponse} for each piece.
      */
     public Segmenter beginReadRequest(int firstMsn, int rkey, long regionOffset, long length, int sinkRkey, long sinkOffset) {
-        checkRegionOffset(regionOffset, length, "regionOffset");
         checkRegionOffset(sinkOffset, length, "sinkOffset");
+        return beginReadRequest(firstMsn, rkey, regionOffset, single.clear().add(sinkRkey, sinkOffset, length));
+    }
+
+    /**
+     * Starts an RDMA READ of the peer's region {@code rkey} from {@code regionOffset} into the pieces of
+     * {@code sinks}, in order: each piece is read by READ requests of its own (as many as its length needs
+     * messages, none for a piece of 0 bytes) over the next consecutive range of the remote region, so every
+     * response lands in one piece. Each piece is named by the key that goes on the wire, its region's
+     * remote key ({@link SgeList#nameByRemoteKeys()}). A READ of 0 bytes is one empty request into the
+     * first piece. Message {@code k}'s sink is what {@link #locateReadMessage} says.
+     *
+     * @throws IllegalArgumentException if {@code sinks} is empty, a range is negative or overflows, or the
+     *                                  READ needs more messages than the MSN space has in flight
+     */
+    public Segmenter beginReadRequest(int firstMsn, int rkey, long regionOffset, SgeList sinks) {
+        long total = byteSize(sinks);
+        if (sinks.count() == 0) {
+            throw new IllegalArgumentException("a READ needs at least one sink");
+        }
+        checkRegionOffset(regionOffset, total, "regionOffset");
+        for (int p = 0; p < sinks.count(); p++) {
+            checkRegionOffset(sinks.offset(p), sinks.length(p), "sink offset");
+        }
+        long messages = readRequestMessages(sinks);
+        if (messages > FramingConfig.MAX_MESSAGE_WINDOW) {
+            throw new IllegalArgumentException("READ into " + sinks + " needs " + messages
+                    + " messages, more than the MSN space allows in flight");
+        }
         checkMsn(firstMsn);
         this.kind = Opcode.KIND_READ_REQUEST;
         this.firstMsn = firstMsn;
         this.source = null;
-        this.sourceOffset = 0;
-        this.length = length;
+        this.sinks = sinks;
+        this.length = total;
         this.rkey = rkey;
         this.regionOffset = regionOffset;
-        this.sinkRkey = sinkRkey;
-        this.sinkOffset = sinkOffset;
         this.immediate = 0;
         this.rsn = 0;
         this.messageBytes = chunk;
         this.framesPerMessage = 1;
-        this.messageCount = messages(length);
+        this.messageCount = (int) messages;
         this.frameCount = messageCount;
         this.cursor = 0;
         return this;
+    }
+
+    /**
+     * READ REQUEST messages (and frames) a READ into {@code sinks} takes: each piece's length in messages,
+     * at least 1 for the whole READ. Changes nothing.
+     */
+    public long readRequestMessages(SgeList sinks) {
+        long messages = 0;
+        for (int p = 0; p < sinks.count(); p++) {
+            messages += (sinks.length(p) + chunk - 1) / chunk;
+        }
+        return Math.max(1, messages);
     }
 
     /**
@@ -148,24 +221,36 @@ public final class Segmenter {
      */
     public Segmenter beginReadResponse(int msn, MemorySegment source, long offset, int length, int sinkRkey, long sinkOffset) {
         checkSendLength(length);
-        checkRegionOffset(sinkOffset, length, "sinkOffset");
-        return begin(Opcode.KIND_READ_RESPONSE, msn, source, offset, length, sinkRkey, sinkOffset, 0, 0);
+        return beginReadResponse(msn, one(source, offset, length), sinkRkey, sinkOffset);
     }
 
-    private Segmenter begin(int kind, int msn, MemorySegment source, long offset, long length, int key,
-                            long destination, int immediate, int rsn) {
-        checkMsn(msn);
+    /** {@link #beginReadResponse(int, MemorySegment, long, int, int, long)} from a list's pieces. */
+    public Segmenter beginReadResponse(int msn, SgeList source, int sinkRkey, long sinkOffset) {
+        checkRegionOffset(sinkOffset, sendSource(source).byteSize(), "sinkOffset");
+        return begin(Opcode.KIND_READ_RESPONSE, msn, source, sinkRkey, sinkOffset, 0, 0);
+    }
+
+    private SgeList one(MemorySegment source, long offset, long length) {
         if (source == null) {
             throw new IllegalArgumentException("source is null");
         }
-        if (offset < 0 || length < 0 || offset > source.byteSize() || length > source.byteSize() - offset) {
-            throw new IllegalArgumentException("source range " + offset + "+" + length + " outside the "
-                    + source.byteSize() + "-byte source");
+        return single.clear().add(source, offset, length);
+    }
+
+    private Segmenter begin(int kind, int msn, SgeList source, int key, long destination, int immediate, int rsn) {
+        checkMsn(msn);
+        long length = byteSize(source);
+        for (int p = 0; p < source.count(); p++) {
+            if (source.segment(p) == null) {
+                throw new IllegalArgumentException("element " + p + " of " + source + " is not resolved to memory");
+            }
         }
         this.kind = kind;
         this.firstMsn = msn;
-        this.source = source;
-        this.sourceOffset = offset;
+        if (this.source != source) { // compared first: see payloadSegment
+            this.source = source;
+        }
+        this.sinks = null;
         this.length = length;
         this.rkey = key;
         this.regionOffset = destination;
@@ -257,8 +342,7 @@ public final class Segmenter {
                     + outOffset + " of a " + out.byteSize() + "-byte segment");
         }
         frameMsn = (firstMsn + message) & 0xFFFF;
-        payloadOffset = sourceOffset + messageStart + offsetInMessage;
-        payloadLength = bytes;
+        locatePayload(messageStart + offsetInMessage, bytes);
         header.wrap(out, outOffset).clear()
                 .version(FrameHeader.VERSION)
                 .moreSegments(!last)
@@ -281,9 +365,34 @@ public final class Segmenter {
             out.set(WireLayouts.U32, extOffset + rsnAt, rsn);
         }
         if (icrcEnabled) {
-            header.icrc(icrc.compute(out, outOffset, source, payloadOffset));
+            header.icrc(payloadContiguous ? icrc.compute(out, outOffset, payloadSegment, payloadOffset)
+                    : icrc.compute(out, outOffset, source, payloadPosition));
         }
         return FrameHeader.LENGTH + ext;
+    }
+
+    /** Describes the payload of the frame being written: {@code bytes} bytes at {@code position} of the source. */
+    private void locatePayload(long position, int bytes) {
+        payloadPosition = position;
+        payloadLength = bytes;
+        if (bytes == 0) {
+            // Only a message of 0 bytes has an empty frame, at position 0: it names the first piece, if any.
+            boolean any = source.count() > 0;
+            payloadSegment = any ? source.segment(0) : null;
+            payloadOffset = any ? source.offset(0) : 0;
+            payloadContiguous = any;
+            return;
+        }
+        int p = source.pieceAt(position);
+        long within = position - source.start(p);
+        MemorySegment segment = source.segment(p);
+        if (payloadSegment != segment) {
+            // Compared first: a reference stored into this long-lived object pays a GC barrier with a
+            // fence in it, and frame after frame the memory is the same.
+            payloadSegment = segment;
+        }
+        payloadOffset = source.offset(p) + within;
+        payloadContiguous = bytes <= source.length(p) - within;
     }
 
     private int writeReadRequest(int message, MemorySegment out, long outOffset) {
@@ -291,10 +400,13 @@ public final class Segmenter {
         if (outOffset < 0 || outOffset > out.byteSize() - FrameHeader.LENGTH - ext) {
             throw new IllegalArgumentException("read request frame does not fit at " + outOffset);
         }
-        long start = (long) message * chunk;
+        locateReadMessage(message);
         frameMsn = (firstMsn + message) & 0xFFFF;
-        payloadOffset = 0;
+        payloadPosition = 0;
         payloadLength = 0;
+        payloadSegment = null;
+        payloadOffset = 0;
+        payloadContiguous = true;
         header.wrap(out, outOffset).clear()
                 .version(FrameHeader.VERSION)
                 .opcode(Opcode.RDMA_READ_REQUEST)
@@ -302,14 +414,55 @@ public final class Segmenter {
                 .extLength(ext);
         readRequest.wrap(out, outOffset + FrameHeader.LENGTH)
                 .rkey(rkey)
-                .regionOffset(regionOffset + start)
-                .readLength(Math.min(chunk, length - start))
-                .sinkRkey(sinkRkey)
-                .sinkOffset(sinkOffset + start);
+                .regionOffset(regionOffset + sinks.start(readPiece) + readWithin)
+                .readLength(readBytes)
+                .sinkRkey(readSinkKey())
+                .sinkOffset(readSinkOffset());
         if (icrcEnabled) {
             header.icrc(icrc.compute(out, outOffset, out, outOffset + FrameHeader.LENGTH + ext));
         }
         return FrameHeader.LENGTH + ext;
+    }
+
+    /**
+     * Finds READ request message {@code message} of the READ begun last, whose sink {@link #readSinkKey()},
+     * {@link #readSinkOffset()} and {@link #readLength()} then describe (what its frame carries, and what
+     * {@link MessageAssembler#expectReadResponse} is told).
+     */
+    public Segmenter locateReadMessage(int message) {
+        if (kind != Opcode.KIND_READ_REQUEST || message < 0 || message >= messageCount) {
+            throw new IllegalArgumentException("no READ request message " + message + " begun");
+        }
+        int m = message;
+        for (int p = 0; p < sinks.count(); p++) {
+            long n = (sinks.length(p) + chunk - 1) / chunk;
+            if (m < n) {
+                readPiece = p;
+                readWithin = (long) m * chunk;
+                readBytes = (int) Math.min(chunk, sinks.length(p) - readWithin);
+                return this;
+            }
+            m -= (int) n;
+        }
+        readPiece = 0; // a READ of 0 bytes
+        readWithin = 0;
+        readBytes = 0;
+        return this;
+    }
+
+    /** The wire key of the sink of the READ message located last. */
+    public int readSinkKey() {
+        return sinks.key(readPiece);
+    }
+
+    /** Where in its sink region the READ message located last lands. */
+    public long readSinkOffset() {
+        return sinks.offset(readPiece) + readWithin;
+    }
+
+    /** Bytes of the READ message located last. */
+    public int readLength() {
+        return readBytes;
     }
 
     /** MSN of the frame last written. */
@@ -317,9 +470,9 @@ public final class Segmenter {
         return frameMsn;
     }
 
-    /** Offset in the source segment of the payload of the frame last written. */
-    public long payloadOffset() {
-        return payloadOffset;
+    /** Where the payload of the frame last written starts in its source: bytes from the operation's start. */
+    public long payloadPosition() {
+        return payloadPosition;
     }
 
     /** Payload bytes of the frame last written (0 for a read request). */
@@ -327,12 +480,45 @@ public final class Segmenter {
         return payloadLength;
     }
 
-    /** The source segment of the current work request ({@code null} for a read request). */
+    /**
+     * The memory of the piece holding the first payload byte of the frame last written ({@code null} for
+     * a read request); the whole payload when {@link #isPayloadContiguous()}.
+     */
     public MemorySegment source() {
+        return payloadSegment;
+    }
+
+    /** Where the payload of the frame last written starts in {@link #source()}. */
+    public long payloadOffset() {
+        return payloadOffset;
+    }
+
+    /**
+     * Whether the payload of the frame last written lies in one piece of the source ({@link #source()} at
+     * {@link #payloadOffset()}); if not, it is bytes {@link #payloadPosition()} on of {@link #sources()}.
+     */
+    public boolean isPayloadContiguous() {
+        return payloadContiguous;
+    }
+
+    /** The source of the current work request ({@code null} for a read request). */
+    public SgeList sources() {
         return source;
     }
 
-    private static void checkSendLength(int length) {
+    private static SgeList sendSource(SgeList source) {
+        checkSendLength(byteSize(source));
+        return source;
+    }
+
+    private static long byteSize(SgeList list) {
+        if (list == null) {
+            throw new IllegalArgumentException("scatter/gather list is null");
+        }
+        return list.byteSize();
+    }
+
+    private static void checkSendLength(long length) {
         if (length < 0 || length > FramingConfig.MAX_MESSAGE_SIZE) {
             throw new IllegalArgumentException("length " + length + " outside 0.." + FramingConfig.MAX_MESSAGE_SIZE
                     + ": a SEND or READ response is one message");

@@ -1,5 +1,6 @@
 package io.zcnet.framing;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 class SegmenterTest {
@@ -193,6 +195,99 @@ class SegmenterTest {
             assertEquals(200L + (long) i * config.messageChunk(), rr.sinkOffset());
             assertEquals(i == 3 ? 1 : config.messageChunk(), rr.readLength());
         }
+    }
+
+    @Test
+    void framesGatheredFromSeveralPiecesAreTheFramesOfTheirConcatenation() {
+        SplittableRandom random = new SplittableRandom(11);
+        MemorySegment a = MemorySegment.ofArray(TestFrames.pattern(8 * MSS, 5));
+        MemorySegment b = MemorySegment.ofArray(TestFrames.pattern(8 * MSS, 6));
+        for (int round = 0; round < 100; round++) {
+            SgeList list = new SgeList(5);
+            for (int i = 0, n = 1 + random.nextInt(5); i < n; i++) {
+                int length = random.nextInt(3) == 0 ? 0 : 1 + random.nextInt(2 * MSS);
+                list.add(i % 2 == 0 ? a : b, random.nextInt(8 * MSS - length + 1), length);
+            }
+            MemorySegment whole = MemorySegment.ofArray(SgeListTest.concat(list));
+            int length = (int) list.byteSize();
+            for (int kind = 0; kind < 5; kind++) {
+                List<byte[]> gathered = TestFrames.all(begin(kind, list, null, length));
+                List<byte[]> contiguous = TestFrames.all(begin(kind, null, whole, length));
+                assertEquals(contiguous.size(), gathered.size());
+                for (int f = 0; f < gathered.size(); f++) {
+                    assertArrayEquals(contiguous.get(f), gathered.get(f), "kind " + kind + " frame " + f + " of " + list);
+                }
+            }
+        }
+    }
+
+    /** Begins a SEND, SEND with immediate, WRITE, WRITE with immediate or READ response from a list or a segment. */
+    private Segmenter begin(int kind, SgeList list, MemorySegment whole, int length) {
+        return switch (kind) {
+            case 0 -> list != null ? segmenter.beginSend(1, 2, list) : segmenter.beginSend(1, 2, whole, 0, length);
+            case 1 -> list != null ? segmenter.beginSendWithImmediate(1, 2, list, 3)
+                    : segmenter.beginSendWithImmediate(1, 2, whole, 0, length, 3);
+            case 2 -> list != null ? segmenter.beginWrite(1, list, 4, 500) : segmenter.beginWrite(1, whole, 0, length, 4, 500);
+            case 3 -> list != null ? segmenter.beginWriteWithImmediate(1, 2, list, 4, 500, 3)
+                    : segmenter.beginWriteWithImmediate(1, 2, whole, 0, length, 4, 500, 3);
+            default -> list != null ? segmenter.beginReadResponse(1, list, 4, 500)
+                    : segmenter.beginReadResponse(1, whole, 0, length, 4, 500);
+        };
+    }
+
+    @Test
+    void aFrameSaysWhetherItsPayloadLiesInOnePiece() {
+        MemorySegment memory = MemorySegment.ofArray(new byte[4 * MSS]);
+        SgeList list = new SgeList(3).add(memory, 0, MSS + 10).add(memory, 2 * MSS, 0).add(memory, 3 * MSS, MSS);
+        segmenter.beginSend(0, 0, list);
+        MemorySegment out = MemorySegment.ofArray(new byte[64]);
+        segmenter.writeFrame(0, out, 0);
+        assertTrue(segmenter.isPayloadContiguous());
+        assertEquals(0, segmenter.payloadOffset());
+        segmenter.writeFrame(1, out, 0);
+        assertFalse(segmenter.isPayloadContiguous(), "10 bytes of the first piece, then the third's");
+        assertEquals(MSS, segmenter.payloadPosition());
+        assertEquals(MSS, segmenter.payloadOffset());
+        segmenter.writeFrame(2, out, 0);
+        assertTrue(segmenter.isPayloadContiguous());
+        assertEquals(3 * MSS + MSS - 10, segmenter.payloadOffset());
+        assertEquals(10, segmenter.payloadLength());
+        SgeList unresolved = new SgeList(1).add(7, 0, 10);
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginSend(0, 0, unresolved));
+    }
+
+    @Test
+    void aReadIntoSeveralSinksIsReadPieceByPieceOverConsecutiveRemoteRanges() {
+        int chunk = config.messageChunk();
+        SgeList sinks = new SgeList(4).add(0x11, 1000, chunk + 5).add(0x22, 0, 0).add(0x33, 7, 3).add(0x44, 50, chunk);
+        assertEquals(4, segmenter.readRequestMessages(sinks));
+        List<byte[]> frames = TestFrames.all(segmenter.beginReadRequest(9, 0x77, 100, sinks));
+        long[][] expected = { // sink key, sink offset, remote offset, length
+            {0x11, 1000, 100, chunk},
+            {0x11, 1000 + chunk, 100 + chunk, 5},
+            {0x33, 7, 100 + chunk + 5, 3},
+            {0x44, 50, 100 + chunk + 8, chunk}};
+        assertEquals(4, frames.size());
+        for (int i = 0; i < 4; i++) {
+            assertValid(frames.get(i));
+            assertEquals(9 + i, h.msn());
+            rr.wrap(MemorySegment.ofArray(frames.get(i)), 32);
+            assertEquals(0x77, rr.rkey());
+            assertEquals(expected[i][0], rr.sinkRkey(), "message " + i);
+            assertEquals(expected[i][1], rr.sinkOffset(), "message " + i);
+            assertEquals(expected[i][2], rr.regionOffset(), "message " + i);
+            assertEquals(expected[i][3], rr.readLength(), "message " + i);
+            segmenter.locateReadMessage(i);
+            assertEquals(expected[i][0], segmenter.readSinkKey());
+            assertEquals(expected[i][1], segmenter.readSinkOffset());
+            assertEquals(expected[i][3], segmenter.readLength());
+        }
+        SgeList empty = new SgeList(2).add(0x55, 8, 0).add(0x66, 9, 0);
+        assertEquals(1, segmenter.beginReadRequest(0, 0x77, 0, empty).frameCount(), "a READ of 0 bytes is one request");
+        assertEquals(0x55, segmenter.locateReadMessage(0).readSinkKey());
+        assertEquals(0, segmenter.readLength());
+        assertThrows(IllegalArgumentException.class, () -> segmenter.beginReadRequest(0, 0x77, 0, new SgeList(1)));
+        assertThrows(IllegalArgumentException.class, () -> segmenter.locateReadMessage(1));
     }
 
     @Test

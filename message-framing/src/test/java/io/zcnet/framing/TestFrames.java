@@ -12,7 +12,7 @@ final class TestFrames {
     private TestFrames() {
     }
 
-    /** Every frame of the segmenter's current work request, each as its own byte array. */
+    /** Every frame of the segmenter's current work request, each as its own byte array, its payload gathered. */
     static List<byte[]> all(Segmenter segmenter) {
         List<byte[]> frames = new ArrayList<>();
         MemorySegment scratch = MemorySegment.ofArray(new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH]);
@@ -21,8 +21,12 @@ final class TestFrames {
             int payload = segmenter.payloadLength();
             byte[] frame = new byte[headerBytes + payload];
             MemorySegment.copy(scratch, ValueLayout.JAVA_BYTE, 0, frame, 0, headerBytes);
+            SgeCursor spans = new SgeCursor();
             if (payload > 0) {
-                MemorySegment.copy(segmenter.source(), ValueLayout.JAVA_BYTE, segmenter.payloadOffset(), frame, headerBytes, payload);
+                spans.over(segmenter.sources(), segmenter.payloadPosition(), payload);
+            }
+            for (int at = headerBytes; spans.next(); at += (int) spans.length()) {
+                MemorySegment.copy(spans.segment(), ValueLayout.JAVA_BYTE, spans.offset(), frame, at, (int) spans.length());
             }
             frames.add(frame);
         }

@@ -23,14 +23,22 @@ import java.util.Arrays;
  * @param preSharedKey       when not null (16 .. 64 bytes), both ends prove they hold it on the first
  *                           subflow too, and the queue pair's join secret is derived from it instead of
  *                           being sent in the clear
+ * @param maxSendSge         scatter/gather elements a send work request may have (1 .. {@link #MAX_SGE}),
+ *                           the {@code max_send_sge} of ibv_create_qp(3); each costs 16 bytes in every send
+ *                           queue entry. Local: not agreed with the peer
+ * @param maxReceiveSge      elements a posted receive may be scattered over (1 .. {@link #MAX_SGE}), the
+ *                           {@code max_recv_sge}; each costs 16 bytes in every receive queue entry
  */
 public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sendQueueDepth, int receiveQueueDepth,
-        int maxSubflows, int subflows, Duration handshakeTimeout, Duration silenceTimeout, byte[] preSharedKey) {
+        int maxSubflows, int subflows, Duration handshakeTimeout, Duration silenceTimeout, byte[] preSharedKey,
+        int maxSendSge, int maxReceiveSge) {
 
     public static final int MAX_SUBFLOWS = 64;
     public static final int MIN_SILENCE_MILLIS = 20;
     /** The largest silence timeout the handshake's 32-bit {@code silence_ms} can carry. */
     public static final long MAX_SILENCE_MILLIS = 0xFFFF_FFFFL;
+    /** Most scatter/gather elements one work request or receive may have. */
+    public static final int MAX_SGE = 32;
 
     public QpConfig {
         if (segmentSize < 64 || segmentSize > (1 << 24) - 1) {
@@ -61,6 +69,14 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
             }
             preSharedKey = preSharedKey.clone();
         }
+        checkSge(maxSendSge, "maxSendSge");
+        checkSge(maxReceiveSge, "maxReceiveSge");
+    }
+
+    private static void checkSge(int sge, String what) {
+        if (sge < 1 || sge > MAX_SGE) {
+            throw new IllegalArgumentException(what + " " + sge + " outside 1.." + MAX_SGE);
+        }
     }
 
     private static void checkDepth(int depth, String what) {
@@ -69,50 +85,60 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
         }
     }
 
-    /** 64 KiB segments, ICRC on, 64 messages in flight, queues of 256, up to 8 subflows, one at connect,
-     *  5 s handshake, 2 s silence. */
+    /**
+     * 64 KiB segments, ICRC on, 64 messages in flight, queues of 256, up to 8 subflows, one at connect,
+     * 5 s handshake, 2 s silence, two scatter/gather elements per work request and one per receive (send
+     * queue entries of 64 bytes, receive queue entries of 32).
+     */
     public static QpConfig defaults() {
-        return new QpConfig(64 * 1024, true, 64, 256, 256, 8, 1, Duration.ofSeconds(5), Duration.ofSeconds(2), null);
+        return new QpConfig(64 * 1024, true, 64, 256, 256, 8, 1, Duration.ofSeconds(5), Duration.ofSeconds(2), null,
+                2, 1);
     }
 
     public QpConfig withSegmentSize(int bytes) {
         return new QpConfig(bytes, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
     public QpConfig withIcrc(boolean on) {
         return new QpConfig(segmentSize, on, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
     public QpConfig withMessageWindow(int messages) {
         return new QpConfig(segmentSize, icrc, messages, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
     public QpConfig withQueueDepths(int send, int receive) {
         return new QpConfig(segmentSize, icrc, messageWindow, send, receive, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
     public QpConfig withSubflows(int atConnect) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth,
-                Math.max(maxSubflows, atConnect), atConnect, handshakeTimeout, silenceTimeout, preSharedKey);
+                Math.max(maxSubflows, atConnect), atConnect, handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
     public QpConfig withMaxSubflows(int limit) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, limit,
-                Math.min(subflows, limit), handshakeTimeout, silenceTimeout, preSharedKey);
+                Math.min(subflows, limit), handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
     public QpConfig withTimeouts(Duration handshake, Duration silence) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshake, silence, preSharedKey);
+                handshake, silence, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
     public QpConfig withPreSharedKey(byte[] key) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, key);
+                handshakeTimeout, silenceTimeout, key, maxSendSge, maxReceiveSge);
+    }
+
+    /** At most {@code send} scatter/gather elements per work request and {@code receive} per posted receive. */
+    public QpConfig withMaxSge(int send, int receive) {
+        return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
+                handshakeTimeout, silenceTimeout, preSharedKey, send, receive);
     }
 
     @Override
@@ -126,20 +152,22 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
                 && messageWindow == c.messageWindow && sendQueueDepth == c.sendQueueDepth
                 && receiveQueueDepth == c.receiveQueueDepth && maxSubflows == c.maxSubflows && subflows == c.subflows
                 && handshakeTimeout.equals(c.handshakeTimeout) && silenceTimeout.equals(c.silenceTimeout)
-                && Arrays.equals(preSharedKey, c.preSharedKey);
+                && Arrays.equals(preSharedKey, c.preSharedKey) && maxSendSge == c.maxSendSge
+                && maxReceiveSge == c.maxReceiveSge;
     }
 
     @Override
     public int hashCode() {
         return Arrays.hashCode(new Object[] {segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth,
-                maxSubflows, subflows, handshakeTimeout, silenceTimeout}) * 31 + Arrays.hashCode(preSharedKey);
+                maxSubflows, subflows, handshakeTimeout, silenceTimeout, maxSendSge, maxReceiveSge}) * 31
+                + Arrays.hashCode(preSharedKey);
     }
 
     @Override
     public String toString() {
         return "QpConfig[segment=" + segmentSize + " icrc=" + icrc + " window=" + messageWindow + " sq="
                 + sendQueueDepth + " rq=" + receiveQueueDepth + " subflows=" + subflows + "/" + maxSubflows
-                + " handshake=" + handshakeTimeout + " silence=" + silenceTimeout
-                + (preSharedKey == null ? "" : " psk") + "]";
+                + " handshake=" + handshakeTimeout + " silence=" + silenceTimeout + " sge=" + maxSendSge + "/"
+                + maxReceiveSge + (preSharedKey == null ? "" : " psk") + "]";
     }
 }

@@ -18,6 +18,7 @@ import io.zcnet.framing.NegativeAcknowledge;
 import io.zcnet.framing.Opcode;
 import io.zcnet.framing.ReadRequest;
 import io.zcnet.framing.Segmenter;
+import io.zcnet.framing.SgeList;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.Errno;
@@ -92,6 +93,8 @@ final class QpEngine implements CompletionHandler {
     private final FrameHeader header = new FrameHeader();
     private final MemorySegment scratch;
     private final WorkRequest taken = new WorkRequest();
+    /** The elements of the receive being taken from the receive ring. */
+    private final SgeList receiving;
 
     private final SendLedger ledger;
     private final byte[] frameSubflow = new byte[FRAME_RING];
@@ -150,12 +153,14 @@ final class QpEngine implements CompletionHandler {
         this.flow = new FlowControl(framing);
         int window = framing.messageWindow();
         this.arrivals = new CompletionQueue(Integer.highestOneBit(config.receiveQueueDepth() + 2 * window - 1) * 2);
-        this.assembler = new MessageAssembler(framing, registry, config.receiveQueueDepth(), arrivals, flow);
+        this.assembler = new MessageAssembler(framing, registry, config.receiveQueueDepth(), config.maxReceiveSge(),
+                arrivals, flow);
         this.deferred = new DeferredFrames(assembler, 64, framing.segmentSize());
         this.fresh = new Segmenter(framing);
         this.again = new Segmenter(framing);
         this.scratch = arena.allocate(64, 8);
-        this.ledger = new SendLedger(Integer.highestOneBit(config.sendQueueDepth() + window - 1) * 2);
+        this.ledger = new SendLedger(Integer.highestOneBit(config.sendQueueDepth() + window - 1) * 2, config.maxSendSge());
+        this.receiving = new SgeList(config.maxReceiveSge());
         this.receiveIds = new long[config.receiveQueueDepth()];
         this.subflows = new Subflow[config.maxSubflows()];
         this.tickNanos = config.silenceTimeout().toNanos() / 4;
@@ -309,8 +314,8 @@ final class QpEngine implements CompletionHandler {
             long index = receivesPosted;
             boolean posted;
             try {
-                posted = assembler.postReceive(index, QueueEntries.receiveKey(m, at), QueueEntries.receiveOffset(m, at),
-                        QueueEntries.receiveLength(m, at));
+                QueueEntries.readReceive(m, at, receiving);
+                posted = assembler.postReceive(index, receiving);
             } catch (IllegalArgumentException refused) {
                 if (!completion(id, WorkCompletion.LOCAL_PROTECTION_ERROR, WorkCompletion.OP_RECV, 0, false, 0)) {
                     return;
@@ -334,38 +339,42 @@ final class QpEngine implements CompletionHandler {
         SpscRing sq = qp.sendRing;
         long at;
         while (ledger.userEntries < config.sendQueueDepth() && !ledger.isFull() && (at = sq.peek()) >= 0) {
-            QueueEntries.readSend(sq.memory(), at, taken);
+            QueueEntries.readSend(sq.memory(), at, taken, ledger.nextLocal());
             sq.advance();
-            admit(taken);
+            admit(taken, ledger.nextLocal());
         }
     }
 
-    /** Checks a work request's local side and enters it in the ledger. */
-    private void admit(WorkRequest wr) {
+    /**
+     * Checks a work request's local side, the elements it was read with ({@link SendLedger#nextLocal()}), and
+     * enters it in the ledger: every element against the registry (LOCAL_WRITE for a READ's sinks, which
+     * then go by their remote keys), the total against one message (a SEND) or the message window.
+     */
+    private void admit(WorkRequest wr, SgeList local) {
         int op = wr.opcode;
         int access = op == WorkRequest.RDMA_READ ? Access.LOCAL_WRITE : 0;
-        int status = registry.checkLocal(wr.lkey, wr.localOffset, wr.length, access);
-        MemoryRegion local = status == AccessStatus.OK ? registry.lookupLocal(wr.lkey) : null;
+        int status = local.resolve(registry, access);
         int early = -1;
         String why = null;
-        if (local == null) {
+        if (status != AccessStatus.OK) {
+            int refused = local.refused();
             early = WorkCompletion.LOCAL_PROTECTION_ERROR;
-            why = WorkRequest.opcodeName(op) + " " + wr.workRequestId + ": lkey 0x" + Integer.toHexString(wr.lkey)
-                    + " range " + wr.localOffset + "+" + wr.length + " refused: "
-                    + AccessStatus.name(status == AccessStatus.OK ? AccessStatus.DEREGISTERED : status);
+            why = WorkRequest.opcodeName(op) + " " + wr.workRequestId + ": element " + refused + " (lkey 0x"
+                    + Integer.toHexString(local.key(refused)) + " range " + local.offset(refused) + "+"
+                    + local.length(refused) + ") refused: " + AccessStatus.name(status);
         } else if (op < WorkRequest.SEND || op > WorkRequest.RDMA_READ) {
             early = WorkCompletion.LOCAL_PROTECTION_ERROR;
             why = "work request " + wr.workRequestId + " has no valid opcode (" + op + ")";
-        } else if ((op == WorkRequest.SEND || op == WorkRequest.SEND_WITH_IMM) && wr.length > FramingConfig.MAX_MESSAGE_SIZE
-                || messagesOf(op, wr.length) > framing.messageWindow()) {
+        } else if ((op == WorkRequest.SEND || op == WorkRequest.SEND_WITH_IMM) && local.byteSize() > FramingConfig.MAX_MESSAGE_SIZE
+                || messagesOf(op, local) > framing.messageWindow()) {
             early = WorkCompletion.LOCAL_LENGTH_ERROR;
-            why = WorkRequest.opcodeName(op) + " " + wr.workRequestId + " of " + wr.length + " bytes is longer than "
+            why = WorkRequest.opcodeName(op) + " " + wr.workRequestId + " of " + local.byteSize() + " bytes is longer than "
                     + (op <= WorkRequest.SEND_WITH_IMM ? "one message (" + FramingConfig.MAX_MESSAGE_SIZE + " bytes)"
                     : "the message window allows");
+        } else if (op == WorkRequest.RDMA_READ) {
+            local.nameByRemoteKeys();
         }
-        int sinkKey = local != null && op == WorkRequest.RDMA_READ ? local.remoteKey() : 0;
-        long seq = ledger.append(op, wr.workRequestId, wr.signaled, wr.immediate, local == null ? null : local.segment(),
-                wr.localOffset, wr.length, wr.rkey, wr.remoteOffset, sinkKey, wr.localOffset);
+        long seq = ledger.append(op, wr.workRequestId, wr.signaled, wr.immediate, wr.rkey, wr.remoteOffset, 0, 0);
         if (early >= 0 || state == QpState.ERROR) {
             ledger.earlyStatus[ledger.slot(seq)] = early >= 0 ? early : WorkCompletion.FLUSH_ERROR;
             if (early >= 0) {
@@ -374,9 +383,13 @@ final class QpEngine implements CompletionHandler {
         }
     }
 
-    private int messagesOf(int op, long length) {
-        if (op == WorkRequest.RDMA_WRITE || op == WorkRequest.RDMA_WRITE_WITH_IMM || op == WorkRequest.RDMA_READ) {
-            return (int) Math.max(1, (length + framing.messageChunk() - 1) / framing.messageChunk());
+    /** Messages (MSNs) a work request takes: a WRITE one per message-sized piece, a READ per piece of each sink. */
+    private long messagesOf(int op, SgeList local) {
+        if (op == WorkRequest.RDMA_READ) {
+            return fresh.readRequestMessages(local);
+        }
+        if (op == WorkRequest.RDMA_WRITE || op == WorkRequest.RDMA_WRITE_WITH_IMM) {
+            return Math.max(1, (local.byteSize() + framing.messageChunk() - 1) / framing.messageChunk());
         }
         return 1;
     }
@@ -465,9 +478,15 @@ final class QpEngine implements CompletionHandler {
             return null;
         }
         stamp(s, stampMicros);
-        MemorySegment payload = length == 0 ? scratch : segmenter.source();
-        long offset = length == 0 ? 0 : segmenter.payloadOffset();
-        if (!s.offer(scratch, headerLength, payload, offset, length)) {
+        boolean taken;
+        if (segmenter.isPayloadContiguous()) {
+            MemorySegment payload = length == 0 ? scratch : segmenter.source();
+            long offset = length == 0 ? 0 : segmenter.payloadOffset();
+            taken = s.offer(scratch, headerLength, payload, offset, length);
+        } else {
+            taken = s.offer(scratch, headerLength, segmenter.sources(), segmenter.payloadPosition(), length);
+        }
+        if (!taken) {
             return null;
         }
         frameSubflow[(int) globalFrame & (FRAME_RING - 1)] = (byte) s.index;
@@ -501,7 +520,12 @@ final class QpEngine implements CompletionHandler {
     private boolean begin(long seq) {
         int i = ledger.slot(seq);
         int kind = ledger.kind[i];
-        int n = messagesOf(kind == SendLedger.READ_RESPONSE ? -1 : kind, ledger.length[i]);
+        // Claims hand out MSNs and receive numbers in order, so the next ones are this entry's: the
+        // segmenter can be begun (and say how many messages and frames it has) before anything is claimed.
+        ledger.firstMsn[i] = flow.nextMsn();
+        ledger.rsn[i] = flow.nextReceiveSequence();
+        beginSegmenter(fresh, i);
+        int n = fresh.messageCount();
         boolean consumes = kind == WorkRequest.SEND || kind == WorkRequest.SEND_WITH_IMM;
         if (kind == WorkRequest.RDMA_WRITE_WITH_IMM) {
             if (!flow.canSend(n, false) || flow.credits() < 1) {
@@ -510,14 +534,9 @@ final class QpEngine implements CompletionHandler {
         } else if (!flow.canSend(n, consumes)) {
             return false;
         }
-        if (kind == WorkRequest.RDMA_READ && !expectResponses(seq, i, n)) {
+        if (kind == WorkRequest.RDMA_READ && !expectResponses(seq, i, fresh)) {
             return false;
         }
-        // Claims hand out MSNs and receive numbers in order, so the next ones are this entry's: the
-        // segmenter can be begun (and say how many frames it has) before anything is claimed.
-        ledger.firstMsn[i] = flow.nextMsn();
-        ledger.rsn[i] = flow.nextReceiveSequence();
-        beginSegmenter(fresh, i);
         long frames = fresh.frameCount();
         long oldest = ledger.begun[ledger.slot(ledger.head)] ? ledger.firstFrame[ledger.slot(ledger.head)] : nextFrame;
         if (nextFrame + frames - oldest > FRAME_RING) {
@@ -541,13 +560,15 @@ final class QpEngine implements CompletionHandler {
         return true;
     }
 
-    /** Registers the READ responses of entry {@code seq} with the assembler; false to try again later. */
-    private boolean expectResponses(long seq, int i, int n) {
-        long chunk = framing.messageChunk();
-        while (ledger.readsExpected[i] < n) {
-            int k = ledger.readsExpected[i];
-            int pieceLength = (int) Math.min(chunk, ledger.length[i] - k * chunk);
-            if (!assembler.expectReadResponse(readId(seq), ledger.sinkRkey[i], ledger.sinkOffset[i] + k * chunk, pieceLength)) {
+    /**
+     * Registers the READ responses of entry {@code seq}, whose READ {@code requests} was begun for, with the
+     * assembler, message by message as the requests name their sinks; false to try again later.
+     */
+    private boolean expectResponses(long seq, int i, Segmenter requests) {
+        while (ledger.readsExpected[i] < requests.messageCount()) {
+            requests.locateReadMessage(ledger.readsExpected[i]);
+            if (!assembler.expectReadResponse(readId(seq), requests.readSinkKey(), requests.readSinkOffset(),
+                    requests.readLength())) {
                 return false;
             }
             ledger.readsExpected[i]++;
@@ -562,20 +583,15 @@ final class QpEngine implements CompletionHandler {
 
     private void beginSegmenter(Segmenter s, int i) {
         int first = ledger.firstMsn[i];
-        MemorySegment src = ledger.source[i];
-        long off = ledger.sourceOffset[i];
-        int len = ledger.length[i];
+        SgeList local = ledger.local[i];
         switch (ledger.kind[i]) {
-            case WorkRequest.SEND -> s.beginSend(first, ledger.rsn[i], src, off, len);
-            case WorkRequest.SEND_WITH_IMM -> s.beginSendWithImmediate(first, ledger.rsn[i], src, off, len,
-                    ledger.immediate[i]);
-            case WorkRequest.RDMA_WRITE -> s.beginWrite(first, src, off, len, ledger.rkey[i], ledger.remoteOffset[i]);
-            case WorkRequest.RDMA_WRITE_WITH_IMM -> s.beginWriteWithImmediate(first, ledger.rsn[i], src, off, len,
+            case WorkRequest.SEND -> s.beginSend(first, ledger.rsn[i], local);
+            case WorkRequest.SEND_WITH_IMM -> s.beginSendWithImmediate(first, ledger.rsn[i], local, ledger.immediate[i]);
+            case WorkRequest.RDMA_WRITE -> s.beginWrite(first, local, ledger.rkey[i], ledger.remoteOffset[i]);
+            case WorkRequest.RDMA_WRITE_WITH_IMM -> s.beginWriteWithImmediate(first, ledger.rsn[i], local,
                     ledger.rkey[i], ledger.remoteOffset[i], ledger.immediate[i]);
-            case WorkRequest.RDMA_READ -> s.beginReadRequest(first, ledger.rkey[i], ledger.remoteOffset[i], len,
-                    ledger.sinkRkey[i], ledger.sinkOffset[i]);
-            case SendLedger.READ_RESPONSE -> s.beginReadResponse(first, src, off, len, ledger.sinkRkey[i],
-                    ledger.sinkOffset[i]);
+            case WorkRequest.RDMA_READ -> s.beginReadRequest(first, ledger.rkey[i], ledger.remoteOffset[i], local);
+            case SendLedger.READ_RESPONSE -> s.beginReadResponse(first, local, ledger.sinkRkey[i], ledger.sinkOffset[i]);
             default -> throw new IllegalStateException("ledger entry of kind " + ledger.kind[i]);
         }
     }
@@ -689,8 +705,8 @@ final class QpEngine implements CompletionHandler {
                         FrameError.REMOTE_ACCESS, readRequest.msn());
                 return;
             }
-            ledger.append(SendLedger.READ_RESPONSE, 0, false, 0, source.segment(), readRequest.regionOffset(),
-                    readRequest.length(), 0, 0, readRequest.sinkRkey(), readRequest.sinkOffset());
+            ledger.nextLocal().clear().add(source.segment(), readRequest.regionOffset(), readRequest.length());
+            ledger.append(SendLedger.READ_RESPONSE, 0, false, 0, 0, 0, readRequest.sinkRkey(), readRequest.sinkOffset());
         }
     }
 

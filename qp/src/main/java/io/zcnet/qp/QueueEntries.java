@@ -1,35 +1,54 @@
 package io.zcnet.qp;
 
+import io.zcnet.framing.SgeList;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
  * The byte layouts of the entries in a queue pair's three rings (native byte order: the rings never leave
- * the process), and the code that writes and reads them.
+ * the process), and the code that writes and reads them. A send or receive entry ends in its scatter/gather
+ * list, room for as many elements as the queue pair allows ({@link QpConfig#maxSendSge()},
+ * {@link QpConfig#maxReceiveSge()}), each laid out as verbs' {@code struct ibv_sge}; with the defaults (2
+ * and 1) the entries are 64 and 32 bytes.
  *
  * <pre>
- * send queue entry (64 bytes)             receive queue entry (32 bytes)   completion entry (32 bytes)
- *  0  wr_id          u64                   0  wr_id   u64                   0  wr_id      u64
- *  8  opcode u8 | signaled u8 | pad u16    8  lkey    u32                   8  status u8 | opcode u8 | with_imm u8 | pad u8
- * 12  imm_data       u32                  12  length  u32                  12  byte_len   u32
- * 16  lkey           u32                  16  offset  u64                  16  imm_data   u32
- * 20  length         u32                  24  (pad)                        20  (pad)
- * 24  local_offset   u64
- * 32  rkey           u32 | pad u32
- * 40  remote_offset  u64
- * 48  (pad)
+ * send queue entry (32 + 16 * max_send_sge)     receive queue entry (16 + 16 * max_recv_sge)
+ *  0  wr_id          u64                          0  wr_id             u64
+ *  8  opcode u8 | signaled u8 | num_sge u16       8  num_sge u16 | pad u16 | pad u32
+ * 12  imm_data       u32                         16  sg_list[max_recv_sge]
+ * 16  rkey           u32 | pad u32
+ * 24  remote_offset  u64                        completion entry (32 bytes)
+ * 32  sg_list[max_send_sge]                       0  wr_id      u64
+ *                                                 8  status u8 | opcode u8 | with_imm u8 | pad u8
+ * sg_list element (16 bytes, struct ibv_sge)     12  byte_len   u32
+ *  0  offset u64 (ibv_sge.addr: in the region)   16  imm_data   u32
+ *  8  length u32                                 20  (pad)
+ * 12  lkey   u32
  * </pre>
  */
 final class QueueEntries {
-    static final int SEND_ENTRY = 64;
-    static final int RECEIVE_ENTRY = 32;
     static final int COMPLETION_ENTRY = 32;
+    private static final int SEND_HEADER = 32;
+    private static final int RECEIVE_HEADER = 16;
+    private static final int SGE = 16;
 
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED;
+    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final ValueLayout.OfByte U8 = ValueLayout.JAVA_BYTE;
 
     private QueueEntries() {
+    }
+
+    /** Bytes of a send queue entry with room for {@code maxSge} elements. */
+    static int sendEntry(int maxSge) {
+        return SEND_HEADER + SGE * maxSge;
+    }
+
+    /** Bytes of a receive queue entry with room for {@code maxSge} elements. */
+    static int receiveEntry(int maxSge) {
+        return RECEIVE_HEADER + SGE * maxSge;
     }
 
     static void writeSend(MemorySegment m, long at, WorkRequest wr) {
@@ -37,46 +56,67 @@ final class QueueEntries {
         m.set(U8, at + 8, (byte) wr.opcode);
         m.set(U8, at + 9, (byte) (wr.signaled ? 1 : 0));
         m.set(U32, at + 12, wr.immediate);
-        m.set(U32, at + 16, wr.lkey);
-        m.set(U32, at + 20, wr.length);
-        m.set(U64, at + 24, wr.localOffset);
-        m.set(U32, at + 32, wr.rkey);
-        m.set(U64, at + 40, wr.remoteOffset);
+        m.set(U32, at + 16, wr.rkey);
+        m.set(U64, at + 24, wr.remoteOffset);
+        writeSges(m, at + 10, at + SEND_HEADER, wr.sges);
     }
 
-    static void readSend(MemorySegment m, long at, WorkRequest into) {
+    /**
+     * Reads a send entry: its fields into {@code into}, its elements into {@code sges} (read once, straight
+     * to where they stay while the work request is outstanding).
+     */
+    static void readSend(MemorySegment m, long at, WorkRequest into, SgeList sges) {
         into.workRequestId = m.get(U64, at);
         into.opcode = m.get(U8, at + 8);
         into.signaled = m.get(U8, at + 9) != 0;
         into.immediate = m.get(U32, at + 12);
-        into.lkey = m.get(U32, at + 16);
-        into.length = m.get(U32, at + 20);
-        into.localOffset = m.get(U64, at + 24);
-        into.rkey = m.get(U32, at + 32);
-        into.remoteOffset = m.get(U64, at + 40);
+        into.rkey = m.get(U32, at + 16);
+        into.remoteOffset = m.get(U64, at + 24);
+        readSges(m, at + 10, at + SEND_HEADER, sges);
     }
 
+    /** A receive of one element: the common case, written without a holder. */
     static void writeReceive(MemorySegment m, long at, long workRequestId, int lkey, long offset, int length) {
         m.set(U64, at, workRequestId);
-        m.set(U32, at + 8, lkey);
-        m.set(U32, at + 12, length);
-        m.set(U64, at + 16, offset);
+        m.set(U16, at + 8, (short) 1);
+        writeSge(m, at + RECEIVE_HEADER, lkey, offset, length);
+    }
+
+    static void writeReceive(MemorySegment m, long at, ReceiveRequest rr) {
+        m.set(U64, at, rr.workRequestId);
+        writeSges(m, at + 8, at + RECEIVE_HEADER, rr.sges);
     }
 
     static long receiveId(MemorySegment m, long at) {
         return m.get(U64, at);
     }
 
-    static int receiveKey(MemorySegment m, long at) {
-        return m.get(U32, at + 8);
+    /** Fills {@code into} with the receive's elements, by key. */
+    static void readReceive(MemorySegment m, long at, SgeList into) {
+        readSges(m, at + 8, at + RECEIVE_HEADER, into);
     }
 
-    static int receiveLength(MemorySegment m, long at) {
-        return m.get(U32, at + 12);
+    private static void writeSges(MemorySegment m, long countAt, long listAt, SgeList sges) {
+        int n = sges.count();
+        m.set(U16, countAt, (short) n);
+        for (int i = 0; i < n; i++) {
+            writeSge(m, listAt + (long) SGE * i, sges.key(i), sges.offset(i), (int) sges.length(i));
+        }
     }
 
-    static long receiveOffset(MemorySegment m, long at) {
-        return m.get(U64, at + 16);
+    private static void writeSge(MemorySegment m, long at, int lkey, long offset, int length) {
+        m.set(U64, at, offset);
+        m.set(U32, at + 8, length);
+        m.set(U32, at + 12, lkey);
+    }
+
+    private static void readSges(MemorySegment m, long countAt, long listAt, SgeList into) {
+        into.clear();
+        int n = Short.toUnsignedInt(m.get(U16, countAt));
+        for (int i = 0; i < n; i++) {
+            long sge = listAt + (long) SGE * i;
+            into.add(m.get(U32, sge + 12), m.get(U64, sge), Integer.toUnsignedLong(m.get(U32, sge + 8)));
+        }
     }
 
     static void writeCompletion(MemorySegment m, long at, long workRequestId, int status, int opcode, int byteCount,

@@ -26,6 +26,11 @@ import java.util.concurrent.locks.LockSupport;
  *   (LOCAL_LENGTH_ERROR at the peer). An RDMA WRITE lands in the peer's region named by its remote key
  *   and offset, with no completion at the peer; WRITE with immediate also consumes a receive, whose
  *   completion carries the immediate. An RDMA READ copies the peer's region into the local buffer.</li>
+ *   <li>Local buffers are scatter/gather lists, as in verbs: a work request sends the concatenation of its
+ *   1..{@link QpConfig#maxSendSge()} elements (a READ fills them in order), a receive is filled over its
+ *   1..{@link QpConfig#maxReceiveSge()} elements in order ({@link WorkRequest#sge}, {@link ReceiveRequest}).
+ *   Frames stay segment-aligned in the message whatever the elements: a frame's payload is gathered from
+ *   several without a copy, and scattered over several on arrival.</li>
  *   <li>A SEND or WRITE completes once the peer has acknowledged it: its data is placed at the peer. A
  *   READ completes once its data has landed here.</li>
  *   <li>Completions of the send queue come in posting order, and so do those of the receive queue; the
@@ -91,8 +96,9 @@ public final class QueuePair implements AutoCloseable {
         this.loop = loop;
         this.config = agreement.applyTo(requested);
         FramingConfig framing = agreement.framing();
-        this.sendRing = new SpscRing(arena, config.sendQueueDepth(), QueueEntries.SEND_ENTRY);
-        this.receiveRing = new SpscRing(arena, config.receiveQueueDepth(), QueueEntries.RECEIVE_ENTRY);
+        this.sendRing = new SpscRing(arena, config.sendQueueDepth(), QueueEntries.sendEntry(config.maxSendSge()));
+        this.receiveRing = new SpscRing(arena, config.receiveQueueDepth(),
+                QueueEntries.receiveEntry(config.maxReceiveSge()));
         this.completionRing = new SpscRing(arena, Integer.highestOneBit(config.sendQueueDepth()
                 + config.receiveQueueDepth() - 1) * 2, QueueEntries.COMPLETION_ENTRY);
         this.engine = new QpEngine(this, loop, registry, bufferRing, framing, config, token, secret);
@@ -123,16 +129,22 @@ public final class QueuePair implements AutoCloseable {
     // ---------------------------------------------------------------- posting
 
     /**
-     * Posts a send work request (copied: {@code wr} may be refilled at once).
+     * Posts a send work request (copied: {@code wr} may be refilled at once). As ibv_post_send(3) answers
+     * EINVAL for a work request with more elements than the queue pair's {@code max_send_sge}, a count
+     * outside 1..{@link QpConfig#maxSendSge()} is refused here; everything else about the elements (keys,
+     * bounds, rights, the total against the message and window limits) is checked when the work request is
+     * taken, and fails it with a completion status.
      *
      * @return false if the send queue is full (poll completions, then post again)
-     * @throws IllegalArgumentException if {@code wr} was never filled
+     * @throws IllegalArgumentException if {@code wr} was never filled, or has no element or more than
+     *                                  {@link QpConfig#maxSendSge()}
      * @throws IllegalStateException    if the queue pair was closed
      */
     public boolean postSend(WorkRequest wr) {
         if (wr == null || wr.opcode < 0) {
             throw new IllegalArgumentException("work request is not filled: " + wr);
         }
+        checkSgeCount(wr.sges.count(), config.maxSendSge(), wr);
         checkOpen();
         long at = sendRing.claim();
         if (at < 0) {
@@ -146,9 +158,9 @@ public final class QueuePair implements AutoCloseable {
 
     /**
      * Posts a receive of up to {@code length} bytes at {@code offset} of the local region {@code lkey}
-     * (which needs LOCAL_WRITE). Each posted receive is one credit for the peer's SENDs and WRITEs with
-     * immediate. A bad key or range completes the receive with LOCAL_PROTECTION_ERROR and fails the queue
-     * pair, as verbs do.
+     * (which needs LOCAL_WRITE): a receive of one element. Each posted receive is one credit for the peer's
+     * SENDs and WRITEs with immediate. A bad key or range completes the receive with LOCAL_PROTECTION_ERROR
+     * and fails the queue pair, as verbs do.
      *
      * @return false if the receive queue is full
      * @throws IllegalArgumentException if the range is negative
@@ -167,6 +179,40 @@ public final class QueuePair implements AutoCloseable {
         receiveRing.publish();
         ringDoorbell();
         return true;
+    }
+
+    /**
+     * Posts a receive scattered over {@code rr}'s elements (copied: {@code rr} may be refilled at once): a
+     * SEND fills them in order, and one longer than all of them fails with LOCAL_LENGTH_ERROR. Otherwise as
+     * {@link #postReceive(long, int, long, int)}; an element refused by the registry completes the receive
+     * with LOCAL_PROTECTION_ERROR.
+     *
+     * @return false if the receive queue is full
+     * @throws IllegalArgumentException if {@code rr} has no element or more than {@link QpConfig#maxReceiveSge()}
+     *                                  (ibv_post_recv(3)'s EINVAL)
+     * @throws IllegalStateException    if the queue pair was closed
+     */
+    public boolean postReceive(ReceiveRequest rr) {
+        if (rr == null) {
+            throw new IllegalArgumentException("receive request is null");
+        }
+        checkSgeCount(rr.sges.count(), config.maxReceiveSge(), rr);
+        checkOpen();
+        long at = receiveRing.claim();
+        if (at < 0) {
+            return false;
+        }
+        QueueEntries.writeReceive(receiveRing.memory(), at, rr);
+        receiveRing.publish();
+        ringDoorbell();
+        return true;
+    }
+
+    private static void checkSgeCount(int count, int max, Object request) {
+        if (count < 1 || count > max) {
+            throw new IllegalArgumentException(count + " scatter/gather elements, this queue pair takes 1.." + max
+                    + ": " + request);
+        }
     }
 
     /** Wakes the loop once for however many posts happen before it starts draining. */

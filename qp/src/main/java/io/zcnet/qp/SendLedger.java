@@ -1,6 +1,6 @@
 package io.zcnet.qp;
 
-import java.lang.foreign.MemorySegment;
+import io.zcnet.framing.SgeList;
 
 /**
  * Send work requests taken from the send queue and not yet completed, in posting order: what each one is,
@@ -8,7 +8,8 @@ import java.lang.foreign.MemorySegment;
  * acknowledged all its messages (and, for a READ, all its responses have landed), because a subflow that
  * fails may force any of its frames to be sent again. READ responses this side owes the peer live here
  * too, as internal entries that complete without a completion. Parallel arrays indexed by sequence number
- * modulo a power of two; owner thread of the loop.
+ * modulo a power of two, each entry with a scatter/gather list of its own (made once, refilled per entry,
+ * the lists' pieces side by side as the other columns); owner thread of the loop.
  */
 final class SendLedger {
     /** An internal entry: the response to one READ request of the peer. */
@@ -19,8 +20,12 @@ final class SendLedger {
     final int[] kind;
     final boolean[] signaled;
     final int[] immediate;
-    final MemorySegment[] source;
-    final long[] sourceOffset;
+    /**
+     * The local elements: the source of a SEND or WRITE, the sinks of a READ (named by their remote keys once
+     * checked), or the one piece of memory a READ response is sent from.
+     */
+    final SgeList[] local;
+    /** Bytes of all local elements together. */
     final int[] length;
     final int[] rkey;
     final long[] remoteOffset;
@@ -52,7 +57,8 @@ final class SendLedger {
     long tail;
     int userEntries;
 
-    SendLedger(int capacity) {
+    /** @param maxSge local elements an entry may have */
+    SendLedger(int capacity, int maxSge) {
         if (Integer.bitCount(capacity) != 1) {
             throw new IllegalArgumentException("ledger capacity " + capacity + " must be a power of two");
         }
@@ -61,8 +67,7 @@ final class SendLedger {
         kind = new int[capacity];
         signaled = new boolean[capacity];
         immediate = new int[capacity];
-        source = new MemorySegment[capacity];
-        sourceOffset = new long[capacity];
+        local = SgeList.table(capacity, maxSge);
         length = new int[capacity];
         rkey = new int[capacity];
         remoteOffset = new long[capacity];
@@ -94,18 +99,23 @@ final class SendLedger {
         return (int) seq & mask;
     }
 
-    /** Appends an entry and returns its sequence number; the caller checked {@link #isFull()}. */
-    long append(int entryKind, long id, boolean isSignaled, int imm, MemorySegment src, long srcOffset, int bytes,
-            int key, long keyOffset, int sinkKey, long sinkAt) {
+    /** The local elements of the entry {@link #append} adds next: filled before it is appended. */
+    SgeList nextLocal() {
+        return local[slot(tail)];
+    }
+
+    /**
+     * Appends an entry, whose elements {@link #nextLocal()} holds, and returns its sequence number; the caller
+     * checked {@link #isFull()}.
+     */
+    long append(int entryKind, long id, boolean isSignaled, int imm, int key, long keyOffset, int sinkKey, long sinkAt) {
         long seq = tail++;
         int i = slot(seq);
         kind[i] = entryKind;
         workRequestId[i] = id;
         signaled[i] = isSignaled;
         immediate[i] = imm;
-        source[i] = src;
-        sourceOffset[i] = srcOffset;
-        length[i] = bytes;
+        length[i] = (int) local[i].byteSize();
         rkey[i] = key;
         remoteOffset[i] = keyOffset;
         sinkRkey[i] = sinkKey;
@@ -126,7 +136,7 @@ final class SendLedger {
     /** Drops the oldest entry. */
     void retireHead() {
         int i = slot(head++);
-        source[i] = null;
+        local[i].clear();
         if (kind[i] != READ_RESPONSE) {
             userEntries--;
         }

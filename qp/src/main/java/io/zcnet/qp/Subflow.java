@@ -2,6 +2,7 @@ package io.zcnet.qp;
 
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.MessageAssembler;
+import io.zcnet.framing.SgeList;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.rx.DeferredFrames;
@@ -78,7 +79,18 @@ final class Subflow implements SendListener, ReceiveListener {
      * @return true if the sender took it
      */
     boolean offer(MemorySegment header, int headerLength, MemorySegment payload, long payloadOffset, int payloadLength) {
-        long token = sender.offer(header, 0, headerLength, payload, payloadOffset, payloadLength);
+        return offered(sender.offer(header, 0, headerLength, payload, payloadOffset, payloadLength), headerLength,
+                payloadLength);
+    }
+
+    /** Offers one frame whose payload is bytes {@code position} on of {@code payload}'s elements, gathered. */
+    boolean offer(MemorySegment header, int headerLength, SgeList payload, long position, int payloadLength) {
+        return offered(sender.offer(header, 0, headerLength, payload, position, payloadLength), headerLength,
+                payloadLength);
+    }
+
+    /** Accounts the frame the sender took as {@code token}; false if it took none. */
+    private boolean offered(long token, int headerLength, int payloadLength) {
         if (token < 0) {
             return false;
         }

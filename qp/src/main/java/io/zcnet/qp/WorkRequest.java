@@ -1,15 +1,27 @@
 package io.zcnet.qp;
 
+import io.zcnet.framing.SgeList;
+
 /**
  * One send work request, the {@code struct ibv_send_wr} of ibv_post_send(3) reduced to what zcnet does: a
  * reusable holder that {@link QueuePair#postSend} copies into the send queue, so posting allocates
- * nothing. Fill it with one of the operation methods, optionally {@link #immediate} and
- * {@link #unsignaled}, then post it; the holder may be refilled at once.
+ * nothing. Fill it with one of the operation methods, add its scatter/gather elements with {@link #sge},
+ * optionally {@link #unsignaled}, then post it; the holder may be refilled at once. Each operation also
+ * has a form with one element, the common case:
  *
- * <p>The local buffer ({@code lkey}, {@code offset}, {@code length}) is one scatter/gather element of a
- * region registered with the queue pair's context. It must stay unchanged (for a SEND or WRITE) or
- * untouched (the sink of a READ) until the work request completes: the data is sent from it, and sent
- * again from it when a subflow fails, as an RDMA adapter reads it when it retransmits.
+ * <pre>{@code
+ * wr.send(1, mr.localKey(), 0, 4096);                                       // one element
+ * wr.write(2, peerRkey, 0).sge(headers.localKey(), 0, 64).sge(mr.localKey(), 8192, 65536);
+ * }</pre>
+ *
+ * <p>The local buffer is the {@code sg_list}: 1 to {@link QpConfig#maxSendSge()} elements (local key,
+ * offset, length) of regions registered with the queue pair's context, each checked against the registry
+ * when the work request is taken, as an adapter checks them (a refused one fails the work request with
+ * LOCAL_PROTECTION_ERROR). Elements of 0 bytes are allowed, and so is a message of 0 bytes. A SEND or WRITE
+ * sends the concatenation of the elements; a READ scatters what it reads over them, in order. They must
+ * stay unchanged (for a SEND or WRITE) or untouched (the sink of a READ) until the work request completes:
+ * the data is sent from them, and sent again from them when a subflow fails, as an RDMA adapter reads them
+ * when it retransmits.
  *
  * <p>Not thread-safe: one holder per posting thread.
  */
@@ -29,40 +41,99 @@ public final class WorkRequest {
     int opcode = -1;
     boolean signaled;
     int immediate;
-    int lkey;
-    long localOffset;
-    int length;
+    /** The elements by local key, offset and length; their total is the message's length. */
+    final SgeList sges = new SgeList(QpConfig.MAX_SGE);
     int rkey;
     long remoteOffset;
 
+    /** A SEND of the elements {@link #sge} adds next. */
+    public WorkRequest send(long workRequestId) {
+        return fill(SEND, workRequestId, 0, 0, 0);
+    }
+
     /** A SEND of {@code length} bytes at {@code offset} of the local region {@code lkey}. */
     public WorkRequest send(long workRequestId, int lkey, long offset, int length) {
-        return fill(SEND, workRequestId, lkey, offset, length, 0, 0);
+        return send(workRequestId).sge(lkey, offset, length);
+    }
+
+    /** A SEND with immediate data of the elements {@link #sge} adds next. */
+    public WorkRequest sendWithImmediate(long workRequestId, int immediate) {
+        return fill(SEND_WITH_IMM, workRequestId, 0, 0, immediate);
     }
 
     /** A SEND with immediate data. */
     public WorkRequest sendWithImmediate(long workRequestId, int lkey, long offset, int length, int immediate) {
-        fill(SEND_WITH_IMM, workRequestId, lkey, offset, length, 0, 0);
-        this.immediate = immediate;
-        return this;
+        return sendWithImmediate(workRequestId, immediate).sge(lkey, offset, length);
+    }
+
+    /** An RDMA WRITE to the peer's region {@code rkey} from {@code remoteOffset} of the elements {@link #sge} adds next. */
+    public WorkRequest write(long workRequestId, int rkey, long remoteOffset) {
+        return fill(RDMA_WRITE, workRequestId, rkey, remoteOffset, 0);
     }
 
     /** An RDMA WRITE of the local bytes to the peer's region {@code rkey} from {@code remoteOffset}. */
     public WorkRequest write(long workRequestId, int lkey, long offset, int length, int rkey, long remoteOffset) {
-        return fill(RDMA_WRITE, workRequestId, lkey, offset, length, rkey, remoteOffset);
+        return write(workRequestId, rkey, remoteOffset).sge(lkey, offset, length);
+    }
+
+    /** An RDMA WRITE with immediate data of the elements {@link #sge} adds next. */
+    public WorkRequest writeWithImmediate(long workRequestId, int rkey, long remoteOffset, int immediate) {
+        return fill(RDMA_WRITE_WITH_IMM, workRequestId, rkey, remoteOffset, immediate);
     }
 
     /** An RDMA WRITE whose immediate data completes one of the peer's posted receives. */
     public WorkRequest writeWithImmediate(long workRequestId, int lkey, long offset, int length, int rkey,
             long remoteOffset, int immediate) {
-        fill(RDMA_WRITE_WITH_IMM, workRequestId, lkey, offset, length, rkey, remoteOffset);
-        this.immediate = immediate;
-        return this;
+        return writeWithImmediate(workRequestId, rkey, remoteOffset, immediate).sge(lkey, offset, length);
+    }
+
+    /**
+     * An RDMA READ of the peer's region {@code rkey} from {@code remoteOffset} into the elements {@link #sge}
+     * adds next: each element is read with requests of its own over the next consecutive range of the peer's
+     * region (the whole READ is as long as its elements together), and the work request completes once
+     * every one has landed.
+     */
+    public WorkRequest read(long workRequestId, int rkey, long remoteOffset) {
+        return fill(RDMA_READ, workRequestId, rkey, remoteOffset, 0);
     }
 
     /** An RDMA READ of {@code length} bytes of the peer's region {@code rkey} into the local region {@code lkey}. */
     public WorkRequest read(long workRequestId, int lkey, long offset, int length, int rkey, long remoteOffset) {
-        return fill(RDMA_READ, workRequestId, lkey, offset, length, rkey, remoteOffset);
+        return read(workRequestId, rkey, remoteOffset).sge(lkey, offset, length);
+    }
+
+    /**
+     * Appends a scatter/gather element: {@code length} bytes at {@code offset} of the local region
+     * {@code lkey} (an {@code ibv_sge}).
+     *
+     * @throws IllegalArgumentException if the holder is not filled, the range is negative, the holder holds
+     *                                  {@link QpConfig#MAX_SGE} elements already, or the total would pass
+     *                                  2^31 - 1 bytes or overflow the remote offset
+     */
+    public WorkRequest sge(int lkey, long offset, int length) {
+        if (opcode < 0) {
+            throw new IllegalArgumentException("fill the work request with an operation before its elements");
+        }
+        if (remoteOffset > Long.MAX_VALUE - sges.byteSize() - Math.max(0, length)) {
+            throw new IllegalArgumentException("remote offset " + remoteOffset + " with " + sges.byteSize() + "+"
+                    + length + " bytes overflows");
+        }
+        addSge(sges, lkey, offset, length);
+        return this;
+    }
+
+    /** Appends one element to {@code list}, which holds at most 2^31 - 1 bytes, what a completion's count says. */
+    static void addSge(SgeList list, int lkey, long offset, int length) {
+        if (offset < 0 || length < 0) {
+            throw new IllegalArgumentException("element " + offset + "+" + length + " is negative");
+        }
+        if (list.count() == list.capacity()) {
+            throw new IllegalArgumentException("at most " + list.capacity() + " scatter/gather elements");
+        }
+        if (length > Integer.MAX_VALUE - list.byteSize()) {
+            throw new IllegalArgumentException("elements of more than " + Integer.MAX_VALUE + " bytes in all");
+        }
+        list.add(lkey, offset, length);
     }
 
     /**
@@ -74,23 +145,16 @@ public final class WorkRequest {
         return this;
     }
 
-    private WorkRequest fill(int opcode, long workRequestId, int lkey, long offset, int length, int rkey,
-            long remoteOffset) {
-        if (offset < 0 || length < 0) {
-            throw new IllegalArgumentException("local range " + offset + "+" + length + " is negative");
-        }
-        if (remoteOffset < 0 || remoteOffset > Long.MAX_VALUE - length) {
-            throw new IllegalArgumentException("remote offset " + remoteOffset + " with length " + length
-                    + " is negative or overflows");
+    private WorkRequest fill(int opcode, long workRequestId, int rkey, long remoteOffset, int immediate) {
+        if (remoteOffset < 0) {
+            throw new IllegalArgumentException("remote offset " + remoteOffset + " is negative");
         }
         this.opcode = opcode;
         this.workRequestId = workRequestId;
-        this.lkey = lkey;
-        this.localOffset = offset;
-        this.length = length;
+        this.sges.clear();
         this.rkey = rkey;
         this.remoteOffset = remoteOffset;
-        this.immediate = 0;
+        this.immediate = immediate;
         this.signaled = true;
         return this;
     }
@@ -102,6 +166,16 @@ public final class WorkRequest {
     /** One of {@link #SEND} .. {@link #RDMA_READ}, or -1 before the holder is filled. */
     public int opcode() {
         return opcode;
+    }
+
+    /** Scatter/gather elements added so far. */
+    public int sgeCount() {
+        return sges.count();
+    }
+
+    /** Bytes of all elements together: the message's length. */
+    public int length() {
+        return (int) sges.byteSize();
     }
 
     static String opcodeName(int opcode) {
@@ -117,8 +191,8 @@ public final class WorkRequest {
 
     @Override
     public String toString() {
-        return "WorkRequest[" + opcodeName(opcode) + " wr=" + workRequestId + " local=0x" + Integer.toHexString(lkey)
-                + "@" + localOffset + "+" + length + " remote=0x" + Integer.toHexString(rkey) + "@" + remoteOffset
-                + " imm=" + immediate + (signaled ? "" : " unsignaled") + "]";
+        return "WorkRequest[" + opcodeName(opcode) + " wr=" + workRequestId + " local=" + sges + " remote=0x"
+                + Integer.toHexString(rkey) + "@" + remoteOffset + " imm=" + immediate + (signaled ? "" : " unsignaled")
+                + "]";
     }
 }

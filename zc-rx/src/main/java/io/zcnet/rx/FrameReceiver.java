@@ -245,7 +245,9 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
         if (result > 0) {
             counters.bytesReceived += result;
             sinkFilled += result;
-            if (sink == SINK_PLACEMENT) {
+            if (sink == SINK_PLACEMENT && target.isStaged()) {
+                counters.payloadBytesCopied += result; // into the drain, copied to its pieces at commit
+            } else if (sink == SINK_PLACEMENT) {
                 counters.payloadBytesDirect += result;
             }
         }

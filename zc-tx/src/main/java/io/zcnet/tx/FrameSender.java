@@ -1,6 +1,8 @@
 package io.zcnet.tx;
 
 import io.zcnet.framing.Segmenter;
+import io.zcnet.framing.SgeCursor;
+import io.zcnet.framing.SgeList;
 import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.CqeFlags;
 import io.zcnet.ring.EventLoop;
@@ -19,7 +21,10 @@ import java.util.function.IntUnaryOperator;
  * <h2>Batches</h2>
  * Frames offered between two {@link #flush()} calls (one loop turn) leave in one {@code sendmsg}: a frame
  * of at most {@link SenderConfig#copyThreshold()} bytes is copied into a staging buffer beside its
- * neighbours, a larger one contributes its header and its payload slice by reference. Only one send is in
+ * neighbours, a larger one contributes its header and its payload slice by reference. A payload may be
+ * one slice or several ({@link #offer(MemorySegment, long, int, SgeList, long, int)}: a frame whose bytes lie
+ * in several elements of a scatter/gather list), each gathered by reference as its own piece of the
+ * {@code sendmsg}, up to {@link #maxPayloadPieces()} per frame. Only one send is in
  * flight at a time, and a short one is finished (the rest of the same gather list) before anything behind
  * it goes, so no two sends can interleave their bytes.
  *
@@ -39,7 +44,9 @@ import java.util.function.IntUnaryOperator;
  *
  * <h2>Memory</h2>
  * Headers are copied into (or written straight into, {@link #offerFrame}) slots the sender owns; payloads
- * are referenced and must stay alive and unchanged until their token is reported sent.
+ * are referenced and must stay alive and unchanged until their token is reported sent. A frame of one
+ * payload slice keeps it beside its header; the slices of a frame of several wait in a FIFO of pieces,
+ * released with their frames, which holds twice as many pieces as the sender holds frames.
  *
  * <p>Owner thread of the event loop only, like the loop itself.
  */
@@ -64,12 +71,26 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
     private final GatherList rest;
     private final boolean zeroCopyAvailable;
 
-    // Frames by token & mask.
+    // Frames by token & mask. A frame's payload is one slice (payload, payloadOffset) when pieceCount is 0,
+    // else pieceCount slices in the piece FIFO from firstPiece; payloadLength is the total either way.
     private final int mask;
     private final int[] headerLength;
     private final MemorySegment[] payload;
     private final long[] payloadOffset;
     private final int[] payloadLength;
+    private final int[] pieceCount;
+    private final long[] firstPiece;
+
+    // The slices of payloads gathered from several, by piece number & pieceMask, in frame order.
+    private final int pieceMask;
+    private final MemorySegment[] pieceSegment;
+    private final long[] pieceOffset;
+    private final long[] pieceLength;
+    /** The next piece number to hand out. */
+    private long pieceTail;
+    /** The oldest piece whose frame is not yet reported sent. */
+    private long pieceReleased;
+    private final SgeCursor spans = new SgeCursor();
     /** The next token to hand out. */
     private long tail;
     /** The first frame not yet in a batch. */
@@ -125,13 +146,20 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
         this.payload = new MemorySegment[frames];
         this.payloadOffset = new long[frames];
         this.payloadLength = new int[frames];
+        this.pieceCount = new int[frames];
+        this.firstPiece = new long[frames];
+        this.pieceMask = 2 * frames - 1;
+        this.pieceSegment = new MemorySegment[2 * frames];
+        this.pieceOffset = new long[2 * frames];
+        this.pieceLength = new long[2 * frames];
         this.batchEnd = new long[frames];
         this.batchBytes = new long[frames];
         this.notificationsDue = new int[frames];
         this.fullySent = new boolean[frames];
         this.headers = arena.allocate((long) frames * MAX_HEADER, 64);
         this.staging = arena.allocate(config.stagingBytes(), 64);
-        // A batch takes at most two pieces a frame plus one staging run; UIO_MAXIOV bounds a sendmsg.
+        // A batch takes a header and a slice a frame (more for a gathered payload) plus one staging run;
+        // UIO_MAXIOV bounds a sendmsg.
         int pieces = Math.min(1024, 2 * frames + 1);
         this.batch = GatherList.allocate(arena, pieces);
         this.rest = GatherList.allocate(arena, pieces);
@@ -160,7 +188,46 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
             return refused;
         }
         MemorySegment.copy(header, headerOffset, headers, slot(tail), headerLength);
-        return queue(headerLength, payload, payloadOffset, payloadLength);
+        return queue(headerLength, payload, payloadOffset, payloadLength, 0);
+    }
+
+    /**
+     * Queues a frame whose payload is bytes {@code [position, position + payloadLength)} of the message
+     * {@code payload} lays over its elements: the header is copied now, each element's slice is referenced
+     * (until reported sent) and gathered as a piece of its own, so no payload byte is copied here. A payload
+     * in one element takes the path of {@link #offer(MemorySegment, long, int, MemorySegment, long, int)}.
+     *
+     * @return the frame's token, {@link #BACK_PRESSURED} (also when the FIFO of pieces is full) or
+     *         {@link #CLOSED}
+     * @throws IllegalArgumentException as the other {@code offer}, or if the range lies outside the list, an
+     *                                  element it touches is not alive native memory, or it touches more
+     *                                  than {@link #maxPayloadPieces()} elements
+     */
+    public long offer(MemorySegment header, long headerOffset, int headerLength, SgeList payload, long position,
+            int payloadLength) {
+        if (payload == null) {
+            throw new IllegalArgumentException("payload list is null");
+        }
+        spans.over(payload, position, payloadLength);
+        if (payload.spans(position, payloadLength) <= 1) {
+            return spans.next() ? offer(header, headerOffset, headerLength, spans.segment(), spans.offset(), payloadLength)
+                    : offer(header, headerOffset, headerLength, headers, 0, 0);
+        }
+        checkRange(header, headerOffset, headerLength, "header");
+        if (headerLength < 1 || headerLength > MAX_HEADER) {
+            throw new IllegalArgumentException("header length must be in [1, " + MAX_HEADER + "], got " + headerLength);
+        }
+        long refused = admit(headerLength + (long) payloadLength);
+        if (refused != 0) {
+            return refused;
+        }
+        MemorySegment.copy(header, headerOffset, headers, slot(tail), headerLength);
+        return queueGathered(headerLength, payload, position, payloadLength);
+    }
+
+    /** Pieces one frame's payload may be gathered from: what one {@code sendmsg} of this sender takes beside a header. */
+    public int maxPayloadPieces() {
+        return Math.min(batch.capacity() - 2, pieceSegment.length);
     }
 
     /**
@@ -180,13 +247,16 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
         }
         int written = segmenter.writeFrame(index, headers, slot(tail));
         int length = segmenter.payloadLength();
+        if (!segmenter.isPayloadContiguous()) {
+            return queueGathered(written, segmenter.sources(), segmenter.payloadPosition(), length);
+        }
         MemorySegment source = length == 0 ? headers : segmenter.source();
         long offset = length == 0 ? 0 : segmenter.payloadOffset();
         checkPayload(source, offset, length);
         if (heldBytes > 0 && heldBytes + written + length > config.queueBytes()) {
             return backPressure();
         }
-        return queue(written, source, offset, length);
+        return queue(written, source, offset, length, 0);
     }
 
     /** Sends what is queued, unless a send is in flight (then it follows that one). */
@@ -241,12 +311,40 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
         return BACK_PRESSURED;
     }
 
-    private long queue(int headerBytes, MemorySegment source, long offset, int length) {
+    /**
+     * Queues the frame whose header is in the next slot and whose payload spans several elements of
+     * {@code list}: its slices go to the FIFO of pieces.
+     */
+    private long queueGathered(int headerBytes, SgeList list, long position, int length) {
+        int pieces = list.spans(position, length);
+        if (pieces > maxPayloadPieces()) {
+            throw new IllegalArgumentException("a payload of " + pieces + " pieces is more than one sendmsg of this"
+                    + " sender gathers beside a header (" + maxPayloadPieces() + ")");
+        }
+        for (spans.over(list, position, length); spans.next(); ) {
+            checkPayload(spans.segment(), spans.offset(), (int) spans.length());
+        }
+        if (pieceTail + pieces - pieceReleased > pieceSegment.length
+                || heldBytes > 0 && heldBytes + headerBytes + length > config.queueBytes()) {
+            return backPressure();
+        }
+        for (spans.over(list, position, length); spans.next(); pieceTail++) {
+            int p = (int) (pieceTail & pieceMask);
+            pieceSegment[p] = spans.segment();
+            pieceOffset[p] = spans.offset();
+            pieceLength[p] = spans.length();
+        }
+        return queue(headerBytes, null, 0, length, pieces);
+    }
+
+    private long queue(int headerBytes, MemorySegment source, long offset, int length, int pieces) {
         int i = (int) (tail & mask);
         headerLength[i] = headerBytes;
         payload[i] = source;
         payloadOffset[i] = offset;
         payloadLength[i] = length;
+        pieceCount[i] = pieces;
+        firstPiece[i] = pieceTail - pieces;
         heldBytes += headerBytes + (long) length;
         return tail++;
     }
@@ -268,13 +366,17 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
         long bytes = 0;
         boolean large = false;
         long token = unbatched;
-        while (token < tail && batch.count() + 3 <= batch.capacity()) {
+        while (token < tail) {
             int i = (int) (token & mask);
+            // A staging run, the header and the payload's pieces must fit.
+            if (batch.count() + 2 + Math.max(1, pieceCount[i]) > batch.capacity()) {
+                break;
+            }
             int h = headerLength[i];
             int p = payloadLength[i];
             if (stagingFree && h + p <= config.copyThreshold() && stagingUsed + h + p <= staging.byteSize()) {
                 MemorySegment.copy(headers, slot(token), staging, stagingUsed, h);
-                MemorySegment.copy(payload[i], payloadOffset[i], staging, stagingUsed + h, p);
+                copyPayload(i, stagingUsed + h);
                 stagingUsed += h + p;
                 counters.framesCopied++;
             } else {
@@ -283,9 +385,7 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
                     runStart = stagingUsed;
                 }
                 batch.add(headers, slot(token), h);
-                if (p > 0) {
-                    batch.add(payload[i], payloadOffset[i], p);
-                }
+                gatherPayload(i);
                 counters.framesGathered++;
                 large |= config.zeroCopyThreshold() > 0 && p >= config.zeroCopyThreshold();
             }
@@ -309,6 +409,33 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
         }
         counters.batches++;
         submit(batch, number);
+    }
+
+    /** Copies the payload of frame slot {@code i} into the staging buffer at {@code at}. */
+    private void copyPayload(int i, long at) {
+        if (pieceCount[i] == 0) {
+            MemorySegment.copy(payload[i], payloadOffset[i], staging, at, payloadLength[i]);
+            return;
+        }
+        for (long k = firstPiece[i], end = k + pieceCount[i]; k < end; k++) {
+            int q = (int) (k & pieceMask);
+            MemorySegment.copy(pieceSegment[q], pieceOffset[q], staging, at, pieceLength[q]);
+            at += pieceLength[q];
+        }
+    }
+
+    /** Adds the payload of frame slot {@code i} to the batch by reference, a piece per slice. */
+    private void gatherPayload(int i) {
+        if (pieceCount[i] == 0) {
+            if (payloadLength[i] > 0) {
+                batch.add(payload[i], payloadOffset[i], payloadLength[i]);
+            }
+            return;
+        }
+        for (long k = firstPiece[i], end = k + pieceCount[i]; k < end; k++) {
+            int q = (int) (k & pieceMask);
+            batch.add(pieceSegment[q], pieceOffset[q], pieceLength[q]);
+        }
     }
 
     /** The adaptation: zero copy while it pays, a probe now and then once it stopped paying. */
@@ -424,7 +551,11 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
                 break;
             }
             for (long t = released; t < batchEnd[b]; t++) {
-                payload[(int) (t & mask)] = null; // keep no user segment reachable
+                int i = (int) (t & mask);
+                payload[i] = null; // keep no user segment reachable
+                for (int k = 0; k < pieceCount[i]; k++) {
+                    pieceSegment[(int) (pieceReleased++ & pieceMask)] = null;
+                }
             }
             released = batchEnd[b];
             heldBytes -= batchBytes[b];

@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.Segmenter;
+import io.zcnet.framing.SgeCursor;
+import io.zcnet.framing.SgeList;
 import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.CqeFlags;
 import io.zcnet.ring.Errno;
@@ -143,8 +147,54 @@ abstract class FrameSenderContractTest {
         return thread.call(() -> new FrameSender(loop, socket, config, events));
     }
 
-    /** A frame as the test keeps it: header bytes and a payload range of a native segment. */
-    private record Frame(MemorySegment header, MemorySegment payload) {
+    /** A frame as the test keeps it: what it offers, and the bytes the peer must see. */
+    private interface Offered {
+        long offerTo(FrameSender sender);
+
+        long bytes();
+
+        void addTo(CRC32C crc);
+    }
+
+    /** Header bytes and a payload range of a native segment. */
+    private record Frame(MemorySegment header, MemorySegment payload) implements Offered {
+        @Override
+        public long offerTo(FrameSender sender) {
+            return sender.offer(header, 0, (int) header.byteSize(), payload, 0, (int) payload.byteSize());
+        }
+
+        @Override
+        public long bytes() {
+            return header.byteSize() + payload.byteSize();
+        }
+
+        @Override
+        public void addTo(CRC32C crc) {
+            crc.update(header.asByteBuffer());
+            crc.update(payload.asByteBuffer());
+        }
+    }
+
+    /** Header bytes and a payload of bytes {@code [position, position + length)} of a scatter/gather list. */
+    private record Gathered(MemorySegment header, SgeList list, long position, int length) implements Offered {
+        @Override
+        public long offerTo(FrameSender sender) {
+            return sender.offer(header, 0, (int) header.byteSize(), list, position, length);
+        }
+
+        @Override
+        public long bytes() {
+            return header.byteSize() + length;
+        }
+
+        @Override
+        public void addTo(CRC32C crc) {
+            crc.update(header.asByteBuffer());
+            SgeCursor spans = new SgeCursor().over(list, position, length);
+            while (spans.next()) {
+                crc.update(spans.segment().asSlice(spans.offset(), spans.length()).asByteBuffer());
+            }
+        }
     }
 
     private Frame frame(SplittableRandom random, int payloadLength) {
@@ -155,25 +205,44 @@ abstract class FrameSenderContractTest {
         return new Frame(header, payload);
     }
 
+    /**
+     * A frame whose payload is a range of a list of 1 to {@code maxPieces} pieces of up to {@code maxPiece}
+     * bytes, a quarter of them empty, each in memory of its own at an odd offset.
+     */
+    private Gathered gathered(SplittableRandom random, int maxPieces, int maxPiece) {
+        MemorySegment header = arena.allocate(32 + random.nextInt(29));
+        fillRandom(header, random);
+        SgeList list = new SgeList(maxPieces);
+        for (int i = 0, n = 1 + random.nextInt(maxPieces); i < n; i++) {
+            int length = random.nextInt(4) == 0 ? 0 : 1 + random.nextInt(maxPiece);
+            MemorySegment memory = arena.allocate(length + 16);
+            fillRandom(memory, random);
+            list.add(memory, random.nextInt(17), length);
+        }
+        long total = list.byteSize();
+        long position = random.nextLong(total / 4 + 1);
+        int length = (int) (total - position - random.nextLong((total - position) / 4 + 1));
+        return new Gathered(header, list, position, length);
+    }
+
     private static void fillRandom(MemorySegment segment, SplittableRandom random) {
         for (long i = 0; i < segment.byteSize(); i++) {
             segment.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
         }
     }
 
-    private static long crcOf(List<Frame> frames) {
+    private static long crcOf(List<? extends Offered> frames) {
         CRC32C crc = new CRC32C();
-        for (Frame f : frames) {
-            crc.update(f.header().asByteBuffer());
-            crc.update(f.payload().asByteBuffer());
+        for (Offered f : frames) {
+            f.addTo(crc);
         }
         return crc.getValue();
     }
 
-    private static long totalBytes(List<Frame> frames) {
+    private static long totalBytes(List<? extends Offered> frames) {
         long total = 0;
-        for (Frame f : frames) {
-            total += f.header().byteSize() + f.payload().byteSize();
+        for (Offered f : frames) {
+            total += f.bytes();
         }
         return total;
     }
@@ -207,7 +276,7 @@ abstract class FrameSenderContractTest {
      * Offers every frame on the loop, flushing after each burst and waiting out back-pressure; returns how
      * many of the flushes followed at least one frame.
      */
-    private int sendAll(FrameSender sender, List<Frame> frames, int burst) throws Exception {
+    private int sendAll(FrameSender sender, List<? extends Offered> frames, int burst) throws Exception {
         int flushes = 0;
         int next = 0;
         while (next < frames.size()) {
@@ -215,9 +284,7 @@ abstract class FrameSenderContractTest {
             int accepted = thread.call(() -> {
                 int i = from;
                 while (i < frames.size() && i - from < burst) {
-                    Frame f = frames.get(i);
-                    long token = sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0,
-                            (int) f.payload().byteSize());
+                    long token = frames.get(i).offerTo(sender);
                     if (token == FrameSender.BACK_PRESSURED) {
                         break;
                     }
@@ -243,9 +310,9 @@ abstract class FrameSenderContractTest {
     }
 
     /** Offers one frame as a batch of its own and waits until it is reported sent. */
-    private void sendAndAwait(FrameSender sender, Frame f) throws Exception {
+    private void sendAndAwait(FrameSender sender, Offered f) throws Exception {
         long token = thread.call(() -> {
-            long t = sender.offer(f.header(), 0, (int) f.header().byteSize(), f.payload(), 0, (int) f.payload().byteSize());
+            long t = f.offerTo(sender);
             sender.flush();
             return t;
         });
@@ -295,6 +362,129 @@ abstract class FrameSenderContractTest {
         events.awaitSent(frames.size() - 1);
         SenderCounters c = thread.call(sender::counters);
         assertTrue(c.shortSends() > 0, "a 4 KiB send buffer cuts multi-MiB batches short: " + c);
+    }
+
+    // ------------------------------------------------------------------ payloads of several pieces
+
+    @Test
+    void framesGatheredFromSeveralPiecesArriveByteExactAndInOrder() throws Exception {
+        SplittableRandom random = new SplittableRandom(14);
+        List<Offered> frames = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            int maxPiece = new int[] {3, 100, 700, 30_000, 200_000}[random.nextInt(5)];
+            frames.add(random.nextInt(5) == 0 ? frame(random, random.nextInt(maxPiece)) : gathered(random, 6, maxPiece));
+        }
+        FrameSender sender = sender(SenderConfig.defaults().withQueue(64, 8L << 20).withZeroCopyThreshold(64 * 1024));
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        sendAll(sender, frames, 1 + random.nextInt(40));
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS * 3, TimeUnit.SECONDS), "CRC32C of the stream");
+        events.awaitSent(frames.size() - 1);
+        SenderCounters c = thread.call(sender::counters);
+        assertTrue(c.framesCopied() > 0 && c.framesGathered() > 0, "small ones copied, large ones gathered: " + c);
+        assertTrue(c.zeroCopySends() > 0, "large gathered payloads still go out zero-copy: " + c);
+    }
+
+    @Test
+    void shortSendsOfGatheredFramesResumeInsideTheRightPiece() throws Exception {
+        thread.call(() -> {
+            loop.setBufferSizes(socket, 4096, 0);
+            return null;
+        });
+        SplittableRandom random = new SplittableRandom(15);
+        List<Offered> frames = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            frames.add(gathered(random, 8, 50_000));
+        }
+        FrameSender sender = sender(SenderConfig.defaults());
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        sendAll(sender, frames, frames.size());
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS * 3, TimeUnit.SECONDS), "CRC32C of the stream");
+        events.awaitSent(frames.size() - 1);
+        assertTrue(thread.call(sender::counters).shortSends() > 0, "a 4 KiB send buffer cuts the batches short");
+    }
+
+    @Test
+    void aFrameAcrossPiecesOfASegmentersSourceIsGatheredByOfferFrame() throws Exception {
+        FramingConfig framing = new FramingConfig(4096, true, 8);
+        SplittableRandom random = new SplittableRandom(16);
+        SgeList source = new SgeList(3);
+        for (int length : new int[] {3000, 0, 9000}) {
+            MemorySegment memory = arena.allocate(length + 1);
+            fillRandom(memory, random);
+            source.add(memory, 1, length);
+        }
+        Segmenter segmenter = new Segmenter(framing).beginWrite(0, source, 7, 0);
+        FrameSender sender = sender(SenderConfig.defaults().withQueue(4, 1 << 20));
+        MemorySegment scratch = arena.allocate(FrameSender.MAX_HEADER);
+        List<Offered> frames = new ArrayList<>();
+        for (long i = 0; i < segmenter.frameCount(); i++) {
+            int headerBytes = segmenter.writeFrame(i, scratch, 0);
+            MemorySegment header = arena.allocate(headerBytes);
+            MemorySegment.copy(scratch, 0, header, 0, headerBytes);
+            frames.add(new Gathered(header, source, segmenter.payloadPosition(), segmenter.payloadLength()));
+        }
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        long last = thread.call(() -> {
+            long token = -1;
+            for (long i = 0; i < segmenter.frameCount(); i++) {
+                token = sender.offerFrame(segmenter, i);
+            }
+            sender.flush();
+            return token;
+        });
+        assertEquals(2, last, "three frames: [0, 4096) spans two pieces, the others one");
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS), "headers, ICRCs and payloads");
+        events.awaitSent(last);
+    }
+
+    @Test
+    void theFifoOfPiecesBackPressuresAndTooManyPiecesAreRefused() throws Exception {
+        FrameSender sender = sender(SenderConfig.defaults().withQueue(4, 1 << 20));
+        assertEquals(7, (int) thread.call(sender::maxPayloadPieces), "a gather list of 9: two for a staging run and a header");
+        SplittableRandom random = new SplittableRandom(17);
+        MemorySegment header = arena.allocate(32);
+        MemorySegment memory = arena.allocate(8 * 5000);
+        fillRandom(memory, random);
+        List<Offered> frames = new ArrayList<>();
+        for (int f = 0; f < 3; f++) {
+            SgeList list = new SgeList(3);
+            for (int p = 0; p < 3; p++) {
+                list.add(memory, (f * 3 + p) * 4000L, 3000); // above the copy threshold: gathered
+            }
+            frames.add(new Gathered(header, list, 0, 9000));
+        }
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        long third = thread.call(() -> {
+            assertEquals(0, frames.get(0).offerTo(sender));
+            assertEquals(1, frames.get(1).offerTo(sender));
+            return frames.get(2).offerTo(sender);
+        });
+        assertEquals(FrameSender.BACK_PRESSURED, third, "6 of 8 pieces held, 3 more do not fit");
+        thread.call(() -> {
+            sender.flush();
+            return null;
+        });
+        events.awaitSent(1);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (events.writable.get() == 0) {
+            assertTrue(System.nanoTime() < deadline, "onWritable after the pieces were released");
+            Thread.sleep(1);
+        }
+        sendAndAwait(sender, frames.get(2));
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+        SgeList eight = new SgeList(8);
+        for (int p = 0; p < 8; p++) {
+            eight.add(memory, p * 10L, 1);
+        }
+        Arena closed = Arena.ofShared();
+        SgeList dead = new SgeList(2).add(memory, 0, 1).add(closed.allocate(8), 0, 8);
+        closed.close();
+        assertEachRefused(List.of(
+                () -> sender.offer(header, 0, 32, eight, 0, 8),
+                () -> sender.offer(header, 0, 32, eight, 4, 5),
+                () -> sender.offer(header, 0, 32, dead, 0, 9),
+                () -> sender.offer(header, 0, 32, (SgeList) null, 0, 0)));
     }
 
     // ------------------------------------------------------------------ zero copy
@@ -468,15 +658,23 @@ abstract class FrameSenderContractTest {
         MemorySegment dead = closed.allocate(64);
         closed.close();
         MemorySegment heap = MemorySegment.ofArray(new byte[64]);
-        List<String> wrong = new ArrayList<>();
-        for (Runnable bad : List.<Runnable>of(
+        assertEachRefused(List.of(
                 () -> sender.offer(header, 0, 0, header, 0, 0),
                 () -> sender.offer(header, 0, FrameSender.MAX_HEADER + 1, header, 0, 0),
                 () -> sender.offer(header, 120, 32, header, 0, 0),
                 () -> sender.offer(header, 0, 32, dead, 0, 16),
                 () -> sender.offer(header, 0, 32, heap, 0, 16),
                 () -> sender.offer(header, 0, 32, header, 100, 64),
-                () -> sender.offerFrame(null, 0))) {
+                () -> sender.offerFrame(null, 0)));
+        assertEquals(0, (int) thread.call(sender::held), "nothing was queued");
+        assertThrows(IllegalArgumentException.class, () -> new SenderConfig(3, 1, 0, 1, 0, 1, 1));
+        assertNotNull(thread.call(sender::toString));
+    }
+
+    /** Runs each on the loop: each must throw an IllegalArgumentException with a message. */
+    private void assertEachRefused(List<Runnable> offers) throws Exception {
+        List<String> wrong = new ArrayList<>();
+        for (Runnable bad : offers) {
             Throwable t = thread.call(() -> {
                 try {
                     bad.run();
@@ -490,8 +688,5 @@ abstract class FrameSenderContractTest {
             }
         }
         assertEquals(List.of(), wrong, "each should be an IllegalArgumentException with a message");
-        assertEquals(0, (int) thread.call(sender::held), "nothing was queued");
-        assertThrows(IllegalArgumentException.class, () -> new SenderConfig(3, 1, 0, 1, 0, 1, 1));
-        assertNotNull(thread.call(sender::toString));
     }
 }

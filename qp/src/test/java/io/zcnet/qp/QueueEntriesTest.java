@@ -1,0 +1,67 @@
+package io.zcnet.qp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.zcnet.framing.SgeList;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+import org.junit.jupiter.api.Test;
+
+/** The send and receive queue entries: the byte layout drawn in {@link QueueEntries}, and a round trip. */
+class QueueEntriesTest {
+
+    @Test
+    void aSendEntryIsItsFieldsThenItsElementsAsStructIbvSge() {
+        try (Arena arena = Arena.ofConfined()) {
+            assertEquals(64, QueueEntries.sendEntry(QpConfig.defaults().maxSendSge()), "the default entry");
+            MemorySegment m = arena.allocate(QueueEntries.sendEntry(3) + 8);
+            WorkRequest wr = new WorkRequest().writeWithImmediate(0x1122334455L, 0x77, 1L << 40, 0xABCD)
+                    .sge(0x10, 100, 7).sge(0x20, 0, 0).sge(0x30, 5L << 32, 9).unsignaled();
+            QueueEntries.writeSend(m, 8, wr);
+            assertEquals(0x1122334455L, m.get(ValueLayout.JAVA_LONG_UNALIGNED, 8));
+            assertEquals(WorkRequest.RDMA_WRITE_WITH_IMM, m.get(ValueLayout.JAVA_BYTE, 16));
+            assertEquals(0, m.get(ValueLayout.JAVA_BYTE, 17), "unsignaled");
+            assertEquals(3, m.get(ValueLayout.JAVA_SHORT_UNALIGNED, 18), "num_sge");
+            assertEquals(0xABCD, m.get(ValueLayout.JAVA_INT_UNALIGNED, 20));
+            assertEquals(0x77, m.get(ValueLayout.JAVA_INT_UNALIGNED, 24));
+            assertEquals(1L << 40, m.get(ValueLayout.JAVA_LONG_UNALIGNED, 32));
+            long sge = 8 + 32 + 2 * 16; // the third element: addr (offset), length, lkey
+            assertEquals(5L << 32, m.get(ValueLayout.JAVA_LONG_UNALIGNED, sge));
+            assertEquals(9, m.get(ValueLayout.JAVA_INT_UNALIGNED, sge + 8));
+            assertEquals(0x30, m.get(ValueLayout.JAVA_INT_UNALIGNED, sge + 12));
+
+            WorkRequest read = new WorkRequest();
+            SgeList elements = new SgeList(3);
+            QueueEntries.readSend(m, 8, read, elements);
+            assertEquals(0x1122334455L, read.workRequestId);
+            assertEquals(WorkRequest.RDMA_WRITE_WITH_IMM, read.opcode);
+            assertEquals(false, read.signaled);
+            assertEquals(0xABCD, read.immediate);
+            assertEquals(0x77, read.rkey);
+            assertEquals(1L << 40, read.remoteOffset);
+            assertEquals("SgeList[0x10@100+7, 0x20@0+0, 0x30@21474836480+9]", elements.toString());
+        }
+    }
+
+    @Test
+    void aReceiveEntryIsItsIdThenItsElements() {
+        try (Arena arena = Arena.ofConfined()) {
+            assertEquals(32, QueueEntries.receiveEntry(QpConfig.defaults().maxReceiveSge()), "the default entry");
+            MemorySegment m = arena.allocate(QueueEntries.receiveEntry(2));
+            QueueEntries.writeReceive(m, 0, new ReceiveRequest().receive(42).sge(0x10, 8, 64).sge(0x11, 0, 1 << 20));
+            assertEquals(42, QueueEntries.receiveId(m, 0));
+            assertEquals(2, m.get(ValueLayout.JAVA_SHORT_UNALIGNED, 8));
+            assertEquals(1 << 20, m.get(ValueLayout.JAVA_INT_UNALIGNED, 16 + 16 + 8));
+            SgeList elements = new SgeList(2);
+            QueueEntries.readReceive(m, 0, elements);
+            assertEquals("SgeList[0x10@8+64, 0x11@0+1048576]", elements.toString());
+            QueueEntries.writeReceive(m, 0, 7, 0x12, 3, 4);
+            QueueEntries.readReceive(m, 0, elements);
+            assertEquals("SgeList[0x12@3+4]", elements.toString(), "the one-element form writes the same layout");
+            assertEquals(7, QueueEntries.receiveId(m, 0));
+        }
+    }
+}
