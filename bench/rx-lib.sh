@@ -2,7 +2,8 @@
 # (zcnet's and the Netty peers'), each of which runs both ends in one JVM, prints "MEASURING pid=N" as its
 # measured interval starts and one "RESULT key=value ..." line as it ends (see MeasuredInterval).
 # Defines: rx_work (scratch directory, removed on exit), rx_pids (killed on exit), rx_netty_flags,
-# rx_header, rx_busy_ticks, rx_other_load, rx_run, rx_field, rx_median_of, rx_format, rx_divide. Every run is bounded by `timeout`.
+# rx_header, rx_busy_ticks, rx_other_load, rx_run, rx_field, rx_median_of, rx_format, rx_divide, free_port,
+# rx_wait_listening. Every run is bounded by `timeout`.
 
 rx_work="$(mktemp -d)"
 rx_pids=()
@@ -151,6 +152,15 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# rx_wait_listening PORT: waits up to 10 s for a TCP listener on PORT; fails if none came.
+rx_wait_listening() {
+  for _ in $(seq 1 100); do
+    ss -Hltn "sport = :$1" | grep -q . && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # iperf3_run NAME STREAMS: one iperf3 -P STREAMS test of $seconds against a one-off server; sets rx_result to a
 # RESULT line with the keys read below (bytes, seconds, gbit_per_s, cpu_seconds), and rx_other.
 iperf3_run() {
@@ -159,10 +169,7 @@ iperf3_run() {
   timeout -k 5 "$((seconds + 30))" iperf3 -s -1 -B 127.0.0.1 -p "$port" >"$rx_work/$1.server" 2>&1 &
   server=$!
   rx_pids+=("$server")
-  for _ in $(seq 1 100); do
-    ss -Hltn "sport = :$port" | grep -q . && break
-    sleep 0.1
-  done
+  rx_wait_listening "$port" || true # iperf3's client then fails and says why
   busy_start="$(rx_busy_ticks)"
   timeout -k 5 "$((seconds + 30))" iperf3 -c 127.0.0.1 -p "$port" -P "$streams" -t "$seconds" -J >"$json" || true
   busy_end="$(rx_busy_ticks)"
