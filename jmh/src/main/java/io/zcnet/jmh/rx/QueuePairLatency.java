@@ -169,7 +169,7 @@ public final class QueuePairLatency {
             MeasuredInterval.run(impl, roundTrips, Duration.ofSeconds(options.integer("warmup")),
                     options.integer("seconds"), run.new Latencies());
             run.ends.check();
-            System.out.println("DETAIL " + run.client.statistics());
+            System.out.println("DETAIL client " + run.client.statistics() + " server " + run.server.statistics());
         } catch (Exception | Error e) {
             MeasuredInterval.abort(impl, e);
         } finally {

@@ -120,8 +120,12 @@ final class QueuePairLink implements AutoCloseable {
         ends.check();
     }
 
+    /**
+     * Both ends' statistics. The server's frames are all ACKNOWLEDGEs (it sends no work requests), so they
+     * show how often the receiving end acknowledges.
+     */
     String describe() {
-        return client.statistics().toString();
+        return "client " + client.statistics() + " server " + server.statistics();
     }
 
     @Override
