@@ -5,7 +5,9 @@
 #   - one zcnet queue pair (io.zcnet.jmh.rx.QueuePairLatency, both ends in one JVM on two loop threads):
 #     SEND ping-pong (a SEND answered by a SEND) and RDMA READ, each on the io_uring and NIO engines.
 #   bench/qp-latency.sh [seconds]   default 5 s measured per run (about 4 minutes in all at the defaults)
-# Environment: ROUNDS (default 3; each round runs every program once, the figures are the medians).
+# Environment: ROUNDS (default 3; each round runs every program once, the figures are the medians);
+# QUIET_WAIT (default 0): before each run, wait up to this many seconds for the machine to be quiet (on a
+# machine shared with others; each run's line says how much other load it still had).
 # Each run warms up first: sockperf for 1 s untimed (plus its own 400 ms stage), zcnet for
 # MeasuredInterval's 6 s (the JIT). Figures in microseconds; round trips per second.
 # Last lines: for each zcnet program, "A X, B Y, ratio R" for p50 and for p99, R = A / B (zcnet /
@@ -29,12 +31,20 @@ build_benchmarks >&2
 rx_header "bench/qp-latency.sh: 64 B round trips on 127.0.0.1, one outstanding; ${seconds} s measured per run, $rounds rounds, medians; sockperf $(sockperf_version)"
 echo "# load average (1, 5, 15 min) before: $(cut -d ' ' -f 1-3 /proc/loadavg)"
 
+# The user + system CPU seconds of this shell's waited-for children so far (bash's `times`, second line).
+children_cpu() {
+  times | awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%.2f", s }'
+}
+
 # sockperf_ping_pong NAME: sockperf's client against a one-off sockperf server; sets rx_result to a RESULT
-# line with the keys the zcnet programs print (n/a where sockperf's log has no figure), and rx_other to n/a
-# (sockperf's own CPU time is not taken, so other load cannot be told apart).
+# line with the keys the zcnet programs print (n/a where sockperf's log has no figure), and rx_other to the
+# other load over the warm-up and the measurement (the client's and the server's CPU taken out).
 sockperf_ping_pong() {
-  local port server log="$rx_work/$1.log" key value fields=""
+  local port server log="$rx_work/$1.log" key value fields="" busy0 busy1 cpu0 start
   port="$(free_port)"
+  busy0="$(rx_busy_ticks)"
+  cpu0="$(children_cpu)"
+  start="$(date +%s.%N)"
   timeout -k 5 "$((seconds + 60))" sockperf server --tcp -i 127.0.0.1 -p "$port" >"$rx_work/$1.server" 2>&1 &
   server=$!
   rx_pids+=("$server")
@@ -43,6 +53,7 @@ sockperf_ping_pong() {
   sockperf_run ping-pong 127.0.0.1 "$port" "$log" "$seconds" --full-rtt
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
+  busy1="$(rx_busy_ticks)"
   if ! grep -q '# dropped messages = 0; # duplicated messages = 0; # out-of-order messages = 0' "$log"; then
     echo "bench: sockperf reported a problem; its log ends:" >&2
     tail -n 5 "$log" >&2
@@ -56,7 +67,8 @@ sockperf_ping_pong() {
   fields+=" mean_us=${value:-n/a}"
   value="$(sockperf_reply_rate "$log")"
   rx_result="RESULT impl=sockperf msg_per_s=${value:-n/a}$fields"
-  rx_other="n/a"
+  rx_other="$(rx_other_load "$busy0" "$busy1" "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')" \
+    "$(awk -v a="$cpu0" -v b="$(children_cpu)" 'BEGIN { print b - a }')")"
 }
 
 impls=(sockperf qp-send-uring qp-read-uring qp-send-nio qp-read-nio)
@@ -64,6 +76,7 @@ keys=(p50_us p99_us p999_us mean_us msg_per_s)
 declare -A latency
 for round in $(seq 1 "$rounds"); do
   for impl in "${impls[@]}"; do
+    rx_wait_quiet "${QUIET_WAIT:-0}"
     case "$impl" in
       sockperf) sockperf_ping_pong "$impl-$round" ;;
       qp-*) op="${impl#qp-}"
