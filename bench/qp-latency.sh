@@ -31,19 +31,26 @@ build_benchmarks >&2
 rx_header "bench/qp-latency.sh: 64 B round trips on 127.0.0.1, one outstanding; ${seconds} s measured per run, $rounds rounds, medians; sockperf $(sockperf_version)"
 echo "# load average (1, 5, 15 min) before: $(cut -d ' ' -f 1-3 /proc/loadavg)"
 
-# The user + system CPU seconds of this shell's waited-for children so far (bash's `times`, second line).
+# children_cpu FILE: writes this shell's `times` to FILE. It must run in this shell, never in $(...): a
+# subshell's `times` counts the subshell's own children, none.
 children_cpu() {
-  times | awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%.2f", s }'
+  times >"$1"
+}
+
+# cpu_between FILE0 FILE1: the user + system CPU seconds of waited-for children between two children_cpu.
+cpu_between() {
+  awk 'FNR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); s += (FILENAME == ARGV[2] ? 1 : -1) * (t[1] * 60 + t[2]) } }
+       END { printf "%.2f", s }' "$1" "$2"
 }
 
 # sockperf_ping_pong NAME: sockperf's client against a one-off sockperf server; sets rx_result to a RESULT
 # line with the keys the zcnet programs print (n/a where sockperf's log has no figure), and rx_other to the
 # other load over the warm-up and the measurement (the client's and the server's CPU taken out).
 sockperf_ping_pong() {
-  local port server log="$rx_work/$1.log" key value fields="" busy0 busy1 cpu0 start
+  local port server log="$rx_work/$1.log" key value fields="" busy0 busy1 start
   port="$(free_port)"
   busy0="$(rx_busy_ticks)"
-  cpu0="$(children_cpu)"
+  children_cpu "$rx_work/times0"
   start="$(date +%s.%N)"
   timeout -k 5 "$((seconds + 60))" sockperf server --tcp -i 127.0.0.1 -p "$port" >"$rx_work/$1.server" 2>&1 &
   server=$!
@@ -54,6 +61,7 @@ sockperf_ping_pong() {
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   busy1="$(rx_busy_ticks)"
+  children_cpu "$rx_work/times1"
   if ! grep -q '# dropped messages = 0; # duplicated messages = 0; # out-of-order messages = 0' "$log"; then
     echo "bench: sockperf reported a problem; its log ends:" >&2
     tail -n 5 "$log" >&2
@@ -68,7 +76,7 @@ sockperf_ping_pong() {
   value="$(sockperf_reply_rate "$log")"
   rx_result="RESULT impl=sockperf msg_per_s=${value:-n/a}$fields"
   rx_other="$(rx_other_load "$busy0" "$busy1" "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')" \
-    "$(awk -v a="$cpu0" -v b="$(children_cpu)" 'BEGIN { print b - a }')")"
+    "$(cpu_between "$rx_work/times0" "$rx_work/times1")")"
 }
 
 impls=(sockperf qp-send-uring qp-read-uring qp-send-nio qp-read-nio)
