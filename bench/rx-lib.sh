@@ -2,7 +2,8 @@
 # (zcnet's and the Netty peers'), each of which runs both ends in one JVM, prints "MEASURING pid=N" as its
 # measured interval starts and one "RESULT key=value ..." line as it ends (see MeasuredInterval).
 # Defines: rx_work (scratch directory, removed on exit), rx_pids (killed on exit), rx_netty_flags,
-# rx_header, rx_busy_ticks, rx_other_load, rx_run, rx_field, rx_median_of, rx_format, rx_divide. Every run is bounded by `timeout`.
+# rx_header, rx_busy_ticks, rx_wait_quiet, rx_other_load, rx_run, rx_field, rx_median_of, rx_format, rx_divide, free_port,
+# rx_wait_listening. Every run is bounded by `timeout`.
 
 rx_work="$(mktemp -d)"
 rx_pids=()
@@ -45,6 +46,21 @@ rx_busy_ticks() {
   awk 'NR == 1 { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
 rx_clock_ticks="$(getconf CLK_TCK)"
+
+# rx_wait_quiet SECONDS: on a machine shared with others, waits up to SECONDS (0: not at all) for a
+# 3-second stretch in which under 15% of all CPUs were busy, so the next run starts on a quiet machine;
+# says so on stderr when it gave up. Whatever others start during the run still shows as its other load.
+rx_wait_quiet() {
+  local waited=0 busy0 all0 busy1 all1
+  while [ "$waited" -lt "$1" ]; do
+    read -r busy0 all0 < <(awk 'NR == 1 { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+    sleep 3
+    read -r busy1 all1 < <(awk 'NR == 1 { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+    [ $(((busy1 - busy0) * 100)) -lt $(((all1 - all0) * 15)) ] && return 0
+    waited=$((waited + 3))
+  done
+  [ "$1" -le 0 ] || echo "bench: the machine was not quiet within $1 s; running anyway" >&2
+}
 
 # rx_other_load BUSY0 BUSY1 SECONDS CPU_SECONDS: the percent of all CPUs busy with something other than
 # the measured run (which used CPU_SECONDS) over its SECONDS. Other sessions on a small shared machine
@@ -151,6 +167,15 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# rx_wait_listening PORT: waits up to 10 s for a TCP listener on PORT; fails if none came.
+rx_wait_listening() {
+  for _ in $(seq 1 100); do
+    ss -Hltn "sport = :$1" | grep -q . && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # iperf3_run NAME STREAMS: one iperf3 -P STREAMS test of $seconds against a one-off server; sets rx_result to a
 # RESULT line with the keys read below (bytes, seconds, gbit_per_s, cpu_seconds), and rx_other.
 iperf3_run() {
@@ -159,10 +184,7 @@ iperf3_run() {
   timeout -k 5 "$((seconds + 30))" iperf3 -s -1 -B 127.0.0.1 -p "$port" >"$rx_work/$1.server" 2>&1 &
   server=$!
   rx_pids+=("$server")
-  for _ in $(seq 1 100); do
-    ss -Hltn "sport = :$port" | grep -q . && break
-    sleep 0.1
-  done
+  rx_wait_listening "$port" || true # iperf3's client then fails and says why
   busy_start="$(rx_busy_ticks)"
   timeout -k 5 "$((seconds + 30))" iperf3 -c 127.0.0.1 -p "$port" -P "$streams" -t "$seconds" -J >"$json" || true
   busy_end="$(rx_busy_ticks)"

@@ -35,10 +35,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if ! command -v sockperf >/dev/null 2>&1; then
-  echo "installing sockperf ..." >&2
-  apt-get install -y sockperf >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y sockperf >/dev/null; }
-fi
+# shellcheck source=sockperf-lib.sh
+source "$root/bench/sockperf-lib.sh"
+sockperf_require
 echo "building zcnet ..." >&2
 "$root/zcnet" build >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
 export ZCNET_NO_BUILD=1 # one build for the whole run, even if sources change meanwhile
@@ -52,15 +51,10 @@ wait_port() { # waits (bounded: 120 s, ./zcnet rebuilds first if sources changed
   return 1
 }
 
-# The value after "<key> =" in a sockperf log, e.g. "---> percentile 50.000 =    5.405".
-field() { awk -v k="$1" 'index($0, k) {for (i = 1; i <= NF; i++) if ($i == "=") {print $(i + 1); exit}}' "$2"; }
-
-# Runs sockperf <test> against port $2, bounded, into log $3; the extra arguments go to sockperf.
-run_sockperf() {
-  local test="$1" port="$2" log="$3" secs="$4"
-  shift 4
-  timeout $((secs + 30)) sockperf "$test" --tcp -i "$host" -p "$port" -m 64 -t "$secs" "$@" >"$log" 2>&1 \
-    || echo "sockperf $test exited with $? (see below)" >>"$log"
+run_sockperf() { # TEST PORT LOG SECONDS [ARGS...]
+  local test="$1" port="$2"
+  shift 2
+  sockperf_run "$test" "$host" "$port" "$@"
 }
 
 declare -A p50 p99 avg pp_rate tp_rate note started
@@ -87,11 +81,10 @@ for name in "${names[@]}"; do
   run_sockperf ping-pong "$port" "$work/$name-pp.log" "$seconds" --full-rtt
   run_sockperf throughput "$port" "$work/$name-tp.log" "$seconds"
   pp="$work/$name-pp.log"
-  p50[$name]="$(field 'percentile 50.000' "$pp")"
-  p99[$name]="$(field 'percentile 99.000' "$pp")"
-  avg[$name]="$(grep -ao 'avg-rtt=[0-9.]*' "$pp" | head -n 1 | cut -d= -f2 || true)" # --full-rtt: avg-rtt=
-  pp_rate[$name]="$(awk '/\[Valid Duration\]/ {split($0, a, "RunTime="); split(a[2], b, " ");
-      split($0, c, "ReceivedMessages="); if (b[1] > 0) printf "%.0f", c[2] / b[1]}' "$pp")"
+  p50[$name]="$(sockperf_field 'percentile 50.000' "$pp")"
+  p99[$name]="$(sockperf_field 'percentile 99.000' "$pp")"
+  avg[$name]="$(sockperf_average_rtt "$pp")"
+  pp_rate[$name]="$(sockperf_reply_rate "$pp")"
   tp_rate[$name]="$(grep -ao 'Message Rate is [0-9]*' "$work/$name-tp.log" | awk '{print $4}' || true)"
   if ! grep -q '# dropped messages = 0; # duplicated messages = 0; # out-of-order messages = 0' "$pp"; then
     note[$name]="ping-pong: $(grep -a -m 1 -o 'dropped messages.*\|No messages were received[^.]*\|exited with.*' "$pp" || echo 'no statistics')"
@@ -107,7 +100,7 @@ done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else printf "-" }'; }
 echo
-echo "sockperf $(sockperf --version 2>&1 | awk 'NR == 1 {print $3}') client, loopback TCP, 64-byte messages, ${seconds} s per test."
+echo "sockperf $(sockperf_version) client, loopback TCP, 64-byte messages, ${seconds} s per test."
 echo "ping-pong: round trips (--full-rtt) in microseconds, replies/s; throughput: messages/s sent one-way."
 printf '%-13s %9s %9s %9s %12s %15s\n' server "p50 RTT" "p99 RTT" "avg RTT" "pp msg/s" "throughput msg/s"
 for name in "${names[@]}"; do

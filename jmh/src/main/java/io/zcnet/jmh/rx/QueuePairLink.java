@@ -1,19 +1,13 @@
 package io.zcnet.jmh.rx;
 
-import io.zcnet.buffer.Access;
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.qp.QpConfig;
-import io.zcnet.qp.QpContext;
-import io.zcnet.qp.QpListener;
 import io.zcnet.qp.QueuePair;
 import io.zcnet.qp.WorkCompletion;
 import io.zcnet.qp.WorkRequest;
 import io.zcnet.ring.EventLoopConfig;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.net.InetSocketAddress;
-import java.time.Duration;
 
 /**
  * One queue pair between two contexts of this process (two loop threads, as two processes would have),
@@ -33,9 +27,7 @@ final class QueuePairLink implements AutoCloseable {
     private final int window;
     private final int signalEvery;
     private final DeliveryCount delivered;
-    private final Arena arena = Arena.ofShared();
-    private final QpContext serverContext;
-    private final QpContext clientContext;
+    private final QueuePairEnds ends;
     private final QueuePair server;
     private final QueuePair client;
     private final MemoryRegion serverRegion;
@@ -45,7 +37,6 @@ final class QueuePairLink implements AutoCloseable {
     private final WorkCompletion serverCompletion = new WorkCompletion();
     private long posted;
     private long completed;
-    private volatile String failure;
 
     QueuePairLink(EventLoopConfig.Choice engine, Kind kind, int size, int window, int subflows, boolean icrc,
             DeliveryCount delivered) throws IOException, InterruptedException {
@@ -60,17 +51,12 @@ final class QueuePairLink implements AutoCloseable {
         this.delivered = delivered;
         QpConfig config = QpConfig.defaults().withIcrc(icrc).withMessageWindow(Math.max(64, window))
                 .withQueueDepths(window * 2, window * 2).withSubflows(subflows);
-        serverContext = QpContext.open(engine);
-        clientContext = QpContext.open(engine);
-        QpListener listener = serverContext.listen(new InetSocketAddress("127.0.0.1", 0), config);
-        client = clientContext.connect(listener.address(), config);
-        server = listener.accept(Duration.ofSeconds(10));
-        if (server == null) {
-            throw new IOException("the listener accepted no queue pair");
-        }
+        ends = new QueuePairEnds(engine, config);
+        server = ends.server;
+        client = ends.client;
         long slots = kind == Kind.SEND ? window : 1;
-        serverRegion = serverContext.register(arena.allocate(Math.max(1, slots * size), 4096), Access.ALL);
-        clientRegion = clientContext.register(arena.allocate(Math.max(1, size), 4096), Access.ALL);
+        serverRegion = ends.serverRegion(slots * size);
+        clientRegion = ends.clientRegion(size);
         clientRegion.segment().fill((byte) 0x5A);
         if (kind == Kind.SEND) {
             server.onCompletions(this::serverTurn);
@@ -93,15 +79,14 @@ final class QueuePairLink implements AutoCloseable {
         }
         if (!client.postSend(signaled ? request : request.unsignaled())) {
             posted--;
-            failure = "send queue full with " + (posted - completed) + " outstanding";
+            ends.fail("send queue full with " + (posted - completed) + " outstanding");
         }
     }
 
     /** Client loop: each signaled completion retires the work requests up to it and posts as many again. */
     private void clientTurn() {
         while (client.poll(clientCompletion)) {
-            if (!clientCompletion.isSuccess()) {
-                failure = "client: " + clientCompletion;
+            if (ends.failed("client", clientCompletion)) {
                 return;
             }
             long upTo = clientCompletion.workRequestId();
@@ -121,8 +106,7 @@ final class QueuePairLink implements AutoCloseable {
     /** Server loop: every received message is counted and its receive posted again. */
     private void serverTurn() {
         while (server.poll(serverCompletion)) {
-            if (!serverCompletion.isSuccess()) {
-                failure = "server: " + serverCompletion;
+            if (ends.failed("server", serverCompletion)) {
                 return;
             }
             delivered.add(serverCompletion.byteCount());
@@ -131,27 +115,21 @@ final class QueuePairLink implements AutoCloseable {
         }
     }
 
-    /** Fails unless both ends are still healthy: a benchmark of a broken queue pair measures nothing. */
+    /** Fails unless both ends are still healthy. */
     void check() {
-        if (failure != null) {
-            throw new IllegalStateException("queue pair failed: " + failure + "; " + client);
-        }
+        ends.check();
     }
 
+    /**
+     * Both ends' statistics. The server's frames are all ACKNOWLEDGEs (it sends no work requests), so they
+     * show how often the receiving end acknowledges.
+     */
     String describe() {
-        return client.statistics().toString();
+        return "client " + client.statistics() + " server " + server.statistics();
     }
 
     @Override
     public void close() {
-        try {
-            clientContext.close();
-        } finally {
-            try {
-                serverContext.close();
-            } finally {
-                arena.close();
-            }
-        }
+        ends.close();
     }
 }

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Round-trip latency of 64-byte messages on loopback, one round trip outstanding at a time, measured in
+# the same run:
+#   - sockperf's ping-pong: its client against its own server, TCP, --full-rtt (the whole round trip);
+#   - one zcnet queue pair (io.zcnet.jmh.rx.QueuePairLatency, both ends in one JVM on two loop threads):
+#     SEND ping-pong (a SEND answered by a SEND) and RDMA READ, each on the io_uring and NIO engines.
+#   bench/qp-latency.sh [seconds]   default 5 s measured per run (about 4 minutes in all at the defaults)
+# Environment: ROUNDS (default 3; each round runs every program once, the figures are the medians);
+# QUIET_WAIT (default 0): before each run, wait up to this many seconds for the machine to be quiet (on a
+# machine shared with others; each run's line says how much other load it still had).
+# Each run warms up first: sockperf for 1 s untimed (plus its own 400 ms stage), zcnet for
+# MeasuredInterval's 6 s (the JIT). Figures in microseconds; round trips per second.
+# Last lines: for each zcnet program, "A X, B Y, ratio R" for p50 and for p99, R = A / B (zcnet /
+# sockperf: below 1 means zcnet's round trip is shorter).
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=rx-lib.sh
+source "$root/bench/rx-lib.sh"
+# shellcheck source=sockperf-lib.sh
+source "$root/bench/sockperf-lib.sh"
+rx_perf=0 # latency only: no system-call count attached to the runs
+
+seconds="${1:-5}"
+rounds="${ROUNDS:-3}"
+[[ "$seconds" =~ ^[0-9]+$ ]] && [ "$seconds" -ge 1 ] && [ "$seconds" -le 600 ] || die "seconds must be 1..600"
+[[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] || die "ROUNDS must be a whole number >= 1"
+java_run=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$bench_jar")
+sockperf_require
+build_benchmarks >&2
+rx_header "bench/qp-latency.sh: 64 B round trips on 127.0.0.1, one outstanding; ${seconds} s measured per run, $rounds rounds, medians; sockperf $(sockperf_version)"
+echo "# load average (1, 5, 15 min) before: $(cut -d ' ' -f 1-3 /proc/loadavg)"
+
+# children_cpu FILE: writes this shell's `times` to FILE. It must run in this shell, never in $(...): a
+# subshell's `times` counts the subshell's own children, none.
+children_cpu() {
+  times >"$1"
+}
+
+# cpu_between FILE0 FILE1: the user + system CPU seconds of waited-for children between two children_cpu.
+cpu_between() {
+  awk 'FNR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); s += (FILENAME == ARGV[2] ? 1 : -1) * (t[1] * 60 + t[2]) } }
+       END { printf "%.2f", s }' "$1" "$2"
+}
+
+# sockperf_ping_pong NAME: sockperf's client against a one-off sockperf server; sets rx_result to a RESULT
+# line with the keys the zcnet programs print (n/a where sockperf's log has no figure), and rx_other to the
+# other load over the warm-up and the measurement (the client's and the server's CPU taken out).
+sockperf_ping_pong() {
+  local port server log="$rx_work/$1.log" key value fields="" busy0 busy1 start
+  port="$(free_port)"
+  busy0="$(rx_busy_ticks)"
+  children_cpu "$rx_work/times0"
+  start="$(date +%s.%N)"
+  timeout -k 5 "$((seconds + 60))" sockperf server --tcp -i 127.0.0.1 -p "$port" >"$rx_work/$1.server" 2>&1 &
+  server=$!
+  rx_pids+=("$server")
+  rx_wait_listening "$port" || echo "sockperf server did not listen on $port" >"$log"
+  sockperf_run ping-pong 127.0.0.1 "$port" "$rx_work/$1.warmup" 1 --full-rtt
+  sockperf_run ping-pong 127.0.0.1 "$port" "$log" "$seconds" --full-rtt
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  busy1="$(rx_busy_ticks)"
+  children_cpu "$rx_work/times1"
+  if ! grep -q '# dropped messages = 0; # duplicated messages = 0; # out-of-order messages = 0' "$log"; then
+    echo "bench: sockperf reported a problem; its log ends:" >&2
+    tail -n 5 "$log" >&2
+  fi
+  for key in "p50_us=percentile 50.000" "p99_us=percentile 99.000" "p999_us=percentile 99.900" \
+      "max_us=<MAX> observation"; do
+    value="$(sockperf_field "${key#*=}" "$log")"
+    fields+=" ${key%%=*}=${value:-n/a}"
+  done
+  value="$(sockperf_average_rtt "$log")"
+  fields+=" mean_us=${value:-n/a}"
+  value="$(sockperf_reply_rate "$log")"
+  rx_result="RESULT impl=sockperf msg_per_s=${value:-n/a}$fields"
+  rx_other="$(rx_other_load "$busy0" "$busy1" "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')" \
+    "$(cpu_between "$rx_work/times0" "$rx_work/times1")")"
+}
+
+impls=(sockperf qp-send-uring qp-read-uring qp-send-nio qp-read-nio)
+keys=(p50_us p99_us p999_us mean_us msg_per_s)
+declare -A latency
+for round in $(seq 1 "$rounds"); do
+  for impl in "${impls[@]}"; do
+    rx_wait_quiet "${QUIET_WAIT:-0}"
+    case "$impl" in
+      sockperf) sockperf_ping_pong "$impl-$round" ;;
+      qp-*) op="${impl#qp-}"
+            rx_run "$impl-$round" "$seconds" "${java_run[@]}" io.zcnet.jmh.rx.QueuePairLatency --op "${op%-*}" \
+              --engine "${op#*-}" --seconds "$seconds" --size 64 ;;
+    esac
+    for key in "${keys[@]}"; do
+      latency[$impl.$key]+="$(rx_field "$rx_result" "$key") "
+    done
+    printf '%-14s round %d: p50 %7s  p99 %7s  p99.9 %7s  mean %7s us  %9s round trips/s  (other load %s)\n' \
+      "$impl" "$round" "$(rx_field "$rx_result" p50_us)" "$(rx_field "$rx_result" p99_us)" \
+      "$(rx_field "$rx_result" p999_us)" "$(rx_field "$rx_result" mean_us)" \
+      "$(rx_format "$(rx_field "$rx_result" msg_per_s)" %.0f)" "$rx_other"
+  done
+done
+echo "# load average (1, 5, 15 min) after: $(cut -d ' ' -f 1-3 /proc/loadavg)"
+
+median() { # IMPL KEY
+  rx_median_of "$1.$2" latency
+}
+echo
+echo "medians of $rounds rounds, microseconds:"
+printf '%-14s %8s %8s %8s %8s %14s\n' program p50 p99 p99.9 mean "round trips/s"
+for impl in "${impls[@]}"; do
+  printf '%-14s %8s %8s %8s %8s %14s\n' "$impl" "$(rx_format "$(median "$impl" p50_us)" %.2f)" \
+    "$(rx_format "$(median "$impl" p99_us)" %.2f)" "$(rx_format "$(median "$impl" p999_us)" %.2f)" \
+    "$(rx_format "$(median "$impl" mean_us)" %.2f)" "$(rx_format "$(median "$impl" msg_per_s)" %.0f)"
+done
+echo
+for impl in "${impls[@]:1}"; do
+  for p in p50 p99; do
+    a="$(median "$impl" "${p}_us")"
+    b="$(median sockperf "${p}_us")"
+    echo "$impl $p $(rx_format "$a" %.2f) us, sockperf $p $(rx_format "$b" %.2f) us, ratio $(rx_divide "$a" "$b")"
+  done
+done
