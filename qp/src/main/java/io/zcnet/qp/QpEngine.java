@@ -244,6 +244,10 @@ final class QpEngine implements CompletionHandler {
 
     void onSubflowFailed(Subflow s, int frameError, int errno, String reason) {
         if (s.dead) {
+            // A closed subflow's placement that ended only now may have released the flush ERROR owed.
+            if (state == QpState.ERROR) {
+                harvest();
+            }
             return;
         }
         if (frameError != 0) {
@@ -292,6 +296,9 @@ final class QpEngine implements CompletionHandler {
 
     /** Takes what other threads posted: receives first (they are credit), then work requests. */
     void onDoorbell() {
+        if (closed) {
+            return; // rung before the close, run after it: the rings are freed
+        }
         takeReceives();
         takeWorkRequests();
         pump();
@@ -815,6 +822,15 @@ final class QpEngine implements CompletionHandler {
 
     /** Runs once per loop turn with activity: one ACKNOWLEDGE for everything this turn completed. */
     private void endOfTurn() {
+        if (closed) {
+            endOfTurnQueued = false;
+            return; // closed by a callback of this turn: its rings are freed
+        }
+        // What the turn's completion callbacks posted (a reply, receives reposted) is taken first, so the
+        // one ACKNOWLEDGE carries their credit and leaves in the same sendmsg as the reply, not ahead of it.
+        // The end of this turn is running: taking them must not queue another.
+        takeReceives();
+        takeWorkRequests();
         endOfTurnQueued = false;
         if (state == QpState.RTS && ackDue) {
             sendAcknowledge(null);
