@@ -6,8 +6,9 @@ import java.util.Locale;
 
 /**
  * Shows a running transfer: on a terminal one line redrawn in place (a bar, the rate since the last redraw
- * and the bytes so far), elsewhere one plain line per second. {@link #update} is what the data loop calls:
- * it compares two longs and allocates only on the turns it prints. The calling thread only.
+ * and the bytes so far), elsewhere one plain line per second. {@link #update} compares two longs and
+ * allocates only on the calls it prints; {@link #due()} says when the next line is due, for a caller that
+ * sleeps in between. The calling thread only.
  */
 final class ProgressMeter {
     private static final long TERMINAL_INTERVAL = 250_000_000L;
@@ -40,6 +41,11 @@ final class ProgressMeter {
         start = now;
         lastNanos = now;
         lastBytes = 0;
+    }
+
+    /** When, in {@link System#nanoTime()}'s terms, {@link #update} prints next. */
+    long due() {
+        return lastNanos + interval;
     }
 
     void update(long now, long bytes) {
