@@ -149,8 +149,8 @@ final class BulkCommand implements Callable<Integer> {
 
     private int run(BulkPlan plan, int pathCount, InetSocketAddress remote) throws IOException, InterruptedException {
         try (QpContext context = QpContext.open(engine.choice())) {
-            return report(BulkClient.run(context, subflowPaths(remote, pathCount), clientConfig(pathCount), plan,
-                    meter(plan)));
+            return report(BulkClient.run(context, subflowPaths(remote, pathCount), clientConfig(plan, pathCount),
+                    plan, meter(plan)));
         }
     }
 
@@ -175,7 +175,7 @@ final class BulkCommand implements Callable<Integer> {
             BulkResult result;
             try {
                 result = BulkClient.run(clientContext, subflowPaths(listener.address(), pathCount),
-                        clientConfig(pathCount), plan, meter(plan));
+                        clientConfig(plan, pathCount), plan, meter(plan));
             } catch (IOException clientFailed) { // the server's side of it often says more
                 String why = serverFailure(server, Duration.ofSeconds(2));
                 throw why == null ? clientFailed
@@ -213,8 +213,8 @@ final class BulkCommand implements Callable<Integer> {
         return new ProgressMeter(spec.commandLine().getOut(), ProgressMeter.onTerminal(), plan);
     }
 
-    private static QpConfig clientConfig(int pathCount) {
-        return BulkPlan.queuePairConfig().withSubflows(pathCount);
+    private static QpConfig clientConfig(BulkPlan plan, int pathCount) {
+        return plan.queuePairConfig().withSubflows(pathCount);
     }
 
     /** One path per --path (a REMOTE without a port takes {@code remote}'s), else --subflows to {@code remote}. */

@@ -50,9 +50,13 @@ final class BulkServer {
         this.control = new ControlChannel(qp, memory);
     }
 
-    /** What a server's queue pairs offer: the client's are agreed down from these. */
+    /**
+     * What a server's queue pairs offer: the client's choices are agreed down from these, so any plan within
+     * {@link BulkPlan}'s limits fits.
+     */
     static QpConfig config() {
-        return BulkPlan.queuePairConfig().withMaxSubflows(QpConfig.MAX_SUBFLOWS);
+        return QpConfig.defaults().withMessageWindow(BulkPlan.MAX_WINDOW)
+                .withQueueDepths(BulkPlan.MAX_WINDOW, BulkPlan.MAX_WINDOW).withMaxSubflows(QpConfig.MAX_SUBFLOWS);
     }
 
     /** Serves one run on {@code qp} and closes it. */

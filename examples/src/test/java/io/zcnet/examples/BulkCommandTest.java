@@ -1,5 +1,6 @@
 package io.zcnet.examples;
 
+import io.zcnet.qp.QpConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -55,6 +56,15 @@ class BulkCommandTest {
         assertEquals(5L << 30, BulkCommand.byteCount("--bytes", "5G"));
         assertThrows(IllegalArgumentException.class, () -> BulkCommand.byteCount("--bytes", "M"));
         assertThrows(IllegalArgumentException.class, () -> BulkCommand.byteCount("--bytes", "9999999999G"));
+    }
+
+    @ParameterizedTest(name = "--window {0}: message window {1}")
+    @CsvSource({"1, 1", "5, 8", "32, 32", "33, 64", "1024, 1024"})
+    void theClientAsksForItsOwnWindowRoundedUpToAPowerOfTwo(int window, int messageWindow) {
+        QpConfig config = new BulkPlan(BulkOp.READ, 4096, window, 0, 1, false).queuePairConfig();
+        assertEquals(messageWindow, config.messageWindow());
+        assertTrue(config.sendQueueDepth() >= window && config.receiveQueueDepth() >= window, config::toString);
+        assertEquals(BulkPlan.MAX_WINDOW, BulkServer.config().messageWindow(), "the server offers the widest");
     }
 
     @Test
