@@ -58,7 +58,7 @@ import java.util.concurrent.TimeoutException;
 final class BulkCommand implements Callable<Integer> {
     private static final Duration SERVER_WAIT = Duration.ofSeconds(30);
     private static final String[] CLIENT_OPTIONS = {"--connect", "--subflows", "--path", "--op", "--message",
-            "--bytes", "--seconds", "--verify", "--window"};
+            "--bytes", "--seconds", "--verify", "--window", "--interval-ms"};
 
     @Spec
     CommandSpec spec;
@@ -100,6 +100,11 @@ final class BulkCommand implements Callable<Integer> {
 
     @Option(names = "--window", defaultValue = "32", description = "Messages in flight. Default: ${DEFAULT-VALUE}.")
     int window;
+
+    @Option(names = "--interval-ms", paramLabel = "MS",
+            description = {"Print a plain progress line every MS milliseconds, on a terminal too: the rate of that",
+                    "interval and the bytes so far (without it: a redrawn bar on a terminal, else a line a second)."})
+    Integer intervalMillis;
 
     @Mixin
     EngineOption engine;
@@ -210,7 +215,9 @@ final class BulkCommand implements Callable<Integer> {
     }
 
     private ProgressMeter meter(BulkPlan plan) {
-        return new ProgressMeter(spec.commandLine().getOut(), ProgressMeter.onTerminal(), plan);
+        PrintWriter out = spec.commandLine().getOut();
+        return intervalMillis == null ? new ProgressMeter(out, ProgressMeter.onTerminal(), plan)
+                : ProgressMeter.plainEvery(out, plan, intervalMillis * 1_000_000L);
     }
 
     private static QpConfig clientConfig(BulkPlan plan, int pathCount) {
@@ -238,6 +245,9 @@ final class BulkCommand implements Callable<Integer> {
     }
 
     private BulkPlan plan() {
+        if (intervalMillis != null && (intervalMillis < 1 || intervalMillis > 3_600_000)) {
+            throw new IllegalArgumentException("--interval-ms must be 1..3600000, got " + intervalMillis);
+        }
         if (bytes != null && seconds != null) {
             throw new IllegalArgumentException("--bytes and --seconds are exclusive: a run is bounded by one of them");
         }

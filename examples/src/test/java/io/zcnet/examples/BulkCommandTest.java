@@ -36,6 +36,8 @@ class BulkCommandTest {
             "--listen 0 --op read                 | --op is the client's choice",
             "--listen 0 --verify                  | --verify is the client's choice",
             "--engine quantum --seconds 0.1       | unknown engine 'quantum': use auto, uring or nio",
+            "--interval-ms 0                      | --interval-ms must be 1..3600000",
+            "--listen 0 --interval-ms 100         | --interval-ms is the client's choice",
     })
     void badArgumentsFailWithOneLineNamingThem(String args, String expected) {
         String output = run(1, ("bulk " + args.trim()).split(" +"));
