@@ -57,6 +57,8 @@ import java.util.concurrent.TimeoutException;
                 "No --listen/--connect: both ends in this process on loopback."})
 final class BulkCommand implements Callable<Integer> {
     private static final Duration SERVER_WAIT = Duration.ofSeconds(30);
+    /** QpConfig's floor: a heartbeat every 5 ms. */
+    private static final int MIN_SILENCE_MILLIS = 20;
     private static final String[] CLIENT_OPTIONS = {"--connect", "--subflows", "--path", "--op", "--message",
             "--bytes", "--seconds", "--verify", "--window", "--interval-ms"};
 
@@ -106,6 +108,12 @@ final class BulkCommand implements Callable<Integer> {
                     "interval and the bytes so far (without it: a redrawn bar on a terminal, else a line a second)."})
     Integer intervalMillis;
 
+    @Option(names = "--silence-ms", paramLabel = "MS",
+            description = {"This side declares a subflow dead after MS ms without a frame from it and sends its",
+                    "frames again on the others (idle subflows carry a heartbeat every MS/4 ms). Default: the",
+                    "queue pair's, 2000."})
+    Integer silenceMillis;
+
     @Mixin
     EngineOption engine;
 
@@ -116,6 +124,10 @@ final class BulkCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--listen and --connect are exclusive: a process is the server or the client");
         }
         try {
+            if (silenceMillis != null && (silenceMillis < MIN_SILENCE_MILLIS || silenceMillis > 3_600_000)) {
+                throw new IllegalArgumentException("--silence-ms must be " + MIN_SILENCE_MILLIS + "..3600000, got "
+                        + silenceMillis);
+            }
             if (server) {
                 checkNoClientOptions();
                 return serve(listenAddress(listen));
@@ -137,7 +149,7 @@ final class BulkCommand implements Callable<Integer> {
     private int serve(InetSocketAddress address) throws IOException, InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
         try (QpContext context = QpContext.open(engine.choice());
-                QpListener listener = context.listen(address, BulkServer.config())) {
+                QpListener listener = context.listen(address, withSilence(BulkServer.config(), silenceMillis))) {
             out.println("zcnet bulk: listening on " + hostPort(listener.address()) + " (engine "
                     + context.engine().name().toLowerCase(Locale.ROOT) + ")");
             out.flush();
@@ -164,7 +176,7 @@ final class BulkCommand implements Callable<Integer> {
         try (QpContext serverContext = QpContext.open(engine.choice());
                 QpContext clientContext = QpContext.open(engine.choice())) {
             QpListener listener = serverContext.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-                    BulkServer.config());
+                    withSilence(BulkServer.config(), silenceMillis));
             CompletableFuture<BulkServer.Summary> server = new CompletableFuture<>();
             Thread.ofPlatform().name("zcnet-bulk-server").daemon().start(() -> {
                 try {
@@ -220,8 +232,13 @@ final class BulkCommand implements Callable<Integer> {
                 : ProgressMeter.plainEvery(out, plan, intervalMillis * 1_000_000L);
     }
 
-    private static QpConfig clientConfig(BulkPlan plan, int pathCount) {
-        return plan.queuePairConfig().withSubflows(pathCount);
+    private QpConfig clientConfig(BulkPlan plan, int pathCount) {
+        return withSilence(plan.queuePairConfig().withSubflows(pathCount), silenceMillis);
+    }
+
+    /** {@code config} with a silence timeout of {@code millis}, or as it is when null (the default). */
+    static QpConfig withSilence(QpConfig config, Integer millis) {
+        return millis == null ? config : config.withTimeouts(config.handshakeTimeout(), Duration.ofMillis(millis));
     }
 
     /** One path per --path (a REMOTE without a port takes {@code remote}'s), else --subflows to {@code remote}. */

@@ -6,6 +6,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 
 import static io.zcnet.examples.CliTest.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -38,6 +39,8 @@ class BulkCommandTest {
             "--engine quantum --seconds 0.1       | unknown engine 'quantum': use auto, uring or nio",
             "--interval-ms 0                      | --interval-ms must be 1..3600000",
             "--listen 0 --interval-ms 100         | --interval-ms is the client's choice",
+            "--silence-ms 19                      | --silence-ms must be 20..3600000",
+            "--listen 0 --silence-ms 0            | --silence-ms must be 20..3600000",
     })
     void badArgumentsFailWithOneLineNamingThem(String args, String expected) {
         String output = run(1, ("bulk " + args.trim()).split(" +"));
@@ -67,6 +70,14 @@ class BulkCommandTest {
         assertEquals(messageWindow, config.messageWindow());
         assertTrue(config.sendQueueDepth() >= window && config.receiveQueueDepth() >= window, config::toString);
         assertEquals(BulkPlan.MAX_WINDOW, BulkServer.config().messageWindow(), "the server offers the widest");
+    }
+
+    @Test
+    void eachSideSetsItsOwnSilenceTimeout() {
+        QpConfig config = QpConfig.defaults();
+        assertEquals(Duration.ofMillis(250), BulkCommand.withSilence(config, 250).silenceTimeout());
+        assertEquals(config.handshakeTimeout(), BulkCommand.withSilence(config, 250).handshakeTimeout());
+        assertEquals(config, BulkCommand.withSilence(config, null));
     }
 
     @Test

@@ -67,6 +67,17 @@ class BulkRunTest {
         assertTrue(r.get("resent").matches("\\d+/\\d+"), r::toString);
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"URING", "NIO"})
+    void aRunWithAShortSilenceTimeoutArrivesIntact(EventLoopConfig.Choice engine) {
+        assumeUsable(engine);
+        // Heartbeats every 50 ms keep idle subflows alive; a busy loop that misses one only costs resends.
+        Map<String, String> r = result(run(0, "bulk", "--engine", name(engine), "--op", "read", "--verify", "--seconds",
+                "0.5", "--message", "256K", "--subflows", "3", "--silence-ms", "200"));
+        assertEquals("ok", r.get("verify"), r::toString);
+        assertEquals("3", r.get("subflows"), r::toString);
+    }
+
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"URING, write", "NIO, write", "URING, send", "NIO, send", "URING, read", "NIO, read"})
     void aRunBoundedByBytesMovesExactlyThoseAndEndsOnAShortMessage(EventLoopConfig.Choice engine, String op) {
