@@ -131,11 +131,12 @@ final class BulkClient {
                 control.await(BulkProtocol.RESULT));
         long checked = mismatches + server.mismatches();
         int subflows = stats.subflows().size();
+        int live = BulkResult.live(stats);
         if (plan.op() == BulkOp.READ) { // the server sent the data: its subflows carried it
-            return new BulkResult(plan, subflows, bytes, nanos, server.subflowBytes(), server.framesResent(),
+            return new BulkResult(plan, subflows, live, bytes, nanos, server.subflowBytes(), server.framesResent(),
                     server.bytesResent(), checked, engine);
         }
-        return new BulkResult(plan, subflows, bytes, nanos, BulkResult.subflowBytes(stats), stats.framesResent(),
+        return new BulkResult(plan, subflows, live, bytes, nanos, BulkResult.subflowBytes(stats), stats.framesResent(),
                 stats.bytesResent(), checked, engine);
     }
 

@@ -63,6 +63,7 @@ class BulkRunTest {
         assertEquals(op, r.get("op"));
         assertEquals(name(engine), r.get("engine"));
         assertEquals(String.valueOf(subflows), r.get("subflows"));
+        assertEquals(String.valueOf(subflows), r.get("live"), r::toString);
         assertEquals(subflows, r.get("shares").split(",").length, r::toString);
         assertTrue(r.get("resent").matches("\\d+/\\d+"), r::toString);
     }
