@@ -276,11 +276,12 @@ print("RESULT gbit_per_s=%.3f" % (r["bits_per_second"] / 1e9))' "$out.json")"
 
 # recovery SERIES DROPPED NEED_MBIT: seconds from the drop to the first sample t after it from which the
 # transfer keeps pace with NEED_MBIT to the end of the run: every window from a sample t_j >= t to the
-# first sample at least 0.5 s later carries NEED_MBIT over it, less 2 MiB of slack (two messages:
-# completions come a message at a time, acknowledgements in bunches; 7% of a window). A stall fails the
-# windows that start in it (also when the reporter printed nothing during it: iperf3 then reports one long
-# interval), so a later stall counts too; only a burst of held-up completions at a stall's end can hide
-# its last few tenths. n/a if the transfer never keeps pace to the end.
+# first sample at least 1 s later carries NEED_MBIT over it, less 2 MiB of slack (two messages:
+# completions come a message at a time and, at zcnet's steady rate, in lumps that leave some 0.5 s
+# windows 20% short). A stall fails the windows that start in it (also when the reporter printed nothing
+# during it: iperf3 then reports one long interval), so a later stall counts too; a burst of held-up
+# completions at a stall's end can hide up to about half a second of it (see "stalled"). n/a if the
+# transfer never keeps pace to the end.
 recovery() {
   awk -v td="$2" -v need="$3" '{ t[NR] = $1; b[NR] = $2 }
     END {
@@ -288,7 +289,7 @@ recovery() {
       bad = 0 # the last sample at which a window starts that falls short
       for (j = 1; j <= NR; j++) {
         if (t[j] < td) continue
-        for (k = j + 1; k <= NR && t[k] < t[j] + 0.5; k++) {}
+        for (k = j + 1; k <= NR && t[k] < t[j] + 1; k++) {}
         if (k > NR) break
         if (b[k] - b[j] < need * 1e6 / 8 * (t[k] - t[j]) - slack) bad = j
       }
