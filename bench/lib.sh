@@ -1,5 +1,5 @@
 # Sourced by the bench/ scripts: finds the JDK exactly as ./zcnet does and builds the benchmark jar.
-# Defines: root, bench_jar, JAVA_HOME (exported), build_benchmarks, die.
+# Defines: root, bench_jar, JAVA_HOME (exported), build_benchmarks, run_jmh, require_package, die.
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bench_jar="$root/jmh/target/benchmarks.jar"
@@ -25,4 +25,19 @@ build_benchmarks() {
 # Runs the benchmark jar with the given JMH arguments.
 run_jmh() {
   "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$bench_jar" "$@"
+}
+
+# require_package COMMAND PACKAGE: installs the Debian PACKAGE when COMMAND is missing and this is root with
+# apt-get (updating the package lists only if the first try fails), else stops with what to do.
+require_package() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bench: installing $2 (apt-get install -y $2) ..." >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y "$2" >&2 \
+      || { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y "$2" >&2; } \
+      || die "could not install $2"
+    command -v "$1" >/dev/null 2>&1 || die "$2 is installed but $1 is still not on PATH"
+  else
+    die "$1 is missing: install it (Debian/Ubuntu: sudo apt-get install $2) and run again"
+  fi
 }

@@ -152,15 +152,7 @@ rx_divide() {
 
 # rx_require_iperf3: installs iperf3 (Debian package) when missing and root, else stops with what to do.
 rx_require_iperf3() {
-  command -v iperf3 >/dev/null 2>&1 && return 0
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "bench: installing iperf3 (apt-get install -y iperf3) ..." >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y iperf3 >&2 \
-      || { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y iperf3 >&2; } \
-      || die "could not install iperf3"
-  else
-    die "iperf3 is missing: install it (Debian/Ubuntu: sudo apt-get install iperf3) and run again"
-  fi
+  require_package iperf3 iperf3
 }
 
 free_port() {

@@ -10,7 +10,8 @@ import io.zcnet.qp.WorkCompletion;
 import io.zcnet.qp.WorkRequest;
 
 import java.io.IOException;
-import java.time.Duration;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -23,11 +24,29 @@ import java.util.concurrent.TimeoutException;
  * The active side of a bulk run (the exchange is described on {@link BulkCommand}): on a connected queue
  * pair, sends the HELLO, keeps {@link BulkPlan#window()} data work requests in flight from a ring of as many
  * local slots until the plan's bytes or time are used up, then sends DONE with its totals and reads the
- * server's RESULT. The calling thread posts and polls; the loop between READY and DONE reuses one work
- * request and one completion and allocates nothing (the progress meter allocates on the turns it prints).
+ * server's RESULT.
+ *
+ * <p>The data runs on the queue pair's loop thread ({@link LoopDriver}): the READY's completion posts the
+ * first window, and each later completion the next work request, so the calling thread, which sends the
+ * HELLO and the DONE, only waits in between and draws the progress meter from {@link #bytesSoFar()}. The
+ * loop's turns reuse one work request and one completion and allocate nothing.
  */
 final class BulkClient {
-    private static final Duration POLL = Duration.ofMillis(100);
+    private static final VarHandle BYTES;
+    private static final VarHandle STARTED;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            BYTES = lookup.findVarHandle(BulkClient.class, "bytes", long.class);
+            STARTED = lookup.findVarHandle(BulkClient.class, "started", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** How often the calling thread looks whether the READY came, before the data starts. */
+    private static final long READY_STEP = 100_000_000L;
 
     private final QueuePair qp;
     private final BulkPlan plan;
@@ -36,7 +55,14 @@ final class BulkClient {
     private final ProgressMeter meter;
     private final WorkRequest wr = new WorkRequest();
     private final WorkCompletion wc = new WorkCompletion();
+    // Written by the loop thread's turns; the calling thread reads them once the driver stopped, except
+    // bytes (opaque, for the meter) and started (release/acquire, publishing start).
     private BulkProtocol.Ready ready;
+    private long start;
+    private long end;
+    private long deadline;
+    @SuppressWarnings("unused") // through STARTED
+    private boolean started;
     private long posted;
     private long completed;
     private long bytes;
@@ -59,18 +85,7 @@ final class BulkClient {
         QueuePair qp = context.connect(paths.subList(0, 1), config);
         try (RegionArena memory = new RegionArena(context); qp) {
             join(qp, paths.subList(1, paths.size()), config);
-            BulkClient client = new BulkClient(qp, plan, memory, meter);
-            client.hello();
-            return client.run(context.engine().name().toLowerCase(Locale.ROOT));
-        }
-    }
-
-    private void hello() throws IOException {
-        control.postReceive();
-        control.send(BulkProtocol.HELLO, BulkProtocol.writeHello(control.memory(), ControlChannel.OUT, plan));
-        ready = BulkProtocol.readReady(control.memory(), ControlChannel.IN, control.await(BulkProtocol.READY));
-        if (ready.slots() != plan.serverSlots() || ready.stride() < plan.messageSize()) {
-            throw new IOException("the server's READY (" + ready + ") does not fit the plan " + plan);
+            return new BulkClient(qp, plan, memory, meter).run(context.engine().name().toLowerCase(Locale.ROOT));
         }
     }
 
@@ -95,12 +110,19 @@ final class BulkClient {
         }
     }
 
-    private BulkResult run(String engine) throws IOException {
-        long start = System.nanoTime();
-        meter.start(start);
-        transfer(start);
-        long nanos = System.nanoTime() - start;
-        meter.finish();
+    private BulkResult run(String engine) throws IOException, InterruptedException {
+        LoopDriver driver = new LoopDriver(qp, this::turn);
+        control.postReceive();
+        driver.start();
+        // From here the loop thread polls: the READY's completion starts the data there.
+        control.send(BulkProtocol.HELLO, BulkProtocol.writeHello(control.memory(), ControlChannel.OUT, plan));
+        try {
+            awaitData(driver);
+        } finally {
+            meter.finish();
+            driver.stop();
+        }
+        long nanos = end - start;
         QpStatistics stats = qp.statistics();
         control.postReceive();
         control.send(BulkProtocol.DONE, BulkProtocol.writeDone(control.memory(), ControlChannel.OUT,
@@ -109,33 +131,59 @@ final class BulkClient {
                 control.await(BulkProtocol.RESULT));
         long checked = mismatches + server.mismatches();
         int subflows = stats.subflows().size();
+        int live = BulkResult.live(stats);
         if (plan.op() == BulkOp.READ) { // the server sent the data: its subflows carried it
-            return new BulkResult(plan, subflows, bytes, nanos, server.subflowBytes(), server.framesResent(),
+            return new BulkResult(plan, subflows, live, bytes, nanos, server.subflowBytes(), server.framesResent(),
                     server.bytesResent(), checked, engine);
         }
-        return new BulkResult(plan, subflows, bytes, nanos, BulkResult.subflowBytes(stats), stats.framesResent(),
+        return new BulkResult(plan, subflows, live, bytes, nanos, BulkResult.subflowBytes(stats), stats.framesResent(),
                 stats.bytesResent(), checked, engine);
     }
 
-    /** Keeps the window full until the plan is used up, then drains it. */
-    private void transfer(long start) throws IOException {
-        long limit = plan.messages();
-        long deadline = start + plan.nanos();
-        while (true) {
+    /** Waits for the READY (within the control timeout), then draws the meter until the data is done. */
+    private void awaitData(LoopDriver driver) throws IOException, InterruptedException {
+        long readyBy = System.nanoTime() + ControlChannel.TIMEOUT.toNanos();
+        boolean metering = false;
+        while (!driver.await(metering ? meter.due() - System.nanoTime() : READY_STEP)) {
             long now = System.nanoTime();
-            boolean more = posted < limit && (!plan.timed() || now - deadline < 0);
-            while (more && posted - completed < plan.window() && qp.postSend(prepare(posted))) {
-                posted++;
-                more = posted < limit;
+            if (metering) {
+                meter.update(now, bytesSoFar());
+            } else if ((boolean) STARTED.getAcquire(this)) { // acquire: start, as the loop thread set it
+                meter.start(start);
+                metering = true;
+            } else if (now - readyBy > 0) {
+                throw new IOException("no READY from the peer within " + ControlChannel.TIMEOUT.toSeconds() + " s");
             }
-            if (!more && completed == posted) {
-                return;
-            }
-            if (qp.await(wc, POLL)) {
-                complete();
-            }
-            meter.update(now, bytes);
         }
+    }
+
+    /** Payload bytes of the data work requests completed so far; any thread. */
+    long bytesSoFar() {
+        return (long) BYTES.getOpaque(this); // opaque: a figure to show, nothing is read through it
+    }
+
+    /**
+     * One turn on the loop thread: takes the READY, retires what completed, and keeps the window full until
+     * the plan is used up; over once the last data work request completed.
+     */
+    private boolean turn() throws IOException {
+        while (qp.poll(wc)) {
+            complete();
+        }
+        if (ready == null) {
+            return false;
+        }
+        long now = System.nanoTime();
+        boolean more = posted < plan.messages() && (!plan.timed() || now - deadline < 0);
+        while (more && posted - completed < plan.window() && qp.postSend(prepare(posted))) {
+            posted++;
+            more = posted < plan.messages();
+        }
+        if (!more && completed == posted) {
+            end = System.nanoTime();
+            return true;
+        }
+        return false;
     }
 
     /** Message {@code seq} from (or, for READ, into) local slot {@code seq % window}. */
@@ -162,7 +210,10 @@ final class BulkClient {
         }
         long seq = wc.workRequestId();
         if (seq == ControlChannel.CONTROL) {
-            return; // the HELLO's acknowledgement, overtaken by the READY
+            if (wc.opcode() == WorkCompletion.OP_RECV) {
+                takeReady();
+            }
+            return; // else the HELLO's acknowledgement, before or after the READY
         }
         if (seq != completed) {
             throw new IOException("work request " + seq + " completed while " + completed + " was the oldest");
@@ -173,7 +224,22 @@ final class BulkClient {
                         seq % ready.slots())) {
             mismatches++;
         }
-        bytes += length;
+        BYTES.setOpaque(this, bytes + length); // opaque: read by the meter only; the loop thread is the writer
         completed++;
+    }
+
+    /** The server's READY, in the control receive: checked against the plan, it starts the clock. */
+    private void takeReady() throws IOException {
+        if (!wc.hasImmediate() || wc.immediate() != BulkProtocol.READY) {
+            throw new IOException("expected READY from the peer, got " + wc);
+        }
+        BulkProtocol.Ready r = BulkProtocol.readReady(control.memory(), ControlChannel.IN, wc.byteCount());
+        if (r.slots() != plan.serverSlots() || r.stride() < plan.messageSize()) {
+            throw new IOException("the server's READY (" + r + ") does not fit the plan " + plan);
+        }
+        ready = r;
+        start = System.nanoTime();
+        deadline = start + plan.nanos();
+        STARTED.setRelease(this, true); // release: start, for the calling thread's meter
     }
 }

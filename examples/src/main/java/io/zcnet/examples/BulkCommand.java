@@ -57,8 +57,10 @@ import java.util.concurrent.TimeoutException;
                 "No --listen/--connect: both ends in this process on loopback."})
 final class BulkCommand implements Callable<Integer> {
     private static final Duration SERVER_WAIT = Duration.ofSeconds(30);
+    /** QpConfig's floor: a heartbeat every 5 ms. */
+    private static final int MIN_SILENCE_MILLIS = 20;
     private static final String[] CLIENT_OPTIONS = {"--connect", "--subflows", "--path", "--op", "--message",
-            "--bytes", "--seconds", "--verify", "--window"};
+            "--bytes", "--seconds", "--verify", "--window", "--interval-ms"};
 
     @Spec
     CommandSpec spec;
@@ -101,6 +103,17 @@ final class BulkCommand implements Callable<Integer> {
     @Option(names = "--window", defaultValue = "32", description = "Messages in flight. Default: ${DEFAULT-VALUE}.")
     int window;
 
+    @Option(names = "--interval-ms", paramLabel = "MS",
+            description = {"Print a plain progress line every MS milliseconds, on a terminal too: the rate of that",
+                    "interval and the bytes so far (without it: a redrawn bar on a terminal, else a line a second)."})
+    Integer intervalMillis;
+
+    @Option(names = "--silence-ms", paramLabel = "MS",
+            description = {"This side declares a subflow dead after MS ms without a frame from it and sends its",
+                    "frames again on the others (idle subflows carry a heartbeat every MS/4 ms). Default: the",
+                    "queue pair's, 2000."})
+    Integer silenceMillis;
+
     @Mixin
     EngineOption engine;
 
@@ -111,6 +124,10 @@ final class BulkCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--listen and --connect are exclusive: a process is the server or the client");
         }
         try {
+            if (silenceMillis != null && (silenceMillis < MIN_SILENCE_MILLIS || silenceMillis > 3_600_000)) {
+                throw new IllegalArgumentException("--silence-ms must be " + MIN_SILENCE_MILLIS + "..3600000, got "
+                        + silenceMillis);
+            }
             if (server) {
                 checkNoClientOptions();
                 return serve(listenAddress(listen));
@@ -132,7 +149,7 @@ final class BulkCommand implements Callable<Integer> {
     private int serve(InetSocketAddress address) throws IOException, InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
         try (QpContext context = QpContext.open(engine.choice());
-                QpListener listener = context.listen(address, BulkServer.config())) {
+                QpListener listener = context.listen(address, withSilence(BulkServer.config(), silenceMillis))) {
             out.println("zcnet bulk: listening on " + hostPort(listener.address()) + " (engine "
                     + context.engine().name().toLowerCase(Locale.ROOT) + ")");
             out.flush();
@@ -149,8 +166,8 @@ final class BulkCommand implements Callable<Integer> {
 
     private int run(BulkPlan plan, int pathCount, InetSocketAddress remote) throws IOException, InterruptedException {
         try (QpContext context = QpContext.open(engine.choice())) {
-            return report(BulkClient.run(context, subflowPaths(remote, pathCount), clientConfig(pathCount), plan,
-                    meter(plan)));
+            return report(BulkClient.run(context, subflowPaths(remote, pathCount), clientConfig(plan, pathCount),
+                    plan, meter(plan)));
         }
     }
 
@@ -159,7 +176,7 @@ final class BulkCommand implements Callable<Integer> {
         try (QpContext serverContext = QpContext.open(engine.choice());
                 QpContext clientContext = QpContext.open(engine.choice())) {
             QpListener listener = serverContext.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-                    BulkServer.config());
+                    withSilence(BulkServer.config(), silenceMillis));
             CompletableFuture<BulkServer.Summary> server = new CompletableFuture<>();
             Thread.ofPlatform().name("zcnet-bulk-server").daemon().start(() -> {
                 try {
@@ -175,7 +192,7 @@ final class BulkCommand implements Callable<Integer> {
             BulkResult result;
             try {
                 result = BulkClient.run(clientContext, subflowPaths(listener.address(), pathCount),
-                        clientConfig(pathCount), plan, meter(plan));
+                        clientConfig(plan, pathCount), plan, meter(plan));
             } catch (IOException clientFailed) { // the server's side of it often says more
                 String why = serverFailure(server, Duration.ofSeconds(2));
                 throw why == null ? clientFailed
@@ -210,11 +227,18 @@ final class BulkCommand implements Callable<Integer> {
     }
 
     private ProgressMeter meter(BulkPlan plan) {
-        return new ProgressMeter(spec.commandLine().getOut(), ProgressMeter.onTerminal(), plan);
+        PrintWriter out = spec.commandLine().getOut();
+        return intervalMillis == null ? new ProgressMeter(out, ProgressMeter.onTerminal(), plan)
+                : ProgressMeter.plainEvery(out, plan, intervalMillis * 1_000_000L);
     }
 
-    private static QpConfig clientConfig(int pathCount) {
-        return BulkPlan.queuePairConfig().withSubflows(pathCount);
+    private QpConfig clientConfig(BulkPlan plan, int pathCount) {
+        return withSilence(plan.queuePairConfig().withSubflows(pathCount), silenceMillis);
+    }
+
+    /** {@code config} with a silence timeout of {@code millis}, or as it is when null (the default). */
+    static QpConfig withSilence(QpConfig config, Integer millis) {
+        return millis == null ? config : config.withTimeouts(config.handshakeTimeout(), Duration.ofMillis(millis));
     }
 
     /** One path per --path (a REMOTE without a port takes {@code remote}'s), else --subflows to {@code remote}. */
@@ -238,6 +262,9 @@ final class BulkCommand implements Callable<Integer> {
     }
 
     private BulkPlan plan() {
+        if (intervalMillis != null && (intervalMillis < 1 || intervalMillis > 3_600_000)) {
+            throw new IllegalArgumentException("--interval-ms must be 1..3600000, got " + intervalMillis);
+        }
         if (bytes != null && seconds != null) {
             throw new IllegalArgumentException("--bytes and --seconds are exclusive: a run is bounded by one of them");
         }

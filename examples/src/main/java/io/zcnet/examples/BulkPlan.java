@@ -41,13 +41,14 @@ record BulkPlan(BulkOp op, int messageSize, int window, long totalBytes, long na
     }
 
     /**
-     * What both ends' queue pairs ask for, whatever the plan: a run keeps {@link #window()} messages in
-     * flight itself, and a message window of {@link #MAX_WINDOW} lets an acknowledgement that a subflow
-     * delayed behind READ responses still count as a late duplicate, where with a window as small as the
-     * run's the queue pair refuses one more than a window behind as BAD_ACKNOWLEDGE and fails.
+     * What the client's queue pair asks for: a message window of {@link #window()} rounded up to the power of
+     * two queue pairs take, and queues deep enough for it. The server offers {@link #MAX_WINDOW} and the
+     * handshake agrees on the smaller, this one.
      */
-    static QpConfig queuePairConfig() {
-        return QpConfig.defaults().withMessageWindow(MAX_WINDOW).withQueueDepths(MAX_WINDOW, MAX_WINDOW);
+    QpConfig queuePairConfig() {
+        int messages = window == 1 ? 1 : Integer.highestOneBit(window - 1) << 1;
+        int depth = Math.max(QpConfig.defaults().sendQueueDepth(), messages);
+        return QpConfig.defaults().withMessageWindow(messages).withQueueDepths(depth, depth);
     }
 
     boolean timed() {

@@ -11,6 +11,7 @@ import java.util.Locale;
  *
  * @param plan         what was moved
  * @param subflows     subflows the queue pair had
+ * @param live         of those, the ones still alive at the end on the client's side (a failed path's is not)
  * @param bytes        payload bytes of the completed data work requests
  * @param nanos        from the first post to the last completion
  * @param subflowBytes payload bytes each subflow of the data's sender carried, by subflow index
@@ -19,13 +20,16 @@ import java.util.Locale;
  * @param mismatches   messages that arrived wrong or not at all (counted only when verifying)
  * @param engine       the client's engine, as {@code uring} or {@code nio}
  */
-record BulkResult(BulkPlan plan, int subflows, long bytes, long nanos, long[] subflowBytes, long framesResent,
+record BulkResult(BulkPlan plan, int subflows, int live, long bytes, long nanos, long[] subflowBytes, long framesResent,
         long bytesResent, long mismatches, String engine) {
 
-    /** {@code bulk: op=.. message=.. subflows=.. bytes=.. seconds=.. gbit/s=.. shares=[i:p%,..] resent=f/b verify=.. engine=..}. */
+    /**
+     * {@code bulk: op=.. message=.. subflows=.. live=.. bytes=.. seconds=.. gbit/s=.. shares=[i:p%,..] resent=f/b
+     * verify=.. engine=..}.
+     */
     String line() {
         return "bulk: op=" + plan.op().label() + " message=" + plan.messageSize() + " subflows=" + subflows
-                + " bytes=" + bytes + " seconds=" + seconds(nanos) + " gbit/s=" + gbits(bytes, nanos)
+                + " live=" + live + " bytes=" + bytes + " seconds=" + seconds(nanos) + " gbit/s=" + gbits(bytes, nanos)
                 + " shares=" + shares(subflowBytes) + " resent=" + framesResent + "/" + bytesResent
                 + " verify=" + verdict(plan.verify(), mismatches) + " engine=" + engine;
     }
@@ -59,6 +63,15 @@ record BulkResult(BulkPlan plan, int subflows, long bytes, long nanos, long[] su
                     .append('%');
         }
         return s.append(']').toString();
+    }
+
+    /** Subflows of a queue pair that are alive. */
+    static int live(QpStatistics stats) {
+        int n = 0;
+        for (QpStatistics.SubflowStatistics s : stats.subflows()) {
+            n += s.alive() ? 1 : 0;
+        }
+        return n;
     }
 
     /** Payload bytes per subflow of a queue pair, by subflow index. */

@@ -9,19 +9,17 @@ import io.zcnet.qp.WorkCompletion;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 import java.util.Locale;
 
 /**
  * The passive side of a bulk run (the exchange is described on {@link BulkCommand}): on one accepted queue
  * pair, takes the client's HELLO, sets up the ring of message slots it asks for, keeps receives posted
  * where the plan consumes them and checks each message that arrives in one, then answers the client's
- * DONE with a RESULT and closes the queue pair. The calling thread posts and polls; between READY and DONE
- * nothing allocates.
+ * DONE with a RESULT and closes the queue pair. The calling thread takes the HELLO and sends the READY and
+ * the RESULT; in between, the queue pair's loop thread checks and re-posts the receives inline
+ * ({@link LoopDriver}), in turns that allocate nothing, while the calling thread waits.
  */
 final class BulkServer {
-    private static final Duration POLL = Duration.ofMillis(100);
-
     /** What the server saw of one run. */
     record Summary(BulkPlan plan, int subflows, long bytes, long nanos, long mismatches, String engine) {
         /** {@code bulk server: op=.. message=.. subflows=.. bytes=.. seconds=.. gbit/s=.. verify=.. engine=..}. */
@@ -40,8 +38,11 @@ final class BulkServer {
     private BulkPlan plan;
     private MemoryRegion data;
     private long stride;
+    // Written by the loop thread's turns; the calling thread reads them once the driver stopped.
     private long received;
     private long mismatches;
+    private BulkProtocol.Done done;
+    private long doneAt;
 
     private BulkServer(QueuePair qp, RegionArena memory) {
         this.qp = qp;
@@ -49,19 +50,23 @@ final class BulkServer {
         this.control = new ControlChannel(qp, memory);
     }
 
-    /** What a server's queue pairs offer: the client's are agreed down from these. */
+    /**
+     * What a server's queue pairs offer: the client's choices are agreed down from these, so any plan within
+     * {@link BulkPlan}'s limits fits.
+     */
     static QpConfig config() {
-        return BulkPlan.queuePairConfig().withMaxSubflows(QpConfig.MAX_SUBFLOWS);
+        return QpConfig.defaults().withMessageWindow(BulkPlan.MAX_WINDOW)
+                .withQueueDepths(BulkPlan.MAX_WINDOW, BulkPlan.MAX_WINDOW).withMaxSubflows(QpConfig.MAX_SUBFLOWS);
     }
 
     /** Serves one run on {@code qp} and closes it. */
-    static Summary serve(QpContext context, QueuePair qp) throws IOException {
+    static Summary serve(QpContext context, QueuePair qp) throws IOException, InterruptedException {
         try (RegionArena memory = new RegionArena(context); qp) {
             return new BulkServer(qp, memory).run(context.engine().name().toLowerCase(Locale.ROOT));
         }
     }
 
-    private Summary run(String engine) throws IOException {
+    private Summary run(String engine) throws IOException, InterruptedException {
         control.postReceive();
         int length = control.await(BulkProtocol.HELLO);
         try {
@@ -73,11 +78,18 @@ final class BulkServer {
             throw new IOException("refused the client's HELLO: " + refused.getMessage(), refused);
         }
         prepare();
+        LoopDriver driver = new LoopDriver(qp, this::turn);
+        driver.start();
         long start = System.nanoTime();
+        // From here the loop thread polls, until the client's DONE.
         control.send(BulkProtocol.READY, BulkProtocol.writeReady(control.memory(), ControlChannel.OUT,
                 new BulkProtocol.Ready(data.remoteKey(), plan.serverSlots(), stride)));
-        BulkProtocol.Done done = receiveUntilDone();
-        long nanos = System.nanoTime() - start;
+        try {
+            driver.await(); // as long as the client takes: a run may be long, and a failed queue pair ends it
+        } finally {
+            driver.stop();
+        }
+        long nanos = doneAt - start;
         if (plan.serverReceivesData()) {
             mismatches += Math.abs(done.messages() - received);
         }
@@ -116,12 +128,12 @@ final class BulkServer {
         }
     }
 
-    /** Checks and re-posts receives as messages arrive, until the client's DONE. */
-    private BulkProtocol.Done receiveUntilDone() throws IOException {
-        while (true) {
-            if (!qp.await(wc, POLL)) {
-                continue;
-            }
+    /**
+     * One turn on the loop thread: checks and re-posts the receives that completed; over with the client's
+     * DONE.
+     */
+    private boolean turn() throws IOException {
+        while (qp.poll(wc)) {
             if (!wc.isSuccess()) {
                 throw new IOException("the queue pair failed before the client's DONE: "
                         + ControlChannel.failure(qp, wc).getMessage());
@@ -134,9 +146,11 @@ final class BulkServer {
                 if (wc.immediate() != BulkProtocol.DONE) {
                     throw new IOException("expected data or DONE from the client, got " + ControlChannel.name(wc.immediate()));
                 }
-                return id == ControlChannel.CONTROL
+                doneAt = System.nanoTime();
+                done = id == ControlChannel.CONTROL
                         ? BulkProtocol.readDone(control.memory(), ControlChannel.IN, wc.byteCount())
                         : BulkProtocol.readDone(data.segment(), id * stride, wc.byteCount());
+                return true;
             }
             if (plan.verify() && !arrivedIntact(id)) {
                 mismatches++;
@@ -144,6 +158,7 @@ final class BulkServer {
             received++;
             postData(id);
         }
+        return false;
     }
 
     /**

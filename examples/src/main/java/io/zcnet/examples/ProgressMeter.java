@@ -6,8 +6,10 @@ import java.util.Locale;
 
 /**
  * Shows a running transfer: on a terminal one line redrawn in place (a bar, the rate since the last redraw
- * and the bytes so far), elsewhere one plain line per second. {@link #update} is what the data loop calls:
- * it compares two longs and allocates only on the turns it prints. The calling thread only.
+ * and the bytes so far), elsewhere one plain line per second; or, when given an interval
+ * ({@link #plainEvery}), plain lines at that interval wherever the output goes, for a time series of the
+ * rate. {@link #update} compares two longs and allocates only on the calls it prints; {@link #due()} says
+ * when the next line is due, for a caller that sleeps in between. The calling thread only.
  */
 final class ProgressMeter {
     private static final long TERMINAL_INTERVAL = 250_000_000L;
@@ -18,16 +20,34 @@ final class ProgressMeter {
     private final boolean terminal;
     private final BulkPlan plan;
     private final long interval;
+    private final String plainFormat;
     private long start;
     private long lastNanos;
     private long lastBytes;
     private boolean drawn;
 
     ProgressMeter(PrintWriter out, boolean terminal, BulkPlan plan) {
+        this(out, terminal, plan, terminal ? TERMINAL_INTERVAL : PLAIN_INTERVAL, "%.1f");
+    }
+
+    private ProgressMeter(PrintWriter out, boolean terminal, BulkPlan plan, long interval, String secondsFormat) {
         this.out = out;
         this.terminal = terminal;
         this.plan = plan;
-        this.interval = terminal ? TERMINAL_INTERVAL : PLAIN_INTERVAL;
+        this.interval = interval;
+        this.plainFormat = "progress: seconds=" + secondsFormat + " gbit/s=%.3f bytes=%d";
+    }
+
+    /**
+     * Plain lines every {@code intervalNanos} (at least 1 ms), on a terminal too, their seconds to the
+     * millisecond: {@code progress: seconds=0.200 gbit/s=0.612 bytes=15302656}, the rate being that of
+     * the interval since the previous line.
+     */
+    static ProgressMeter plainEvery(PrintWriter out, BulkPlan plan, long intervalNanos) {
+        if (intervalNanos < 1_000_000) {
+            throw new IllegalArgumentException("a progress interval is at least 1 ms, got " + intervalNanos + " ns");
+        }
+        return new ProgressMeter(out, false, plan, intervalNanos, "%.3f");
     }
 
     /** Whether standard output is an interactive terminal that can redraw a line. */
@@ -40,6 +60,11 @@ final class ProgressMeter {
         start = now;
         lastNanos = now;
         lastBytes = 0;
+    }
+
+    /** When, in {@link System#nanoTime()}'s terms, {@link #update} prints next. */
+    long due() {
+        return lastNanos + interval;
     }
 
     void update(long now, long bytes) {
@@ -56,8 +81,7 @@ final class ProgressMeter {
                     "-".repeat(BAR - filled), Math.min(100, done * 100), gbits, bytes / 1e9));
             drawn = true;
         } else {
-            out.println(String.format(Locale.ROOT, "progress: seconds=%.1f gbit/s=%.3f bytes=%d",
-                    (now - start) / 1e9, gbits, bytes));
+            out.println(String.format(Locale.ROOT, plainFormat, (now - start) / 1e9, gbits, bytes));
         }
         out.flush();
     }

@@ -1,10 +1,12 @@
 package io.zcnet.examples;
 
+import io.zcnet.qp.QpConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 
 import static io.zcnet.examples.CliTest.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -35,6 +37,10 @@ class BulkCommandTest {
             "--listen 0 --op read                 | --op is the client's choice",
             "--listen 0 --verify                  | --verify is the client's choice",
             "--engine quantum --seconds 0.1       | unknown engine 'quantum': use auto, uring or nio",
+            "--interval-ms 0                      | --interval-ms must be 1..3600000",
+            "--listen 0 --interval-ms 100         | --interval-ms is the client's choice",
+            "--silence-ms 19                      | --silence-ms must be 20..3600000",
+            "--listen 0 --silence-ms 0            | --silence-ms must be 20..3600000",
     })
     void badArgumentsFailWithOneLineNamingThem(String args, String expected) {
         String output = run(1, ("bulk " + args.trim()).split(" +"));
@@ -55,6 +61,23 @@ class BulkCommandTest {
         assertEquals(5L << 30, BulkCommand.byteCount("--bytes", "5G"));
         assertThrows(IllegalArgumentException.class, () -> BulkCommand.byteCount("--bytes", "M"));
         assertThrows(IllegalArgumentException.class, () -> BulkCommand.byteCount("--bytes", "9999999999G"));
+    }
+
+    @ParameterizedTest(name = "--window {0}: message window {1}")
+    @CsvSource({"1, 1", "5, 8", "32, 32", "33, 64", "1024, 1024"})
+    void theClientAsksForItsOwnWindowRoundedUpToAPowerOfTwo(int window, int messageWindow) {
+        QpConfig config = new BulkPlan(BulkOp.READ, 4096, window, 0, 1, false).queuePairConfig();
+        assertEquals(messageWindow, config.messageWindow());
+        assertTrue(config.sendQueueDepth() >= window && config.receiveQueueDepth() >= window, config::toString);
+        assertEquals(BulkPlan.MAX_WINDOW, BulkServer.config().messageWindow(), "the server offers the widest");
+    }
+
+    @Test
+    void eachSideSetsItsOwnSilenceTimeout() {
+        QpConfig config = QpConfig.defaults();
+        assertEquals(Duration.ofMillis(250), BulkCommand.withSilence(config, 250).silenceTimeout());
+        assertEquals(config.handshakeTimeout(), BulkCommand.withSilence(config, 250).handshakeTimeout());
+        assertEquals(config, BulkCommand.withSilence(config, null));
     }
 
     @Test
