@@ -109,9 +109,9 @@ final class BulkCommand implements Callable<Integer> {
     Integer intervalMillis;
 
     @Option(names = "--silence-ms", paramLabel = "MS",
-            description = {"This side declares a subflow dead after MS ms without a frame from it and sends its",
-                    "frames again on the others (idle subflows carry a heartbeat every MS/4 ms). Default: the",
-                    "queue pair's, 2000."})
+            description = {"Proposes MS ms as the silence timeout: a subflow with no frame for that long is declared",
+                    "dead and its frames go again on the others (idle subflows carry a heartbeat every quarter of",
+                    "it). Both ends use the smaller of their proposals. Default: the queue pair's, 2000."})
     Integer silenceMillis;
 
     @Mixin
