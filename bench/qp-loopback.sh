@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Queue pairs on loopback against their peers, measured in the same run:
-#   - 1 MiB RDMA WRITEs over one subflow against iperf3 -P 1, and over four subflows against iperf3 -P 4;
+#   - 1 MiB RDMA WRITEs (256 KiB segments, QueuePairBulk's default) over one subflow against iperf3 -P 1,
+#     and over four subflows against iperf3 -P 4;
 #   - 64-byte SENDs on one queue pair (window 1024) against Netty 4.2 io_uring with length-prefixed
 #     framing (the same NettyMessages program bench/messages.sh runs).
 #   bench/qp-loopback.sh [seconds]   default 5 s measured per run (about 4 minutes in all at the defaults)

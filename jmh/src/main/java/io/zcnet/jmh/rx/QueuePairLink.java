@@ -39,7 +39,7 @@ final class QueuePairLink implements AutoCloseable {
     private long completed;
 
     QueuePairLink(EventLoopConfig.Choice engine, Kind kind, int size, int window, int subflows, boolean icrc,
-            DeliveryCount delivered) throws IOException, InterruptedException {
+            int segmentSize, DeliveryCount delivered) throws IOException, InterruptedException {
         if (size < 0 || window < 4 || Integer.bitCount(window) != 1) {
             throw new IllegalArgumentException("size " + size + " must be >= 0 and window " + window
                     + " a power of two >= 4");
@@ -49,7 +49,7 @@ final class QueuePairLink implements AutoCloseable {
         this.window = window;
         this.signalEvery = window / 4;
         this.delivered = delivered;
-        QpConfig config = QpConfig.defaults().withIcrc(icrc).withMessageWindow(Math.max(64, window))
+        QpConfig config = QpConfig.defaults().withIcrc(icrc).withSegmentSize(segmentSize).withMessageWindow(Math.max(64, window))
                 .withQueueDepths(window * 2, window * 2).withSubflows(subflows);
         ends = new QueuePairEnds(engine, config);
         server = ends.server;

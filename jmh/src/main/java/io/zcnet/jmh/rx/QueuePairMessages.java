@@ -1,5 +1,6 @@
 package io.zcnet.jmh.rx;
 
+import io.zcnet.qp.QpConfig;
 import io.zcnet.ring.EventLoopConfig;
 
 import java.util.Map;
@@ -22,7 +23,8 @@ public final class QueuePairMessages {
         String impl = "zcnet-qp-" + engine.name().toLowerCase();
         DeliveryCount delivered = new DeliveryCount();
         try (QueuePairLink link = new QueuePairLink(engine, QueuePairLink.Kind.SEND, options.integer("size"),
-                options.integer("window"), 1, Boolean.parseBoolean(options.text("icrc")), delivered)) {
+                options.integer("window"), 1, Boolean.parseBoolean(options.text("icrc")),
+                QpConfig.defaults().segmentSize(), delivered)) {
             MeasuredInterval.run(impl, delivered, MeasuredInterval.MESSAGES_WARMUP, options.integer("seconds"));
             link.check();
             System.out.println("DETAIL " + link.describe());
