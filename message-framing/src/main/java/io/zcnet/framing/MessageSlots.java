@@ -2,6 +2,7 @@ package io.zcnet.framing;
 
 import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -60,7 +61,7 @@ import java.util.Arrays;
  *                     READ RESPONSE: sink rkey, and in read_sink_offset the sink offset of message byte 0
  * </pre>
  *
- * <p>The slots live in one heap segment (slot-major, so one message's state shares cache lines) and are
+ * <p>The slots live in one native segment (slot-major, so one message's state shares cache lines) and are
  * addressed by slot index, so several slots may be worked on at once. The window start (the oldest
  * incomplete MSN) is kept here too, and the inverse of {@code receive}: which message holds a given posted
  * receive ({@link #holderOf}), one array entry per receive, so checking that two messages never name the
@@ -124,7 +125,9 @@ final class MessageSlots {
         this.window = window;
         this.mask = window - 1;
         this.wordsPerMessage = FramingConfig.bitmapWordsPerMessage(segmentSize);
-        this.slots = MemorySegment.ofArray(new long[Math.toIntExact(window * SIZE / Long.BYTES)]);
+        // Native, not a heap segment: the accessors' VarHandle code is shared with every native access on
+        // the receive path, and a second segment class there makes those call sites polymorphic.
+        this.slots = Arena.ofAuto().allocate(window * SIZE, Long.BYTES);
         this.placed = new long[window * wordsPerMessage];
         this.reserved = new long[window * wordsPerMessage];
         this.holders = new int[receiveCapacity];
@@ -140,7 +143,7 @@ final class MessageSlots {
     }
 
     private static MemorySegment blankSlot() {
-        MemorySegment blank = MemorySegment.ofArray(new long[(int) (SIZE / Long.BYTES)]);
+        MemorySegment blank = Arena.global().allocate(SIZE, Long.BYTES);
         blank.set(ValueLayout.JAVA_INT, SEGMENTS_EXPECTED, -1);
         blank.set(ValueLayout.JAVA_INT, HIGHEST_SEGMENT, -1);
         blank.set(ValueLayout.JAVA_INT, TOTAL_LENGTH, -1);
