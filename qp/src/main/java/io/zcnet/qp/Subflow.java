@@ -158,10 +158,7 @@ final class Subflow implements SendListener, ReceiveListener {
             rate = rate == 0 ? sample : rate + (sample - rate) * Math.max(weight, 0.05);
         }
         if (ending != null) {
-            if (queued() == 0) {
-                sender.close();
-                ending.lastFrameSent();
-            }
+            halfCloseWhenSent();
             return;
         }
         engine.onSubflowDrained(this);
@@ -253,6 +250,11 @@ final class Subflow implements SendListener, ReceiveListener {
         // A sender too full for one more header ends without it: the peer then sees only the FIN.
         offer(frame, length, frame, 0, 0);
         sender.flush();
+        halfCloseWhenSent();
+    }
+
+    /** Once everything queued has left, the ending takes the socket over. */
+    private void halfCloseWhenSent() {
         if (queued() == 0) {
             sender.close();
             ending.lastFrameSent();

@@ -225,11 +225,7 @@ abstract class QueuePairContractTest {
             assertEquals(1, index);
             assertEquals(2, p.client.liveSubflows());
             p.client.killSubflow(0);
-            fill(p.clientRegion, 0, 32L * MIB, 17);
-            WorkRequest wr = new WorkRequest();
-            assertTrue(p.client.postSend(wr.write(9, p.clientRegion.localKey(), 0, 32 * MIB, p.serverRegion.remoteKey(), 0)));
-            assertSuccess(next(p.client), 9, WorkCompletion.OP_RDMA_WRITE, 32 * MIB);
-            assertFilled(p.serverRegion, 0, 32L * MIB, 17);
+            writeVerified(p, 9, 32 * MIB, 17);
         }
     }
 
@@ -361,6 +357,15 @@ abstract class QueuePairContractTest {
         }
     }
 
+    /** WRITEs {@code bytes} of a pattern from the client's region start to the server's and checks them there. */
+    private static void writeVerified(QpPair p, long wrId, int bytes, long seed) {
+        fill(p.clientRegion, 0, bytes, seed);
+        assertTrue(p.client.postSend(new WorkRequest().write(wrId, p.clientRegion.localKey(), 0, bytes,
+                p.serverRegion.remoteKey(), 0)));
+        assertSuccess(next(p.client), wrId, WorkCompletion.OP_RDMA_WRITE, bytes);
+        assertFilled(p.serverRegion, 0, bytes, seed);
+    }
+
     private static void assertStatus(WorkCompletion wc, long wrId, int status) {
         assertEquals(wrId, wc.workRequestId(), wc::toString);
         assertEquals(WorkCompletion.statusName(status), WorkCompletion.statusName(wc.status()), wc::toString);
@@ -399,11 +404,7 @@ abstract class QueuePairContractTest {
             assertEquals(3, server.subflows().size(), server::toString);
             assertTrue(server.subflows().get(1).path().contains("127.0.0.2"), server::toString);
             assertTrue(server.subflows().get(2).path().contains("127.0.0.3"), server::toString);
-            fill(p.clientRegion, 0, 8L * MIB, 23);
-            WorkRequest wr = new WorkRequest();
-            assertTrue(p.client.postSend(wr.write(5, p.clientRegion.localKey(), 0, 8 * MIB, p.serverRegion.remoteKey(), 0)));
-            assertSuccess(next(p.client), 5, WorkCompletion.OP_RDMA_WRITE, 8 * MIB);
-            assertFilled(p.serverRegion, 0, 8L * MIB, 23);
+            writeVerified(p, 5, 8 * MIB, 23);
         }
     }
 
