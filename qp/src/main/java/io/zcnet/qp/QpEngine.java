@@ -294,15 +294,20 @@ final class QpEngine implements CompletionHandler {
 
     // ---------------------------------------------------------------- doorbell: the rings
 
-    /** Takes what other threads posted: receives first (they are credit), then work requests. */
+    /** Another thread posted: take it and send what it allows. */
     void onDoorbell() {
         if (closed) {
             return; // rung before the close, run after it: the rings are freed
         }
-        takeReceives();
-        takeWorkRequests();
+        takePosted();
         pump();
         harvest();
+    }
+
+    /** What other threads posted: receives first (they are credit), then work requests. */
+    private void takePosted() {
+        takeReceives();
+        takeWorkRequests();
     }
 
     private void takeReceives() {
@@ -799,8 +804,7 @@ final class QpEngine implements CompletionHandler {
     /** The user polled a full completion ring: continue what it stopped. */
     void onCompletionsPolled() {
         harvest();
-        takeReceives();
-        takeWorkRequests();
+        takePosted();
         pump();
     }
 
@@ -829,8 +833,7 @@ final class QpEngine implements CompletionHandler {
         // What the turn's completion callbacks posted (a reply, receives reposted) is taken first, so the
         // one ACKNOWLEDGE carries their credit and leaves in the same sendmsg as the reply, not ahead of it.
         // The end of this turn is running: taking them must not queue another.
-        takeReceives();
-        takeWorkRequests();
+        takePosted();
         endOfTurnQueued = false;
         if (state == QpState.RTS && ackDue) {
             sendAcknowledge(null);
