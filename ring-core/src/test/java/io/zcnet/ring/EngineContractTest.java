@@ -1438,6 +1438,43 @@ abstract class EngineContractTest {
         assertFalse(done.more(), done.toString());
     }
 
+    /**
+     * Pieces of every size around where an engine may treat small and large pieces differently, many
+     * times over the socket buffers, so the send stops and resumes inside pieces; without WAITALL the
+     * send may end short, and what it reports must be exactly the prefix the peer got.
+     */
+    @Test
+    void gatheredPiecesOfEverySizeArriveInOrderThroughAFullSocketBuffer() throws Exception {
+        Connection c = connectedFromLoop();
+        int[] sizes = {0, 1, 31, 32, 4095, 4096, 4097, 16383, 16384, 16385, 65535, 65536, 65537, 3, 200_000, 7};
+        int rounds = 8;
+        byte[] source = Peers.randomBytes(300_000, SEED + 24);
+        MemorySegment sourceSegment = segmentOf(source);
+        GatherList message = GatherList.allocate(arena, sizes.length * rounds);
+        ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        int at = 0;
+        for (int round = 0; round < rounds; round++) {
+            for (int size : sizes) {
+                int offset = at % (source.length - size);
+                message.add(sourceSegment, offset, size);
+                expected.write(source, offset, size);
+                at += 7919;
+            }
+        }
+        byte[] all = expected.toByteArray();
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        h.run(() -> loop.sendMessage(id, 1, c.socket(), message, MsgFlags.WAITALL));
+        Peers.assertSameBytes(all, Peers.readExactly(c.peer(), all.length), "gathered stream with WAITALL");
+        assertEquals(all.length, r.next().result(), "all bytes with WAITALL");
+
+        h.run(() -> loop.sendMessage(id, 2, c.socket(), message, 0));
+        Completion shortOrWhole = r.next();
+        int sent = shortOrWhole.result();
+        assertTrue(sent > 0 && sent <= all.length, "bytes of a send without WAITALL: " + shortOrWhole);
+        Peers.assertSameBytes(Arrays.copyOf(all, sent), Peers.readExactly(c.peer(), sent), "the prefix it reported");
+    }
+
     @Test
     void aPlainSendAfterGatheredOnesSendsItsOwnBytes() throws Exception {
         Connection c = connectedFromLoop();

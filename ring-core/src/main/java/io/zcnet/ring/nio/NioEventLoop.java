@@ -402,7 +402,7 @@ public final class NioEventLoop extends EventLoop {
         return op.userData;
     }
 
-    /** A gathering write ({@code SocketChannel.write(ByteBuffer[])}); each piece is viewed once, here. */
+    /** A gathered write: {@link StagedWriter} moves the pieces without a gathering {@code SocketChannel.write}. */
     @Override
     public long sendMessage(int handler, int tag, int socket, GatherList message, int msgFlags) {
         return recordSendMessage(Op.SENDMSG, handler, tag, socket, message, msgFlags);
@@ -420,29 +420,13 @@ public final class NioEventLoop extends EventLoop {
         checkSendFlags(msgFlags);
         NioOp op = record(kind, handler, tag);
         int count = message.count();
-        if (op.gather == null || op.gather.length < count) {
-            op.gather = new ByteBuffer[Math.max(count, 8)];
-            op.gatherSources = new MemorySegment[op.gather.length];
+        if (op.pieces == null) {
+            op.pieces = new GatherPieces();
         }
-        // One view per piece (two pieces of one segment need their own positions), reused while the piece
-        // in that place comes from the same segment object.
+        op.pieces.reset(count);
         for (int i = 0; i < count; i++) {
-            MemorySegment source = message.buffer(i);
-            if (source.byteSize() > Integer.MAX_VALUE) { // no whole-segment view: a slice of its own
-                op.gather[i] = source.asSlice(message.offset(i), message.length(i)).asByteBuffer();
-                op.gatherSources[i] = null;
-                continue;
-            }
-            ByteBuffer view = op.gather[i];
-            if (op.gatherSources[i] != source || view == null) {
-                view = source.asByteBuffer();
-                op.gather[i] = view;
-                op.gatherSources[i] = source;
-            }
-            int offset = (int) message.offset(i);
-            view.limit(offset + (int) message.length(i)).position(offset);
+            op.pieces.add(message.buffer(i), message.offset(i), (int) message.length(i));
         }
-        op.gatherCount = count;
         op.socket = socket;
         op.length = (int) message.byteSize();
         op.waitAll = (msgFlags & MsgFlags.WAITALL) != 0;

@@ -28,15 +28,8 @@ final class NioOp {
     long userData;
     int socket;
 
-    /**
-     * SENDMSG: one view per piece, written with one gathering write. Each is a whole-segment view of
-     * {@code gatherSources[i]}, re-positioned when the same segment comes back in the same place (a sender's
-     * header, staging and payload segments do), so a steady stream of gathered sends allocates nothing.
-     * Kept across reuse of this pooled op, as the ring buffers' views are.
-     */
-    ByteBuffer[] gather;
-    MemorySegment[] gatherSources;
-    int gatherCount;
+    /** SENDMSG: the pieces to gather, or null while this pooled op never carried one. */
+    GatherPieces pieces;
     /** RECV_SELECT: the BUFFER flag and id of the buffer the last read filled. */
     int selectedFlags;
     /** {@code linkNext()} followed this operation: what comes after it waits for its completion. */
@@ -83,7 +76,9 @@ final class NioOp {
         userData = 0;
         socket = -1;
         view = null;
-        gatherCount = 0;
+        if (pieces != null) {
+            pieces.release();
+        }
         selectedFlags = 0;
         linkToNext = false;
         chainNext = null;

@@ -37,6 +37,7 @@ final class OpRunner {
     private final SocketTable sockets;
     private final TimerHeap timers;
     private final CompletionQueue cq;
+    private final StagedWriter staged = new StagedWriter();
 
     OpRunner(Counters counters, OpPool pool, SocketTable sockets, TimerHeap timers, CompletionQueue cq) {
         this.counters = counters;
@@ -444,22 +445,27 @@ final class OpRunner {
         if (op.length == 0) {
             return 0;
         }
+        boolean gathered = op.kind == Op.SENDMSG || op.kind == Op.SENDMSG_ZC;
         ByteBuffer view = op.view;
         try {
             while (true) {
                 int n;
+                int offered;
                 counters.syscall();
-                if (op.gatherCount > 0) { // a gathered send (a pooled op keeps its arrays); slices keep their positions
-                    n = (int) s.stream.write(op.gather, 0, op.gatherCount);
+                if (gathered) {
+                    n = staged.write(s.stream, op.pieces, op.done);
+                    offered = staged.attempted();
                 } else {
                     view.limit(op.viewBase + op.length).position(op.viewBase + op.done);
                     n = s.stream.write(view);
+                    offered = op.length - op.done;
                 }
                 if (n == 0) {
-                    return BLOCKED;
+                    // A sendmsg without WAITALL that moved bytes ends short, as the kernel's does.
+                    return op.done > 0 && !op.waitAll ? op.done : BLOCKED;
                 }
                 op.done += n;
-                if (!op.waitAll || op.done == op.length) {
+                if (op.done == op.length || (n < offered && !op.waitAll)) {
                     return op.done;
                 }
             }
