@@ -8,9 +8,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>A SEND, SEND with immediate or READ RESPONSE is always exactly one message (one MSN, up to
  * {@link FramingConfig#MAX_MESSAGE_SIZE} bytes): the receiver completes a message as one unit, so splitting
- * one would complete a receive with part of the data. Only an RDMA WRITE (with or without immediate) and a
- * READ request are split into messages of at most {@link FramingConfig#messageChunk()} bytes (one MSN
- * each), since their pieces name their own destinations. Each message is cut into segments: every frame but a message's
+ * one would complete a receive with part of the data. Only an RDMA WRITE (with or without immediate) longer
+ * than one message and a READ request are split into messages of at most {@link FramingConfig#messageChunk()}
+ * bytes (one MSN each), since their pieces name their own destinations. Each message is cut into segments: every frame but a message's
  * last carries exactly {@code segmentSize} bytes at a segment-aligned offset, the FIRST/MIDDLE/LAST/ONLY
  * opcode and {@code more_segments} say where it sits, immediate data rides on the last frame of the last
  * message only, a tagged frame's extension names <em>its own</em> destination
@@ -256,12 +256,13 @@ public final class Segmenter {
         this.regionOffset = destination;
         this.immediate = immediate;
         this.rsn = rsn;
-        if (kind == Opcode.KIND_WRITE || kind == Opcode.KIND_WRITE_WITH_IMMEDIATE) {
+        if (length > FramingConfig.MAX_MESSAGE_SIZE) { // only a WRITE: the callers checked the others
             this.messageBytes = chunk;
             this.framesPerMessage = framesPerChunk;
             this.messageCount = messages(length);
         } else {
-            // The callers checked length <= MAX_MESSAGE_SIZE: one message, as many segments as it takes.
+            // One message, as many segments as it takes: a WRITE with immediate of one message is what lets
+            // the receiver's completion report the whole write's length.
             this.messageBytes = FramingConfig.MAX_MESSAGE_SIZE;
             this.framesPerMessage = FramingConfig.maxSegmentsPerMessage(segmentSize);
             this.messageCount = 1;
@@ -274,7 +275,7 @@ public final class Segmenter {
     }
 
     private int messages(long length) {
-        long n = Math.max(1, (length + chunk - 1) / chunk);
+        long n = (length + chunk - 1) / chunk;
         if (n > FramingConfig.MAX_MESSAGE_WINDOW) {
             throw new IllegalArgumentException("operation of " + length + " bytes needs " + n
                     + " messages, more than the MSN space allows in flight");

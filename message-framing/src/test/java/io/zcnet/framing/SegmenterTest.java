@@ -307,12 +307,12 @@ class SegmenterTest {
     }
 
     @Test
-    void sendsAndReadResponsesUpTo16MiBAreOneMessageAtEverySegmentSize() {
+    void sendsReadResponsesAndWritesUpTo16MiBAreOneMessageAtEverySegmentSize() {
         // Review finding: a SEND longer than messageChunk() became two messages (two MSNs), and the receiver
         // completed the first part as a whole SEND.
         int length = FramingConfig.MAX_MESSAGE_SIZE;
         MemorySegment source = MemorySegment.ofArray(new byte[length]);
-        MemorySegment scratch = MemorySegment.ofArray(new byte[FrameHeader.LENGTH + TaggedExtension.LENGTH]);
+        MemorySegment scratch = MemorySegment.ofArray(new byte[FrameHeader.LENGTH + TaggedExtension.LENGTH_WITH_RSN]);
         for (int mss : new int[] {64, 1000, 65536, FramingConfig.MAX_MESSAGE_SIZE}) {
             FramingConfig c = new FramingConfig(mss, false, 4);
             Segmenter s = new Segmenter(c);
@@ -327,10 +327,10 @@ class SegmenterTest {
             s.beginReadResponse(5, source, 0, length, 0x1234, 0);
             assertEquals(1, s.messageCount(), "READ response, mss " + mss);
             assertOneMessage(s, scratch, mss, length, 5, Opcode.RDMA_READ_RESPONSE_FIRST, Opcode.RDMA_READ_RESPONSE_LAST);
-            // A WRITE of the same size is still cut into message-sized pieces when the segment size does
-            // not divide 2^24 - 1.
-            s.beginWrite(6, source, 0, length, 0x1234, 0);
-            assertEquals((length + c.messageChunk() - 1) / c.messageChunk(), s.messageCount(), "WRITE, mss " + mss);
+            // A WRITE with immediate of one message: the receiver's completion can report its whole length.
+            s.beginWriteWithImmediate(6, 2, source, 0, length, 0x1234, 0, 98);
+            assertEquals(1, s.messageCount(), "WRITE with immediate, mss " + mss);
+            assertOneMessage(s, scratch, mss, length, 6, Opcode.RDMA_WRITE_FIRST, Opcode.RDMA_WRITE_LAST_WITH_IMMEDIATE);
         }
     }
 

@@ -377,11 +377,11 @@ final class QpEngine implements CompletionHandler {
         } else if (op < WorkRequest.SEND || op > WorkRequest.RDMA_READ) {
             early = WorkCompletion.LOCAL_PROTECTION_ERROR;
             why = "work request " + wr.workRequestId + " has no valid opcode (" + op + ")";
-        } else if ((op == WorkRequest.SEND || op == WorkRequest.SEND_WITH_IMM) && local.byteSize() > FramingConfig.MAX_MESSAGE_SIZE
+        } else if (consumesReceive(op) && local.byteSize() > FramingConfig.MAX_MESSAGE_SIZE
                 || messagesOf(op, local) > framing.messageWindow()) {
             early = WorkCompletion.LOCAL_LENGTH_ERROR;
             why = WorkRequest.opcodeName(op) + " " + wr.workRequestId + " of " + local.byteSize() + " bytes is longer than "
-                    + (op <= WorkRequest.SEND_WITH_IMM ? "one message (" + FramingConfig.MAX_MESSAGE_SIZE + " bytes)"
+                    + (consumesReceive(op) ? "one message (" + FramingConfig.MAX_MESSAGE_SIZE + " bytes)"
                     : "the message window allows");
         } else if (op == WorkRequest.RDMA_READ) {
             local.nameByRemoteKeys();
@@ -395,15 +395,23 @@ final class QpEngine implements CompletionHandler {
         }
     }
 
-    /** Messages (MSNs) a work request takes: a WRITE one per message-sized piece, a READ per piece of each sink. */
+    /** Messages (MSNs) a work request takes: a long WRITE one per message-sized piece, a READ per piece of each sink. */
     private long messagesOf(int op, SgeList local) {
         if (op == WorkRequest.RDMA_READ) {
             return fresh.readRequestMessages(local);
         }
-        if (op == WorkRequest.RDMA_WRITE || op == WorkRequest.RDMA_WRITE_WITH_IMM) {
-            return Math.max(1, (local.byteSize() + framing.messageChunk() - 1) / framing.messageChunk());
+        if (op == WorkRequest.RDMA_WRITE && local.byteSize() > FramingConfig.MAX_MESSAGE_SIZE) {
+            return (local.byteSize() + framing.messageChunk() - 1) / framing.messageChunk();
         }
         return 1;
+    }
+
+    /**
+     * A SEND, or a WRITE with immediate: one message, since the receive it consumes completes with the
+     * message's length, and only a single message carries the whole length to the receiver.
+     */
+    private static boolean consumesReceive(int op) {
+        return op != WorkRequest.RDMA_WRITE && op != WorkRequest.RDMA_READ;
     }
 
     // ---------------------------------------------------------------- sending

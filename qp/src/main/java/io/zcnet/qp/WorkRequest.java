@@ -23,6 +23,11 @@ import io.zcnet.framing.SgeList;
  * the data is sent from them, and sent again from them when a subflow fails, as an RDMA adapter reads them
  * when it retransmits.
  *
+ * <p>Lengths: a SEND and a WRITE with immediate are one message, at most
+ * {@link io.zcnet.framing.FramingConfig#MAX_MESSAGE_SIZE} (16 MiB − 1) bytes, so the receive they consume
+ * completes with their whole length; a longer one fails with LOCAL_LENGTH_ERROR. A WRITE or READ may be
+ * longer, as many messages as the agreed message window holds.
+ *
  * <p>Not thread-safe: one holder per posting thread.
  */
 public final class WorkRequest {

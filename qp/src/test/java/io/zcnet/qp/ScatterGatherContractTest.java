@@ -440,6 +440,35 @@ abstract class ScatterGatherContractTest {
         }
     }
 
+    /**
+     * The receive a WRITE with immediate consumes completes with the whole write's length, up to the
+     * largest message (a write of more than {@code messageChunk} bytes used to become two messages, and the
+     * receiver reported only the last one's bytes); one byte more fails before anything is sent.
+     */
+    @Test
+    void aWriteWithImmediateOfTheLargestMessageCompletesItsReceiveWithItsWholeLength() throws Exception {
+        try (Sides s = sides(4)) {
+            int a = s.client[0].localKey();
+            int b = s.client[1].localKey();
+            int longest = 16 * MIB - 1;
+            MemoryRegion target = s.server[0];
+            assertTrue(s.pair.server.postReceive(21, target.localKey(), 0, 0));
+            WorkRequest wr = new WorkRequest().writeWithImmediate(21, target.remoteKey(), 0, 0x5eed)
+                    .sge(a, 0, 8 * MIB).sge(b, 0, 8 * MIB - 1);
+            assertTrue(s.pair.client.postSend(wr));
+            assertSuccess(next(s.pair.client), 21, WorkCompletion.OP_RDMA_WRITE, longest);
+            WorkCompletion received = next(s.pair.server);
+            assertSuccess(received, 21, WorkCompletion.OP_RECV_RDMA_WITH_IMM, longest);
+            assertEquals(0x5eed, received.immediate(), received::toString);
+
+            assertTrue(s.pair.client.postSend(wr.writeWithImmediate(22, target.remoteKey(), 0, 1)
+                    .sge(a, 0, 8 * MIB).sge(b, 0, 8 * MIB)));
+            WorkCompletion tooLong = next(s.pair.client);
+            assertEquals(WorkCompletion.statusName(WorkCompletion.LOCAL_LENGTH_ERROR),
+                    WorkCompletion.statusName(tooLong.status()), tooLong::toString);
+        }
+    }
+
     @Test
     void totalsOverTheLimitsFailWithLocalLength() throws Exception {
         try (Sides s = sides(4)) {
