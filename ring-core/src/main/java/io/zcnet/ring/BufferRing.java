@@ -10,8 +10,11 @@ import java.lang.foreign.MemorySegment;
  * <p>Owner-thread only, like its loop. A buffer handed to a handler (by the buffer id in the completion
  * flags) belongs to the application until {@link #recycle}; a recycled buffer is visible to the engine
  * at the next submission.
+ *
+ * <p>Only {@link EventLoop#createBufferRing} makes one (the interface is sealed): an operation given a ring
+ * must find the engine's own bookkeeping behind it.
  */
-public interface BufferRing extends AutoCloseable {
+public sealed interface BufferRing extends AutoCloseable permits AbstractBufferRing {
 
     /** The buffer group id ({@code bgid}) given at creation. */
     int groupId();

@@ -3,6 +3,7 @@ package io.zcnet.ring;
 import io.zcnet.buffer.BufferPool;
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.ring.internal.Counters;
+import io.zcnet.ring.internal.UserData;
 
 import org.jctools.queues.atomic.MpscAtomicArrayQueue;
 
@@ -38,7 +39,7 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <h2>Operations and completions</h2>
  * Each asynchronous method prepares one operation and returns its {@code user_data}
- * ({@link UserData#pack}), the value {@link #cancel} takes. Nothing reaches the kernel or the selector
+ * (handler id, operation and tag packed into 64 bits), the value {@link #cancel} takes. Nothing reaches the kernel or the selector
  * until the next {@link #poll(long)}, which submits everything prepared in one system call, waits, and
  * calls {@link CompletionHandler#onCompletion} for each completion. Results follow the kernel: a byte
  * count, a socket handle, 0, or {@code -errno} ({@link Errno}).
@@ -49,8 +50,12 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <p>Socket handles are small non-negative ints owned by this loop (a file descriptor on io_uring, a
  * table slot on NIO); they mean nothing to another loop.
+ *
+ * <p>Sealed: the two engines are its only subclasses, so its {@code protected} members are the engines'
+ * shared bookkeeping inside this module, not an extension point.
  */
-public abstract class EventLoop implements AutoCloseable {
+public abstract sealed class EventLoop implements AutoCloseable
+        permits io.zcnet.ring.uring.UringEventLoop, io.zcnet.ring.nio.NioEventLoop {
 
     /** {@code SHUT_RD}, {@code SHUT_WR}, {@code SHUT_RDWR} from {@code sys/socket.h}. */
     public static final int SHUT_RD = 0;
@@ -154,7 +159,7 @@ public abstract class EventLoop implements AutoCloseable {
      * failover must wait for before it may reuse the memory those operations use. 0 for an id with
      * nothing in flight; once an unregistered id reads 0 it may be handed out again. Owner thread.
      *
-     * @throws IllegalArgumentException if the id is outside [0, {@link UserData#MAX_HANDLERS})
+     * @throws IllegalArgumentException if the id is outside [0, 2<sup>24</sup>)
      */
     public final int inFlight(int handlerId) {
         return handlers.inFlight(handlerId);
@@ -582,6 +587,11 @@ public abstract class EventLoop implements AutoCloseable {
     public abstract void close();
 
     // ---------------------------------------------------------------- argument checks shared by the engines
+
+    /** The address of {@code message}'s {@code struct msghdr}: what io_uring's SENDMSG SQEs carry. */
+    protected static long messageHeaderAddress(GatherList message) {
+        return message.messageHeaderAddress();
+    }
 
     /** Throws unless {@code config} is given: for the engines' {@code open} methods. */
     protected static void checkConfig(EventLoopConfig config) {

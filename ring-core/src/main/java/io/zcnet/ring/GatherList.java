@@ -148,7 +148,7 @@ public final class GatherList {
     }
 
     /** The address of the {@code struct msghdr} the kernel reads: for the io_uring engine's SQE. */
-    public long messageHeaderAddress() {
+    long messageHeaderAddress() {
         return memory.address();
     }
 

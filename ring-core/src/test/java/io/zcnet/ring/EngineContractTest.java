@@ -13,6 +13,7 @@ import io.zcnet.buffer.Buffer;
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.ring.LoopHarness.LoopAction;
 import io.zcnet.ring.Recorder.Completion;
+import io.zcnet.ring.internal.UserData;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -13,8 +13,8 @@ import io.zcnet.ring.GatherList;
 import io.zcnet.ring.LoopCounters;
 import io.zcnet.ring.MsgFlags;
 import io.zcnet.ring.Op;
-import io.zcnet.ring.UserData;
 import io.zcnet.ring.internal.Counters;
+import io.zcnet.ring.internal.UserData;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

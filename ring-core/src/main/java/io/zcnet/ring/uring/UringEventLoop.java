@@ -13,8 +13,8 @@ import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.GatherList;
 import io.zcnet.ring.LoopCounters;
 import io.zcnet.ring.Op;
-import io.zcnet.ring.UserData;
 import io.zcnet.ring.internal.Counters;
+import io.zcnet.ring.internal.UserData;
 import io.zcnet.ring.sys.ErrnoException;
 import io.zcnet.ring.sys.IoUring;
 import io.zcnet.ring.sys.Linux;
@@ -371,7 +371,7 @@ public final class UringEventLoop extends EventLoop {
         checkSendFlags(msgFlags);
         requireOpcode(IoUring.OP_SENDMSG);
         long ud = begin(handler, Op.SENDMSG, tag);
-        Prep.sendmsg(sqe(ud), socket, message.messageHeaderAddress(), Linux.MSG_NOSIGNAL | msgFlags);
+        Prep.sendmsg(sqe(ud), socket, messageHeaderAddress(message), Linux.MSG_NOSIGNAL | msgFlags);
         return end(ud);
     }
 
@@ -382,7 +382,7 @@ public final class UringEventLoop extends EventLoop {
         checkSendFlags(msgFlags);
         requireOpcode(IoUring.OP_SENDMSG_ZC);
         long ud = begin(handler, Op.SENDMSG_ZC, tag);
-        Prep.sendmsgZc(sqe(ud), socket, message.messageHeaderAddress(), Linux.MSG_NOSIGNAL | msgFlags,
+        Prep.sendmsgZc(sqe(ud), socket, messageHeaderAddress(message), Linux.MSG_NOSIGNAL | msgFlags,
                 IoUring.SEND_ZC_REPORT_USAGE);
         return end(ud);
     }

@@ -1,4 +1,4 @@
-package io.zcnet.ring;
+package io.zcnet.ring.internal;
 
 /**
  * Packs what a completion must be routed by into the 64-bit {@code user_data} of an SQE.
