@@ -6,7 +6,6 @@ import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.MessageAssembler;
 import io.zcnet.framing.PlacementTarget;
 import io.zcnet.ring.BufferRing;
-import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.CqeFlags;
 import io.zcnet.ring.Errno;
 import io.zcnet.ring.EventLoop;
@@ -48,7 +47,7 @@ import java.lang.foreign.MemorySegment;
  * <p>Owner thread of the event loop only. Nothing allocates per frame: the carry buffer, the drain and the
  * placement target are made once.
  */
-public final class FrameReceiver implements CompletionHandler, AutoCloseable {
+public final class FrameReceiver implements AutoCloseable {
     private static final int TAG_STREAM = 1;
     private static final int TAG_PEEK = 2;
     private static final int TAG_PAYLOAD = 3;
@@ -147,7 +146,8 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
         int segmentSize = framing.segmentSize();
         this.carry = arena.allocate(DeferredFrames.MAX_HEADER + segmentSize + config.headerPeek(), 64);
         this.target = new PlacementTarget(arena.allocate(segmentSize, 64));
-        this.handlerId = loop.registerHandler(this);
+        // A method reference, not this: the loop's callback stays out of the public API.
+        this.handlerId = loop.registerHandler(this::onCompletion);
         pump();
     }
 
@@ -179,8 +179,7 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
 
     // ---------------------------------------------------------------- completions
 
-    @Override
-    public void onCompletion(int op, int tag, int result, int flags) {
+    private void onCompletion(int op, int tag, int result, int flags) {
         switch (tag) {
             case TAG_STREAM -> onStream(result, flags);
             case TAG_PEEK -> onHeaderRead(result);

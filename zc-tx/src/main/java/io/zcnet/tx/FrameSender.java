@@ -3,7 +3,6 @@ package io.zcnet.tx;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.framing.SgeCursor;
 import io.zcnet.framing.SgeList;
-import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.CqeFlags;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.GatherList;
@@ -50,7 +49,7 @@ import java.util.function.IntUnaryOperator;
  *
  * <p>Owner thread of the event loop only, like the loop itself.
  */
-public final class FrameSender implements CompletionHandler, AutoCloseable {
+public final class FrameSender implements AutoCloseable {
     /** {@link #offer} result: the sender is full; retry after {@link SendListener#onWritable()}. */
     public static final long BACK_PRESSURED = -1;
     /** {@link #offer} result: the sender failed or was closed. */
@@ -165,7 +164,8 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
         this.rest = GatherList.allocate(arena, pieces);
         this.zeroCopyAvailable = config.zeroCopyThreshold() > 0 && loop.supports(Op.SENDMSG_ZC);
         this.zeroCopyMode = zeroCopyAvailable;
-        this.handlerId = loop.registerHandler(this);
+        // A method reference, not this: the loop's callback stays out of the public API.
+        this.handlerId = loop.registerHandler(this::onCompletion);
     }
 
     /**
@@ -467,8 +467,7 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
 
     // ---------------------------------------------------------------- completions
 
-    @Override
-    public void onCompletion(int op, int tag, int result, int flags) {
+    private void onCompletion(int op, int tag, int result, int flags) {
         if (CqeFlags.isNotification(flags)) {
             onNotification(tag, result);
         } else if (op == Op.SENDMSG || op == Op.SENDMSG_ZC) {
