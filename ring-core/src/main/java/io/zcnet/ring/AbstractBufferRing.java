@@ -112,7 +112,7 @@ public abstract sealed class AbstractBufferRing implements BufferRing
         return closed ? 0 : leased.length - heldCount;
     }
 
-    /** Whether {@link #close()} ran. */
+    /** {@return whether {@link #close()} ran} */
     public final boolean isClosed() {
         return closed;
     }

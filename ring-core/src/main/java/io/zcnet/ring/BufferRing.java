@@ -16,27 +16,32 @@ import java.lang.foreign.MemorySegment;
  */
 public sealed interface BufferRing extends AutoCloseable permits AbstractBufferRing {
 
-    /** The buffer group id ({@code bgid}) given at creation. */
+    /** {@return the buffer group id ({@code bgid}) given at creation} */
     int groupId();
 
-    /** Number of buffers in the ring (a power of two). */
+    /** {@return the number of buffers in the ring (a power of two)} */
     int bufferCount();
 
-    /** Capacity of each buffer in bytes. */
+    /** {@return the capacity of each buffer in bytes} */
     int bufferSize();
 
-    /** The whole buffer with id {@code bufferId}; a completion's data is its first {@code result} bytes. */
+    /**
+     * {@return the whole buffer with id {@code bufferId}; a completion's data is its first {@code result} bytes}
+     *
+     * @param bufferId a buffer id from a completion's flags ({@link CqeFlags#bufferId})
+     */
     MemorySegment buffer(int bufferId);
 
     /**
      * Gives buffer {@code bufferId} back to the engine.
      *
+     * @param bufferId a buffer id the application holds
      * @throws IllegalStateException off the loop's thread, if the ring is closed, or if the application
      *                               does not hold the buffer (recycled twice)
      */
     void recycle(int bufferId);
 
-    /** Buffers currently available to the engine. */
+    /** {@return how many buffers the engine has to fill now} */
     int available();
 
     /**

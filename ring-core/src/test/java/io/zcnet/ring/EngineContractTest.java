@@ -1595,7 +1595,7 @@ abstract class EngineContractTest {
         for (int op : new int[] {Op.SEND_ZC, Op.SENDMSG, Op.SENDMSG_ZC, Op.RECV_SELECT, Op.RECV_MULTISHOT, Op.NOP}) {
             assertTrue(loop.supports(op), Op.name(op));
         }
-        assertFalse(loop.supports(Op.WAKEUP), "the engine's own wake-up is no user operation");
+        assertFalse(loop.supports(UserData.WAKEUP_OP), "the engine's own wake-up is no user operation");
         assertFalse(loop.supports(999));
     }
 }

@@ -14,6 +14,8 @@ package io.zcnet.ring.internal;
  */
 public final class UserData {
     public static final int MAX_HANDLERS = 1 << 24;
+    /** The op number of the loop's own wake-up read: between the public {@code Op} numbers, never reported. */
+    public static final int WAKEUP_OP = 13;
 
     private UserData() {
     }

@@ -177,7 +177,7 @@ public final class NioEventLoop extends EventLoop {
     /** NIO runs every kind of operation (zero-copy ones by copying). */
     @Override
     public boolean supports(int op) {
-        return op > 0 && op < Op.COUNT && op != Op.WAKEUP;
+        return op > 0 && op < Op.COUNT && op != UserData.WAKEUP_OP;
     }
 
     @Override

@@ -142,7 +142,7 @@ public final class UringEventLoop extends EventLoop {
         this.refusedEntry = arena.allocate(Sqe.LAYOUT);
         this.control = new ControlPath(sys, arena, ring.fd(), openFds);
         this.internalHandler = registerInternalHandler(new InternalHandler());
-        this.wakeupUserData = UserData.pack(internalHandler, Op.WAKEUP, 0);
+        this.wakeupUserData = UserData.pack(internalHandler, UserData.WAKEUP_OP, 0);
         this.cancelUserData = UserData.pack(internalHandler, Op.CANCEL, 0);
         this.closer = new CloseDrain(this, sys, arena, ring, openFds, bufferRings, wakeups, efd);
         refreshFeatures();
@@ -459,7 +459,7 @@ public final class UringEventLoop extends EventLoop {
             case Op.SHUTDOWN -> IoUring.OP_SHUTDOWN;
             default -> -1;
         };
-        return opcode < 0 ? op > 0 && op < Op.COUNT && op != Op.WAKEUP : ring.supports(opcode);
+        return opcode < 0 ? op > 0 && op < Op.COUNT && op != UserData.WAKEUP_OP : ring.supports(opcode);
     }
 
     /**
@@ -679,7 +679,7 @@ public final class UringEventLoop extends EventLoop {
     }
 
     private void onInternal(int op, int result) {
-        if (op == Op.WAKEUP) {
+        if (op == UserData.WAKEUP_OP) {
             wakeupArmed = false;
             if (result >= 0) {
                 counters.wakeup();

@@ -15,7 +15,7 @@ class UserDataTest {
     @Test
     void everyFieldRoundTripsAtItsExtremes() {
         int[] handlers = {0, 1, 0xABCDE, UserData.MAX_HANDLERS - 1};
-        int[] ops = {Op.NOP, Op.WAKEUP, 0xFF};
+        int[] ops = {Op.NOP, UserData.WAKEUP_OP, 0xFF};
         int[] tags = {0, 1, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, 0x8000_0001};
         for (int h : handlers) {
             for (int op : ops) {
