@@ -125,6 +125,10 @@ public final class FrameReceiver implements AutoCloseable {
      * @param assembler the queue pair direction the frames belong to (several receivers may feed one)
      * @param deferred  the assembler's store of frames waiting for earlier ones
      * @param framing   what the queue pair negotiated (the segment size bounds a frame)
+     * @param loop the event loop the connection belongs to; the receiver runs on its owner thread
+     * @param socket a connected socket of {@code loop}
+     * @param config when to place payloads directly and how to read headers
+     * @param listener told when frames were taken and when the connection ends
      * @throws IllegalArgumentException if an argument is missing or {@code socket} is negative
      */
     public FrameReceiver(EventLoop loop, int socket, BufferRing ring, MessageAssembler assembler,
@@ -151,12 +155,14 @@ public final class FrameReceiver implements AutoCloseable {
         pump();
     }
 
-    /** The decisions and volumes of this receiver so far. */
+    /** {@return the decisions and volumes of this receiver so far} */
     public ReceiverCounters counters() {
         return counters;
     }
 
-    /** Whether the connection currently keeps a multishot receive on the buffer ring (else: direct placement). */
+    /**
+     * {@return whether the connection currently keeps a multishot receive on the buffer ring (else: direct placement)}
+     */
     public boolean streaming() {
         return streaming;
     }
@@ -389,19 +395,21 @@ public final class FrameReceiver implements AutoCloseable {
     }
 
     /**
-     * The {@code timestamp} of the last frame that carried timestamps ({@code timestamp_present}): what the
-     * owner echoes back on this connection, so the peer can measure its round trip.
+     * {@return the {@code timestamp} of the last frame that carried timestamps ({@code timestamp_present}): what the
+     * owner echoes back on this connection, so the peer can measure its round trip}
      */
     public int peerTimestamp() {
         return peerTimestamp;
     }
 
-    /** The {@code timestamp_echo} of the last frame that carried timestamps: the owner's round-trip sample. */
+    /** {@return the {@code timestamp_echo} of the last frame that carried timestamps: the owner's round-trip sample} */
     public int timestampEcho() {
         return timestampEcho;
     }
 
-    /** Frames that carried timestamps so far: tells the owner whether {@link #peerTimestamp()} is fresh. */
+    /**
+     * {@return how many frames carried timestamps so far}: tells the owner whether {@link #peerTimestamp()} is fresh.
+     */
     public long timestampsSeen() {
         return timestampsSeen;
     }
