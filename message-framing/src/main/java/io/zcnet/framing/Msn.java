@@ -24,7 +24,7 @@ public final class Msn {
     }
 
     /**
-     * {@return how far {@code to} is ahead of {@code from}, 0 .} 65535.
+     * {@return how far {@code to} is ahead of {@code from}, 0 .. 65535}
      *
      * @param from an MSN
      * @param to an MSN

@@ -51,25 +51,28 @@ public final class QpListener implements AutoCloseable {
         loop.accept(handlerId, TAG_ACCEPT, socket, true);
     }
 
-    /** The address it listens on (with the port picked, if 0 was asked for). */
+    /** {@return the address it listens on (with the port picked, if 0 was asked for)} */
     public InetSocketAddress address() {
         return address;
     }
 
     /**
-     * The next queue pair whose first subflow finished its handshake, in RTS, or null if none came within
-     * {@code timeout}.
+     * {@return the next queue pair whose first subflow finished its handshake, in RTS, or null if none came within
+     * {@code timeout}}
+     *
+     * @param timeout how long to wait
+     * @throws InterruptedException if the calling thread is interrupted while waiting
      */
     public QueuePair accept(Duration timeout) throws InterruptedException {
         return ready.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
-    /** Connections refused or dropped during their handshake so far. */
+    /** {@return how many connections were refused or dropped during their handshake so far} */
     public long refused() {
         return refused;
     }
 
-    /** Why the last connection was refused, or null. */
+    /** {@return why the last connection was refused, or null} */
     public String lastRefusal() {
         return lastRefusal;
     }
