@@ -22,17 +22,30 @@ public final class Access {
     private Access() {
     }
 
-    /** Whether {@code access} uses only defined flags and does not grant remote write without local write. */
+    /**
+     * {@return whether {@code access} uses only defined flags and does not grant remote write without local write}
+     *
+     * @param access a combination of this class's flags
+     */
     public static boolean isValid(int access) {
         return (access & ~ALL) == 0 && ((access & REMOTE_WRITE) == 0 || (access & LOCAL_WRITE) != 0);
     }
 
-    /** Whether {@code access} grants every right in {@code required}. */
+    /**
+     * {@return whether {@code access} grants every right in {@code required}}
+     *
+     * @param access the rights a region has
+     * @param required the rights an operation needs
+     */
     public static boolean grants(int access, int required) {
         return (access & required) == required;
     }
 
-    /** A readable form such as {@code LOCAL_WRITE|REMOTE_READ}; {@code NONE} for 0; undefined bits in hex. */
+    /**
+     * {@return a readable form such as {@code LOCAL_WRITE|REMOTE_READ}; {@code NONE} for 0; undefined bits in hex}
+     *
+     * @param access a combination of this class's flags
+     */
     public static String describe(int access) {
         if (access == 0) {
             return "NONE";

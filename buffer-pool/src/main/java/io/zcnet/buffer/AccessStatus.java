@@ -26,7 +26,11 @@ public final class AccessStatus {
     private AccessStatus() {
     }
 
-    /** The constant's name, or {@code UNKNOWN(n)}. */
+    /**
+     * {@return the constant's name, or {@code UNKNOWN(n)}}
+     *
+     * @param status one of this class's constants, or any int
+     */
     public static String name(int status) {
         return status >= 0 && status < NAMES.length ? NAMES[status] : "UNKNOWN(" + status + ")";
     }

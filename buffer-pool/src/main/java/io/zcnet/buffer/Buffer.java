@@ -53,37 +53,37 @@ public final class Buffer {
         this.regionOffset = regionOffset;
     }
 
-    /** The buffer's memory: exactly {@link #capacity()} bytes, valid until the pool is closed. */
+    /** {@return the buffer's memory: exactly {@link #capacity()} bytes, valid until the pool is closed} */
     public MemorySegment segment() {
         return segment;
     }
 
-    /** Size in bytes: the size class's buffer size. */
+    /** {@return the size in bytes: the size class's buffer size} */
     public int capacity() {
         return (int) segment.byteSize();
     }
 
-    /** Number of the buffer, unique within its pool, in [0, total buffers); stable for the pool's life. */
+    /** {@return the number of the buffer, unique within its pool, in [0, total buffers); stable for the pool's life} */
     public int id() {
         return id;
     }
 
-    /** Index of the buffer's size class in the pool. */
+    /** {@return the index of the buffer's size class in the pool} */
     public int sizeClass() {
         return sizeClass;
     }
 
-    /** The pool that owns the buffer. */
+    /** {@return the pool that owns the buffer} */
     public BufferPool pool() {
         return pool;
     }
 
-    /** The region of the slab the buffer lies in (for keys and fixed-buffer indexes). */
+    /** {@return the region of the slab the buffer lies in (for keys and fixed-buffer indexes)} */
     public MemoryRegion region() {
         return region;
     }
 
-    /** Offset of the buffer inside {@link #region()}. */
+    /** {@return the offset of the buffer inside {@link #region()}} */
     public long regionOffset() {
         return regionOffset;
     }
@@ -93,20 +93,24 @@ public final class Buffer {
         pool.release(this);
     }
 
-    /** Returns the buffer if {@code generation} is its current lease: same as {@code pool().release(this, generation)}. */
+    /**
+     * Returns the buffer if {@code generation} is its current lease: same as {@code pool().release(this, generation)}.
+     *
+     * @param generation what {@link #generation()} returned right after this lease
+     */
     public void release(int generation) {
         pool.release(this, generation);
     }
 
     /**
-     * The number of the current (or, when free, the last) lease of this buffer, mod 2^31: read it right after
-     * leasing and pass it to {@link #release(int)}. Any thread.
+     * {@return the number of the current (or, when free, the last) lease of this buffer, mod 2^31: read it right after
+     * leasing and pass it to {@link #release(int)}} Any thread.
      */
     public int generation() {
         return (int) STATE.getVolatile(this) >>> 1;
     }
 
-    /** Whether the buffer is leased now (racy when read off the owner thread: for diagnostics). */
+    /** {@return whether the buffer is leased now (racy when read off the owner thread: for diagnostics)} */
     public boolean isLeased() {
         return ((int) STATE.getOpaque(this) & LEASED) != 0;
     }

@@ -137,15 +137,22 @@ public final class BufferPool implements AutoCloseable {
         }
     }
 
-    /** A pool with its own {@link MemoryRegistry} of default capacity. */
+    /**
+     * {@return a pool with its own {@link MemoryRegistry} of default capacity}
+     *
+     * @param config the size classes
+     */
     public static BufferPool create(PoolConfig config) {
         return create(config, new MemoryRegistry());
     }
 
     /**
-     * A pool whose slabs are registered in {@code registry}, so several pools and user regions share one key
-     * space.
+     * {@return a pool whose slabs are registered in {@code registry}, so several pools and user regions share one key
+     * space}
      *
+     *
+     * @param config the size classes
+     * @param registry where the slabs are registered, one region per size class
      * @throws IllegalStateException if the registry has no room for one region per size class
      */
     public static BufferPool create(PoolConfig config, MemoryRegistry registry) {
@@ -170,6 +177,7 @@ public final class BufferPool implements AutoCloseable {
      * next larger class with a free buffer. Owner thread only; O(number of classes) at worst, no allocation.
      *
      * @return the buffer, or {@code null} if every fitting class is exhausted (counted in {@link #stats()})
+     * @param minCapacity the fewest bytes the buffer must hold
      * @throws IllegalArgumentException if {@code minCapacity <= 0} or larger than the largest class
      * @throws IllegalStateException    if called off the owner thread, or after {@link #close()}
      */
@@ -193,6 +201,7 @@ public final class BufferPool implements AutoCloseable {
      * Leases a buffer of exactly class {@code sizeClassIndex}. Owner thread only; O(1), no allocation.
      *
      * @return the buffer, or {@code null} if the class is exhausted (counted in {@link #stats()})
+     * @param sizeClassIndex index of the size class in {@link PoolConfig#classes()}
      * @throws IllegalArgumentException if the index is out of range
      * @throws IllegalStateException    if called off the owner thread, or after {@link #close()}
      */
@@ -211,6 +220,7 @@ public final class BufferPool implements AutoCloseable {
      * Detects a buffer that is free, not a stale reference to one leased again (see the class comment and
      * {@link #release(Buffer, int)}).
      *
+     * @param buffer a buffer leased from this pool
      * @throws IllegalArgumentException if the buffer belongs to another pool
      * @throws IllegalStateException    if it is not leased (released twice), or the pool is closed
      */
@@ -227,6 +237,8 @@ public final class BufferPool implements AutoCloseable {
      * current lease: a release through a stale reference, after the buffer was released and leased again, is
      * refused and the new holder keeps it. Any thread; no allocation.
      *
+     * @param buffer a buffer leased from this pool
+     * @param generation its {@link Buffer#generation()} as read when it was leased
      * @throws IllegalArgumentException if the buffer belongs to another pool
      * @throws IllegalStateException    if it is not leased under {@code generation}, or the pool is closed
      */
@@ -259,31 +271,41 @@ public final class BufferPool implements AutoCloseable {
         }
     }
 
-    /** Number of size classes. Any thread. */
+    /** {@return the number of size classes} Any thread. */
     public int sizeClassCount() {
         return bufferSizes.length;
     }
 
-    /** Buffer size of class {@code sizeClassIndex}. Any thread. */
+    /**
+     * {@return the buffer size of class {@code sizeClassIndex}} Any thread.
+     *
+     * @param sizeClassIndex index of the size class
+     */
     public int bufferSize(int sizeClassIndex) {
         checkClass(sizeClassIndex);
         return bufferSizes[sizeClassIndex];
     }
 
-    /** Number of buffers in class {@code sizeClassIndex}. Any thread. */
+    /**
+     * {@return the number of buffers in class {@code sizeClassIndex}} Any thread.
+     *
+     * @param sizeClassIndex index of the size class
+     */
     public int bufferCount(int sizeClassIndex) {
         checkClass(sizeClassIndex);
         return config.classes().get(sizeClassIndex).count();
     }
 
-    /** Number of buffers in the pool; ids are {@code 0 .. totalBuffers() - 1}. Any thread. */
+    /** {@return the number of buffers in the pool; ids are {@code 0 .. totalBuffers() - 1}} Any thread. */
     public int totalBuffers() {
         return buffers.length;
     }
 
     /**
-     * The buffer with the given id, leased or not: maps an id reported by the kernel or a peer back to its
-     * buffer. Any thread; does not lease it.
+     * {@return the buffer with the given id, leased or not: maps an id reported by the kernel or a peer back to its
+     * buffer} Any thread; does not lease it.
+     *
+     * @param id a buffer id in {@code [0, totalBuffers())}
      */
     public Buffer buffer(int id) {
         if (id < 0 || id >= buffers.length) {
@@ -293,8 +315,10 @@ public final class BufferPool implements AutoCloseable {
     }
 
     /**
-     * The smallest class whose buffers hold {@code capacity} bytes, or -1 if none does. Any thread.
+     * {@return the smallest class whose buffers hold {@code capacity} bytes, or -1 if none does} Any thread.
      *
+     *
+     * @param capacity bytes the buffer must hold
      * @throws IllegalArgumentException if {@code capacity <= 0}
      */
     public int sizeClassFor(int capacity) {
@@ -305,9 +329,11 @@ public final class BufferPool implements AutoCloseable {
     }
 
     /**
-     * The region covering the slab of class {@code sizeClassIndex}: register it with io_uring as a fixed
-     * buffer, or give its key to a peer. Any thread.
+     * {@return the region covering the slab of class {@code sizeClassIndex}: register it with io_uring as a fixed
+     * buffer, or give its key to a peer} Any thread.
      *
+     *
+     * @param sizeClassIndex index of the size class
      * @throws IllegalStateException after {@link #close()}
      */
     public MemoryRegion slabRegion(int sizeClassIndex) {
@@ -316,17 +342,20 @@ public final class BufferPool implements AutoCloseable {
         return slabRegions[sizeClassIndex];
     }
 
-    /** The registry the slabs are registered in. Any thread. */
+    /** {@return the registry the slabs are registered in} Any thread. */
     public MemoryRegistry registry() {
         return registry;
     }
 
-    /** The configuration the pool was built from. Any thread. */
+    /** {@return the configuration the pool was built from} Any thread. */
     public PoolConfig config() {
         return config;
     }
 
-    /** A snapshot of the counters; exact on the owner thread, see {@link PoolStats}. Any thread, also after close. */
+    /**
+     * {@return a snapshot of the counters; exact on the owner thread, see {@link PoolStats}} Any thread, also after
+     * close.
+     */
     public PoolStats stats() {
         List<PoolStats.ClassStats> classes = new ArrayList<>(bufferSizes.length);
         long pendingReturns = 0;
@@ -373,7 +402,7 @@ public final class BufferPool implements AutoCloseable {
         releaseMemory();
     }
 
-    /** Whether {@link #close()} has been called. Any thread. */
+    /** {@return whether {@link #close()} has been called} Any thread. */
     public boolean isClosed() {
         return closed;
     }

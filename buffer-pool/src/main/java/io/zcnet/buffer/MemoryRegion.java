@@ -56,37 +56,37 @@ public final class MemoryRegion {
         this.remoteKey = remoteKey;
     }
 
-    /** The registered memory. */
+    /** {@return the registered memory} */
     public MemorySegment segment() {
         return segment;
     }
 
-    /** Size of the region in bytes. */
+    /** {@return the size of the region in bytes} */
     public long size() {
         return segment.byteSize();
     }
 
-    /** The {@link Access} flags granted. */
+    /** {@return the {@link Access} flags granted} */
     public int access() {
         return access;
     }
 
-    /** Key that names the region in local work requests. */
+    /** {@return the key that names the region in local work requests} */
     public int localKey() {
         return localKey;
     }
 
-    /** Key a peer presents to write or read the region; unguessable, see {@link MemoryRegistry}. */
+    /** {@return the key a peer presents to write or read the region; unguessable, see {@link MemoryRegistry}} */
     public int remoteKey() {
         return remoteKey;
     }
 
-    /** The registry that issued the keys. */
+    /** {@return the registry that issued the keys} */
     public MemoryRegistry registry() {
         return registry;
     }
 
-    /** True until the region is deregistered; its keys never resolve again afterwards. */
+    /** {@return whether the keys still resolve}: true until the region is deregistered, never again afterwards. */
     public boolean isValid() {
         return valid;
     }
@@ -124,7 +124,7 @@ public final class MemoryRegion {
         } while (!PINS.compareAndSet(this, p, p - 1)); // volatile CAS: pairs with deregister's CAS
     }
 
-    /** Pins held now (0 once deregistered). Any thread; a snapshot. */
+    /** {@return how many pins are held now (0 once deregistered)} Any thread; a snapshot. */
     public int pinCount() {
         int p = (int) PINS.getVolatile(this);
         return Math.max(p, 0);

@@ -88,12 +88,12 @@ public final class MemoryRegistry {
         this.freeCount = capacity;
     }
 
-    /** Number of slots: the most regions registered at once. */
+    /** {@return the number of slots: the most regions registered at once} */
     public int capacity() {
         return slots.length;
     }
 
-    /** Number of regions registered now. */
+    /** {@return the number of regions registered now} */
     public synchronized int size() {
         return slots.length - freeCount;
     }
@@ -106,6 +106,7 @@ public final class MemoryRegistry {
      *                {@code global()}: the receive loop that places into it is usually not the registering
      *                thread)
      * @param access  {@link Access} flags; must satisfy {@link Access#isValid(int)}
+     * @return the region, with its local and remote keys
      * @throws IllegalArgumentException if an argument is unfit
      * @throws IllegalStateException    if every slot is in use
      */
@@ -154,6 +155,7 @@ public final class MemoryRegistry {
      * slot becomes free. The memory itself is not freed. A region {@linkplain MemoryRegion#pin() pinned} by a
      * placement in flight is refused: the kernel may still be writing into it.
      *
+     * @param region a region this registry issued
      * @throws IllegalArgumentException if the region was issued by another registry
      * @throws IllegalStateException    if it was already deregistered, or is pinned
      */
@@ -182,13 +184,21 @@ public final class MemoryRegistry {
         }
     }
 
-    /** The valid region whose remote key is {@code rkey}, or null. Any thread; lock-free, allocation-free. */
+    /**
+     * {@return the valid region whose remote key is {@code rkey}, or null} Any thread; lock-free, allocation-free.
+     *
+     * @param rkey a remote key, as a peer sent it
+     */
     public MemoryRegion lookupRemote(int rkey) {
         MemoryRegion region = (MemoryRegion) SLOTS.getAcquire(slots, rkey & slotMask); // pairs with register's release
         return region != null && region.remoteKey() == rkey && region.isValid() ? region : null;
     }
 
-    /** The valid region whose local key is {@code lkey}, or null. Any thread; lock-free, allocation-free. */
+    /**
+     * {@return the valid region whose local key is {@code lkey}, or null} Any thread; lock-free, allocation-free.
+     *
+     * @param lkey a local key, as a work request names it
+     */
     public MemoryRegion lookupLocal(int lkey) {
         MemoryRegion region = (MemoryRegion) SLOTS.getAcquire(slots, lkey & slotMask); // pairs with register's release
         return region != null && region.localKey() == lkey && region.isValid() ? region : null;
@@ -201,6 +211,9 @@ public final class MemoryRegistry {
      *
      * @param requiredAccess {@link Access#REMOTE_WRITE}, {@link Access#REMOTE_READ} or both
      * @return an {@link AccessStatus}: key, then liveness, then rights, then bounds
+     * @param rkey the remote key, as a peer sent it
+     * @param offset byte offset into the region, as a peer sent it
+     * @param length number of bytes, as a peer sent it
      * @throws IllegalArgumentException if {@code requiredAccess} is not a non-empty set of remote rights (a
      *                                  programming error, not a wire value)
      */
@@ -224,6 +237,9 @@ public final class MemoryRegistry {
      *
      * @param requiredAccess {@link Access} flags needed; 0 for a local read (a send from the region)
      * @return an {@link AccessStatus}
+     * @param lkey the local key, as a work request names it
+     * @param offset byte offset into the region
+     * @param length number of bytes
      * @throws IllegalArgumentException if {@code requiredAccess} has undefined bits
      */
     public int checkLocal(int lkey, long offset, long length, int requiredAccess) {

@@ -49,18 +49,22 @@ public record PoolConfig(List<SizeClass> classes) {
         }
     }
 
-    /** 4 KiB x 1024, 64 KiB x 256 and 1 MiB x 32: 52 MiB in all. */
+    /** {@return 4 KiB x 1024, 64 KiB x 256 and 1 MiB x 32: 52 MiB in all} */
     public static PoolConfig defaults() {
         return of(new SizeClass(4 << 10, 1024), new SizeClass(64 << 10, 256), new SizeClass(1 << 20, 32));
     }
 
-    /** A config of the given classes, smallest first. */
+    /**
+     * {@return a config of the given classes, smallest first}
+     *
+     * @param classes the size classes, smallest buffer size first
+     */
     public static PoolConfig of(SizeClass... classes) {
         Objects.requireNonNull(classes, "classes");
         return new PoolConfig(List.of(classes));
     }
 
-    /** Sum of all slab sizes in bytes. */
+    /** {@return the sum of all slab sizes in bytes} */
     public long totalBytes() {
         long total = 0;
         for (SizeClass c : classes) {
@@ -69,7 +73,7 @@ public record PoolConfig(List<SizeClass> classes) {
         return total;
     }
 
-    /** Number of buffers over all classes. */
+    /** {@return the number of buffers over all classes} */
     public int totalBuffers() {
         int total = 0;
         for (SizeClass c : classes) {

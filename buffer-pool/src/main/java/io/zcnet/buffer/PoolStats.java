@@ -31,7 +31,7 @@ public record PoolStats(List<ClassStats> classes, long exhaustedLeases, long cro
     public record ClassStats(int bufferSize, int count, int leased, int available, long misses) {
     }
 
-    /** Buffers leased now over all classes. */
+    /** {@return the number of buffers leased now over all classes} */
     public int totalLeased() {
         int total = 0;
         for (ClassStats c : classes) {
@@ -40,7 +40,7 @@ public record PoolStats(List<ClassStats> classes, long exhaustedLeases, long cro
         return total;
     }
 
-    /** Buffers free now over all classes. */
+    /** {@return the number of buffers free now over all classes} */
     public int totalAvailable() {
         int total = 0;
         for (ClassStats c : classes) {

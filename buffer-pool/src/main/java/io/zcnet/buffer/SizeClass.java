@@ -27,7 +27,7 @@ public record SizeClass(int bufferSize, int count) {
         }
     }
 
-    /** Bytes of the slab that holds this class: {@code bufferSize * count}, computed without overflow. */
+    /** {@return bytes of the slab that holds this class: {@code bufferSize * count}, computed without overflow} */
     public long slabBytes() {
         return (long) bufferSize * count;
     }

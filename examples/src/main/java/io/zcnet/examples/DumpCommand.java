@@ -15,7 +15,7 @@ import java.util.concurrent.Callable;
                 "Stops at the first frame it must reject, with the error and its byte position.",
                 "Example: ./zcnet dump --json capture.bin | ./zcnet dump --encode > same.bin"})
 final class DumpCommand implements Callable<Integer> {
-    @Option(names = "--json", description = "One JSON object per frame, fields named as in DESIGN.md"
+    @Option(names = "--json", description = "One JSON object per frame, fields named as in docs/wire-format.md"
             + " (rsn: the receive a SEND frame or the last frame of a WRITE with immediate consumes).")
     boolean json;
 

@@ -26,7 +26,7 @@ import java.util.Map;
 /**
  * The wire-dump tool behind {@code ./zcnet dump} ({@link DumpCommand}): prints a raw wire format v1 frame
  * stream one line per frame (or one JSON object per line with {@code --json}, fields named as in
- * DESIGN.md, extension fields after the header's: {@code rkey} and {@code region_offset} of tagged frames,
+ * docs/wire-format.md, extension fields after the header's: {@code rkey} and {@code region_offset} of tagged frames,
  * the read request's five, and {@code rsn}, the receive a frame consumes, on every SEND frame and the last
  * frame of a WRITE with immediate), and with {@code --encode} turns such JSON lines back into frames so
  * frames can be crafted by hand. It lives here, not in message-framing, because it does I/O:

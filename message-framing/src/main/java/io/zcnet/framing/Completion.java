@@ -12,32 +12,38 @@ public final class Completion {
     int immediate;
     int msn;
 
-    /** The id given when the receive (or read) was posted. */
+    /** An empty holder, filled by {@link CompletionQueue#poll}. */
+    public Completion() {
+    }
+
+    /** {@return the id given when the receive (or read) was posted} */
     public long workRequestId() {
         return workRequestId;
     }
 
-    /** A {@link CompletionStatus} value. */
+    /** {@return a {@link CompletionStatus} value} */
     public int status() {
         return status;
     }
 
-    /** The {@link Opcode} of the message's last frame; -1 when the work request was flushed before it arrived. */
+    /**
+     * {@return the {@link Opcode} of the message's last frame; -1 when the work request was flushed before it arrived}
+     */
     public int opcode() {
         return opcode;
     }
 
-    /** Bytes placed by the message (0 for an error completion). */
+    /** {@return the bytes placed by the message} (0 for an error completion). */
     public int byteCount() {
         return byteCount;
     }
 
-    /** Immediate data when {@link Opcode#hasImmediate} of {@link #opcode()}, else 0. */
+    /** {@return the immediate data when {@link Opcode#hasImmediate} of {@link #opcode()}, else 0} */
     public int immediate() {
         return immediate;
     }
 
-    /** MSN of the message, or -1 for a flushed work request no message reached. */
+    /** {@return the MSN of the message, or -1 for a flushed work request no message reached} */
     public int msn() {
         return msn;
     }

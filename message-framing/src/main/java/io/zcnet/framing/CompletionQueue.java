@@ -20,7 +20,11 @@ public final class CompletionQueue {
     private long head;
     private long tail;
 
-    /** @param capacity entries, a power of two from 1 to 2^24 */
+    /**
+     * An empty queue.
+     *
+     * @param capacity entries, a power of two from 1 to 2^24
+     */
     public CompletionQueue(int capacity) {
         if (capacity < 1 || capacity > 1 << 24 || Integer.bitCount(capacity) != 1) {
             throw new IllegalArgumentException("capacity " + capacity + " must be a power of two in 1..2^24");
@@ -34,19 +38,22 @@ public final class CompletionQueue {
         msns = new int[capacity];
     }
 
+    /** {@return how many completions the queue holds at most} */
     public int capacity() {
         return mask + 1;
     }
 
+    /** {@return how many completions wait to be polled} */
     public int size() {
         return (int) (tail - head);
     }
 
+    /** {@return whether no completion waits} */
     public boolean isEmpty() {
         return tail == head;
     }
 
-    /** Free entries. */
+    /** {@return how many more completions fit} */
     public int remaining() {
         return capacity() - size();
     }
@@ -71,6 +78,7 @@ public final class CompletionQueue {
      * Moves the oldest completion into {@code into}.
      *
      * @return false, leaving {@code into} untouched, when the queue is empty
+     * @param into the holder to fill
      */
     public boolean poll(Completion into) {
         if (into == null) {

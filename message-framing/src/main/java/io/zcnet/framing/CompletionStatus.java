@@ -29,7 +29,11 @@ public final class CompletionStatus {
     private CompletionStatus() {
     }
 
-    /** The constant's name, or {@code UNKNOWN(n)}. */
+    /**
+     * {@return the constant's name, or {@code UNKNOWN(n)}}
+     *
+     * @param status one of this class's constants, or any int
+     */
     public static String name(int status) {
         return status >= 0 && status < NAMES.length ? NAMES[status] : "UNKNOWN(" + status + ")";
     }

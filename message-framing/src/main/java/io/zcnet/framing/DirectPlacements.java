@@ -3,7 +3,7 @@ package io.zcnet.framing;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The direct placements in flight (DESIGN.md, zc-rx strategy 3): what
+ * The direct placements in flight (docs/architecture.md, the receive path): what
  * {@link MessageAssembler#beginPlacement} hands out in a {@link PlacementTarget} and
  * {@link MessageAssembler#commit} or {@link MessageAssembler#abort} takes back. While one is in flight the
  * kernel may be writing its payload, so it <em>reserves</em> its segment in the {@link MessageSlots} (another

@@ -23,6 +23,11 @@ public final class FlowControl {
     private int creditLimit;
     private int consumersSent;
 
+    /**
+     * Flow control for one queue pair's send direction, with the window {@code config} negotiated.
+     *
+     * @param config the negotiated framing parameters
+     */
     public FlowControl(FramingConfig config) {
         if (config == null) {
             throw new IllegalArgumentException("config is null");
@@ -30,7 +35,7 @@ public final class FlowControl {
         this.window = config.messageWindow();
     }
 
-    /** MSN the next message will carry. */
+    /** {@return the MSN the next message will carry} */
     public int nextMsn() {
         return nextMsn;
     }
@@ -40,16 +45,16 @@ public final class FlowControl {
         return creditLimit;
     }
 
-    /** Messages sent and not yet acknowledged. */
+    /** {@return how many messages were sent and not yet acknowledged} */
     public int unacknowledged() {
         return Msn.distance(oldestUnacknowledged, nextMsn);
     }
 
     /**
-     * The receive sequence number (RSN) the next receive-consuming message carries: how many
+     * {@return the receive sequence number (RSN) the next receive-consuming message carries: how many
      * receive-consuming messages were claimed before it, mod 2^32, which is the index of the peer's posted
      * receive it consumes (receive-consuming message {@code k} takes the {@code k}-th receive posted, as the
-     * credits count them). Read it just before {@link #claim claiming} that message and pass it to the
+     * credits count them)} Read it just before {@link #claim claiming} that message and pass it to the
      * {@link Segmenter}; a claim of {@code n} receive-consuming messages gives them this RSN and the
      * {@code n - 1} after it, in MSN order.
      */
@@ -57,13 +62,16 @@ public final class FlowControl {
         return consumersSent;
     }
 
-    /** Receive-consuming messages the peer's credits still allow. */
+    /** {@return how many receive-consuming messages the peer's credits still allow} */
     public long credits() {
         return Math.max(0, creditLimit - consumersSent);
     }
 
     /**
-     * Whether {@code messages} more messages fit the window and, if they consume receives, the credits.
+     * {@return whether {@code messages} more messages fit the window and, if they consume receives, the credits}
+     *
+     * @param messages how many messages
+     * @param consumeReceive whether each of them consumes one of the peer's posted receives
      */
     public boolean canSend(int messages, boolean consumeReceive) {
         if (messages < 1) {
@@ -80,6 +88,10 @@ public final class FlowControl {
      * for a multi-message WRITE with immediate means only the last: claim it separately) and returns the
      * first, or -1 if {@link #canSend} says no. Receive-consuming messages also take the RSNs from
      * {@link #nextReceiveSequence()} on.
+     *
+     * @param messages how many messages
+     * @param consumeReceive whether each of them consumes one of the peer's posted receives
+     * @return the first MSN claimed, or -1
      */
     public int claim(int messages, boolean consumeReceive) {
         if (!canSend(messages, consumeReceive)) {
@@ -98,6 +110,8 @@ public final class FlowControl {
      * {@code peerCreditLimit} its cumulative posted-receive count.
      *
      * @return {@link FrameError#OK}, or {@link FrameError#BAD_ACKNOWLEDGE} if it acknowledges an MSN never sent
+     * @param ackMsn the ACKNOWLEDGE's {@code msn}
+     * @param peerCreditLimit the ACKNOWLEDGE's {@code imm_data}
      */
     public int onAcknowledge(int ackMsn, int peerCreditLimit) {
         if (ackMsn < 0 || ackMsn > Msn.MASK) {
@@ -124,6 +138,12 @@ public final class FlowControl {
      * Writes an ACKNOWLEDGE header (no extension, no payload) at the flyweight's position: {@code msn} =
      * {@code ackMsn}, {@code imm_data} = {@code creditLimit}, {@code rtr}/{@code rtrAck} as given (RTR
      * exchange of a new subflow). The ICRC, timestamps and subflow are the caller's.
+     *
+     * @param header a flyweight wrapped where the frame goes
+     * @param ackMsn the last MSN this side completed in order
+     * @param creditLimit receives this side ever posted, mod 2^32
+     * @param rtr whether to set the RTR flag
+     * @param rtrAck whether to set the RTR_ACK flag
      */
     public static void writeAcknowledge(FrameHeader header, int ackMsn, int creditLimit, boolean rtr, boolean rtrAck) {
         if (header == null || header.segment() == null) {

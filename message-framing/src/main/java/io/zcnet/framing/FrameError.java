@@ -8,6 +8,7 @@ package io.zcnet.framing;
  */
 public final class FrameError {
 
+    /** Nothing wrong. */
     public static final int OK = 0;
     /** Fewer bytes were supplied than the header says the frame has; not a violation, supply the frame. */
     public static final int TRUNCATED = -1;
@@ -76,12 +77,20 @@ public final class FrameError {
     private FrameError() {
     }
 
-    /** The constant's name, or {@code UNKNOWN(n)}. */
+    /**
+     * {@return the constant's name, or {@code UNKNOWN(n)}}
+     *
+     * @param code one of this class's constants, or any int
+     */
     public static String name(int code) {
         return code <= 0 && code > -COUNT ? NAMES[-code] : "UNKNOWN(" + code + ")";
     }
 
-    /** The verbs completion status a work request failed by {@code code} carries. */
+    /**
+     * {@return the verbs completion status a work request failed by {@code code} carries}
+     *
+     * @param code a violation code
+     */
     public static int completionStatus(int code) {
         return switch (code) {
             case OK -> CompletionStatus.SUCCESS;

@@ -10,7 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 
 /**
- * Flyweight over the 32-byte base header of a wire format v1 frame (DESIGN.md, "message-framing").
+ * Flyweight over the 32-byte base header of a wire format v1 frame (docs/wire-format.md, section 3).
  * All integers are big-endian; bytes 0-23 are the {@code tcp_bth} option body.
  *
  * <pre>
@@ -64,24 +64,39 @@ public final class FrameHeader {
     /** Size of the base header in bytes. */
     public static final int LENGTH = (int) LAYOUT.byteSize();
 
+    /** Offset of {@code flags} (u8). */
     public static final long FLAGS_OFFSET = offset("flags");
+    /** Offset of {@code opcode} (u8). */
     public static final long OPCODE_OFFSET = offset("opcode");
+    /** Offset of {@code msn} (u16). */
     public static final long MSN_OFFSET = offset("msn");
+    /** Offset of {@code mbo_seg} (u32: message offset, segment number). */
     public static final long MBO_SEG_OFFSET = offset("mbo_seg");
+    /** Offset of {@code icrc} (u32). */
     public static final long ICRC_OFFSET = offset("icrc");
+    /** Offset of {@code timestamp} (u32, microseconds). */
     public static final long TIMESTAMP_OFFSET = offset("timestamp");
+    /** Offset of {@code timestamp_echo} (u32, microseconds). */
     public static final long TIMESTAMP_ECHO_OFFSET = offset("timestamp_echo");
+    /** Offset of {@code imm_data} (u32). */
     public static final long IMM_DATA_OFFSET = offset("imm_data");
+    /** Offset of {@code length} (u32: payload bytes). */
     public static final long LENGTH_OFFSET = offset("length");
+    /** Offset of {@code ext_length} (u16: extension bytes). */
     public static final long EXT_LENGTH_OFFSET = offset("ext_length");
+    /** Offset of {@code subflow} (u16). */
     public static final long SUBFLOW_OFFSET = offset("subflow");
 
     /** Protocol version carried in bits 7-6 of {@code flags}. */
     public static final int VERSION = 1;
     static final int VERSION_SHIFT = 6;
+    /** {@code flags} bit 5: {@code timestamp} and {@code timestamp_echo} are set. */
     public static final int FLAG_TIMESTAMP_PRESENT = 1 << 5;
+    /** {@code flags} bit 4: further segments of this message follow. */
     public static final int FLAG_MORE_SEGMENTS = 1 << 4;
+    /** {@code flags} bit 3: on an ACKNOWLEDGE of a new subflow, this side is ready to receive on it. */
     public static final int FLAG_RTR = 1 << 3;
+    /** {@code flags} bit 2: on an ACKNOWLEDGE of a new subflow, the peer's RTR was seen. */
     public static final int FLAG_RTR_ACK = 1 << 2;
     /** Bits 1-0 of {@code flags}: must be zero. */
     public static final int FLAGS_RESERVED = 0b11;
@@ -94,6 +109,10 @@ public final class FrameHeader {
     private MemorySegment segment;
     private long base;
 
+    /** A flyweight pointing nowhere yet: {@link #wrap} it before use. */
+    public FrameHeader() {
+    }
+
     private static long offset(String field) {
         return LAYOUT.byteOffset(groupElement(field));
     }
@@ -101,6 +120,9 @@ public final class FrameHeader {
     /**
      * Points this flyweight at {@code segment} from {@code offset}.
      *
+     * @param segment the memory holding the header
+     * @param offset where the header starts
+     * @return this flyweight
      * @throws IllegalArgumentException if fewer than {@link #LENGTH} bytes remain there
      */
     public FrameHeader wrap(MemorySegment segment, long offset) {
@@ -116,16 +138,21 @@ public final class FrameHeader {
         return this;
     }
 
+    /** {@return the memory this flyweight is wrapped over} */
     public MemorySegment segment() {
         return segment;
     }
 
-    /** Offset of the header inside {@link #segment()}. */
+    /** {@return the offset of the header inside {@link #segment()}} */
     public long offset() {
         return base;
     }
 
-    /** Zeroes all 32 bytes. */
+    /**
+     * Zeroes all 32 bytes.
+     *
+     * @return this flyweight
+     */
     public FrameHeader clear() {
         // Four stores rather than a slice to fill: a slice is an object, and this runs for every frame.
         for (long at = 0; at < LENGTH; at += Long.BYTES) {
@@ -134,54 +161,95 @@ public final class FrameHeader {
         return this;
     }
 
+    /** {@return the raw {@code flags} byte} */
     public int flags() {
         return segment.get(U8, base + FLAGS_OFFSET) & 0xFF;
     }
 
+    /**
+     * Sets the raw {@code flags} byte.
+     *
+     * @param flags the byte, 0 to 255
+     * @return this flyweight
+     */
     public FrameHeader flags(int flags) {
         checkUnsigned(flags, 0xFF, "flags");
         segment.set(U8, base + FLAGS_OFFSET, (byte) flags);
         return this;
     }
 
-    /** Bits 7-6 of {@code flags}. */
+    /** {@return the protocol version: bits 7-6 of {@code flags}} */
     public int version() {
         return flags() >>> VERSION_SHIFT;
     }
 
+    /**
+     * Sets the protocol version in bits 7-6 of {@code flags}.
+     *
+     * @param version 0 to 3; {@link #VERSION} on every frame sent
+     * @return this flyweight
+     */
     public FrameHeader version(int version) {
         checkUnsigned(version, 3, "version");
         return flags((flags() & ~(3 << VERSION_SHIFT)) | version << VERSION_SHIFT);
     }
 
+    /** {@return whether {@link #FLAG_TIMESTAMP_PRESENT} is set} */
     public boolean timestampPresent() {
         return (flags() & FLAG_TIMESTAMP_PRESENT) != 0;
     }
 
+    /**
+     * Sets or clears {@link #FLAG_TIMESTAMP_PRESENT}.
+     *
+     * @param on whether to set it
+     * @return this flyweight
+     */
     public FrameHeader timestampPresent(boolean on) {
         return flag(FLAG_TIMESTAMP_PRESENT, on);
     }
 
+    /** {@return whether {@link #FLAG_MORE_SEGMENTS} is set} */
     public boolean moreSegments() {
         return (flags() & FLAG_MORE_SEGMENTS) != 0;
     }
 
+    /**
+     * Sets or clears {@link #FLAG_MORE_SEGMENTS}.
+     *
+     * @param on whether to set it
+     * @return this flyweight
+     */
     public FrameHeader moreSegments(boolean on) {
         return flag(FLAG_MORE_SEGMENTS, on);
     }
 
+    /** {@return whether {@link #FLAG_RTR} is set} */
     public boolean rtr() {
         return (flags() & FLAG_RTR) != 0;
     }
 
+    /**
+     * Sets or clears {@link #FLAG_RTR}.
+     *
+     * @param on whether to set it
+     * @return this flyweight
+     */
     public FrameHeader rtr(boolean on) {
         return flag(FLAG_RTR, on);
     }
 
+    /** {@return whether {@link #FLAG_RTR_ACK} is set} */
     public boolean rtrAck() {
         return (flags() & FLAG_RTR_ACK) != 0;
     }
 
+    /**
+     * Sets or clears {@link #FLAG_RTR_ACK}.
+     *
+     * @param on whether to set it
+     * @return this flyweight
+     */
     public FrameHeader rtrAck(boolean on) {
         return flag(FLAG_RTR_ACK, on);
     }
@@ -191,42 +259,62 @@ public final class FrameHeader {
         return flags(on ? f | bit : f & ~bit);
     }
 
+    /** {@return the raw {@code opcode} byte: an {@link Opcode}, or garbage from a hostile peer} */
     public int opcode() {
         return segment.get(U8, base + OPCODE_OFFSET) & 0xFF;
     }
 
+    /**
+     * Sets {@code opcode}.
+     *
+     * @param opcode an {@link Opcode}
+     * @return this flyweight
+     */
     public FrameHeader opcode(int opcode) {
         checkUnsigned(opcode, 0xFF, "opcode");
         segment.set(U8, base + OPCODE_OFFSET, (byte) opcode);
         return this;
     }
 
-    /** Message sequence number, 0 .. 65535. */
+    /** {@return the message sequence number, 0 .. 65535} */
     public int msn() {
         return segment.get(U16, base + MSN_OFFSET) & 0xFFFF;
     }
 
+    /**
+     * Sets {@code msn}.
+     *
+     * @param msn 0 to 65535
+     * @return this flyweight
+     */
     public FrameHeader msn(int msn) {
         checkUnsigned(msn, 0xFFFF, "msn");
         segment.set(U16, base + MSN_OFFSET, (short) msn);
         return this;
     }
 
-    /** The raw {@code mbo_seg} word. */
+    /** {@return the raw {@code mbo_seg} word} */
     public int mboSeg() {
         return segment.get(U32, base + MBO_SEG_OFFSET);
     }
 
-    /** Byte offset of this payload inside its message, 0 .. 2^24-1 (bits 31-8 of {@code mbo_seg}). */
+    /** {@return the byte offset of this payload inside its message, 0 .. 2^24-1} (bits 31-8 of {@code mbo_seg}). */
     public int messageOffset() {
         return mboSeg() >>> OFFSET_SHIFT;
     }
 
-    /** Segment number inside the message, mod 256 (bits 7-0 of {@code mbo_seg}). */
+    /** {@return the segment number inside the message, mod 256} (bits 7-0 of {@code mbo_seg}). */
     public int segmentNumber() {
         return mboSeg() & SEGMENT_MASK;
     }
 
+    /**
+     * Sets {@code mbo_seg}.
+     *
+     * @param messageOffset the payload's byte offset in its message, 0 to 2^24-1
+     * @param segmentNumber the segment's number in its message, mod 256
+     * @return this flyweight
+     */
     public FrameHeader messageOffsetAndSegment(int messageOffset, int segmentNumber) {
         checkUnsigned(messageOffset, MAX_MESSAGE_OFFSET, "message offset");
         checkUnsigned(segmentNumber, SEGMENT_MASK, "segment number");
@@ -234,47 +322,84 @@ public final class FrameHeader {
         return this;
     }
 
+    /** {@return the {@code icrc} field} */
     public int icrc() {
         return segment.get(U32, base + ICRC_OFFSET);
     }
 
+    /**
+     * Sets {@code icrc}.
+     *
+     * @param icrc the frame's ICRC ({@link Icrc})
+     * @return this flyweight
+     */
     public FrameHeader icrc(int icrc) {
         segment.set(U32, base + ICRC_OFFSET, icrc);
         return this;
     }
 
+    /**
+     * {@return the sender's clock in microseconds when the frame left (valid with {@link
+     * #FLAG_TIMESTAMP_PRESENT})}
+     */
     public int timestamp() {
         return segment.get(U32, base + TIMESTAMP_OFFSET);
     }
 
+    /**
+     * Sets {@code timestamp}.
+     *
+     * @param micros the sender's clock in microseconds, mod 2^32
+     * @return this flyweight
+     */
     public FrameHeader timestamp(int micros) {
         segment.set(U32, base + TIMESTAMP_OFFSET, micros);
         return this;
     }
 
+    /** {@return the last {@code timestamp} the sender received from its peer, for the peer's round trip} */
     public int timestampEcho() {
         return segment.get(U32, base + TIMESTAMP_ECHO_OFFSET);
     }
 
+    /**
+     * Sets {@code timestamp_echo}.
+     *
+     * @param micros the last timestamp received from the peer
+     * @return this flyweight
+     */
     public FrameHeader timestampEcho(int micros) {
         segment.set(U32, base + TIMESTAMP_ECHO_OFFSET, micros);
         return this;
     }
 
+    /** {@return the {@code imm_data} field: immediate data, or an ACKNOWLEDGE's credit limit} */
     public int immData() {
         return segment.get(U32, base + IMM_DATA_OFFSET);
     }
 
+    /**
+     * Sets {@code imm_data}.
+     *
+     * @param imm the value
+     * @return this flyweight
+     */
     public FrameHeader immData(int imm) {
         segment.set(U32, base + IMM_DATA_OFFSET, imm);
         return this;
     }
 
-    /** Payload bytes after the extension, as an unsigned 32-bit value. */
+    /** {@return the payload bytes after the extension, as an unsigned 32-bit value} */
     public long length() {
         return segment.get(U32, base + LENGTH_OFFSET) & 0xFFFF_FFFFL;
     }
 
+    /**
+     * Sets {@code length}.
+     *
+     * @param length payload bytes, 0 to 2^32-1
+     * @return this flyweight
+     */
     public FrameHeader length(long length) {
         if (length < 0 || length > 0xFFFF_FFFFL) {
             throw new IllegalArgumentException("length " + length + " does not fit 32 unsigned bits");
@@ -283,27 +408,41 @@ public final class FrameHeader {
         return this;
     }
 
+    /** {@return the extension bytes after the base header} */
     public int extLength() {
         return segment.get(U16, base + EXT_LENGTH_OFFSET) & 0xFFFF;
     }
 
+    /**
+     * Sets {@code ext_length}.
+     *
+     * @param extLength extension bytes, 0 to 65535
+     * @return this flyweight
+     */
     public FrameHeader extLength(int extLength) {
         checkUnsigned(extLength, 0xFFFF, "ext_length");
         segment.set(U16, base + EXT_LENGTH_OFFSET, (short) extLength);
         return this;
     }
 
+    /** {@return the subflow the frame was sent on} */
     public int subflow() {
         return segment.get(U16, base + SUBFLOW_OFFSET) & 0xFFFF;
     }
 
+    /**
+     * Sets {@code subflow}.
+     *
+     * @param subflow 0 to 65535
+     * @return this flyweight
+     */
     public FrameHeader subflow(int subflow) {
         checkUnsigned(subflow, 0xFFFF, "subflow");
         segment.set(U16, base + SUBFLOW_OFFSET, (short) subflow);
         return this;
     }
 
-    /** Header, extension and payload bytes: {@code 32 + ext_length + length}. */
+    /** {@return the header, extension and payload bytes: {@code 32 + ext_length + length}} */
     public long frameLength() {
         return LENGTH + extLength() + length();
     }

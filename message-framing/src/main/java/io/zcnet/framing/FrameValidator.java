@@ -3,7 +3,7 @@ package io.zcnet.framing;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Stateless checks of one frame against wire format v1 (DESIGN.md, "message-framing"): everything that
+ * Stateless checks of one frame against wire format v1 (docs/wire-format.md, section 14): everything that
  * can be judged from the frame alone and the negotiated segment size. Window, key and buffer checks need
  * queue pair state and live in {@link MessageAssembler}. Every field is validated before it is used; a
  * check returns {@link FrameError#OK} or a negative {@link FrameError}, reads only the header and
@@ -18,6 +18,11 @@ public final class FrameValidator {
      * How many bytes the frame starting at {@code offset} occupies, or {@link FrameError#TRUNCATED} if
      * fewer than {@link FrameHeader#LENGTH} bytes of {@code available} are there yet. Use it to cut a
      * byte stream into frames only after {@link #validateHeader} accepted the header.
+     *
+     * @param segment the received bytes
+     * @param offset where the frame starts
+     * @param available how many bytes from {@code offset} have arrived
+     * @return the frame's length in bytes, or {@link FrameError#TRUNCATED}
      */
     public static long frameLength(MemorySegment segment, long offset, long available) {
         if (available < FrameHeader.LENGTH || offset < 0 || offset > segment.byteSize() - FrameHeader.LENGTH) {
@@ -35,6 +40,8 @@ public final class FrameValidator {
      * must be ones it may carry.
      *
      * @param segmentSize the negotiated segment size ({@link FramingConfig#segmentSize()})
+     * @param header a flyweight wrapped over the received header
+     * @return {@link FrameError#OK} or the violation
      * @throws IllegalArgumentException if {@code segmentSize} is outside the range {@link FramingConfig} allows
      */
     public static int validateHeader(FrameHeader header, int segmentSize) {
@@ -121,6 +128,14 @@ public final class FrameValidator {
      * {@link #validateHeader} does, then that the extension and payload are all there, then the read
      * request's length against the message limit. Returns {@link FrameError#TRUNCATED} when bytes are
      * missing. The ICRC is not checked here (see {@link Icrc#verify}).
+     *
+     * @param segment the received bytes
+     * @param offset where the frame starts
+     * @param available how many bytes from {@code offset} have arrived
+     * @param segmentSize the negotiated segment size
+     * @param header a flyweight this method wraps over the frame's header
+     * @param readRequest a flyweight this method wraps over a read request's extension
+     * @return {@link FrameError#OK}, {@link FrameError#TRUNCATED}, or the violation
      */
     public static int validateFrame(MemorySegment segment, long offset, long available, int segmentSize,
                                     FrameHeader header, ReadRequestExtension readRequest) {

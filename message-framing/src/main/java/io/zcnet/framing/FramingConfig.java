@@ -20,6 +20,7 @@ public record FramingConfig(int segmentSize, boolean icrcEnabled, int messageWin
     /** Cap on the preallocated per-message segment bitmaps, in 64-bit words (32 MiB). */
     static final long MAX_BITMAP_WORDS = 1L << 22;
 
+    /** Checks the parameters against the wire format's limits. */
     public FramingConfig {
         if (segmentSize < MIN_SEGMENT_SIZE || segmentSize > MAX_MESSAGE_SIZE) {
             throw new IllegalArgumentException("segmentSize " + segmentSize + " outside " + MIN_SEGMENT_SIZE
@@ -37,25 +38,27 @@ public record FramingConfig(int segmentSize, boolean icrcEnabled, int messageWin
         }
     }
 
-    /** Segment size 64 KiB, ICRC on, 64 messages in flight. */
+    /** {@return the defaults: segment size 64 KiB, ICRC on, 64 messages in flight} */
     public static FramingConfig defaults() {
         return new FramingConfig(64 * 1024, true, 64);
     }
 
-    /** Most segments one message can have. */
+    /** {@return the most segments one message can have} */
     public int maxSegmentsPerMessage() {
         return maxSegmentsPerMessage(segmentSize);
     }
 
-    /** Bytes of the largest message that is a whole number of segments: how big operations are split. */
+    /** {@return the bytes of the largest message that is a whole number of segments}: how big operations are split. */
     public int messageChunk() {
         return MAX_MESSAGE_SIZE / segmentSize * segmentSize;
     }
 
     /**
-     * The largest window that {@code segmentSize} allows (a power of two): small segments make long segment
-     * bitmaps, which the cap on their memory bounds. Negotiation clamps a window to it.
+     * {@return the largest window that {@code segmentSize} allows (a power of two): small segments make long segment
+     * bitmaps, which the cap on their memory bounds} Negotiation clamps a window to it.
      *
+     *
+     * @param segmentSize a valid segment size
      * @throws IllegalArgumentException if {@code segmentSize} is out of range
      */
     public static int largestWindow(int segmentSize) {

@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
 
 /**
- * The invariant CRC of a frame (DESIGN.md, "message-framing"): CRC32C (RFC 3720 appendix B.4, as
+ * The invariant CRC of a frame (docs/wire-format.md, section 13): CRC32C (RFC 3720 appendix B.4, as
  * {@link CRC32C} computes it) over the base header, extension and payload, with {@code icrc},
  * {@code timestamp}, {@code timestamp_echo}, {@code subflow} and the {@code timestamp_present} flag (bit 5 of
  * {@code flags}) taken as zero, so a frame may be resent on any subflow, with fresh timestamps or none, and
@@ -30,10 +30,17 @@ public final class Icrc {
     private final ByteBuffer[] views = new ByteBuffer[VIEWS];
     private int nextView;
 
+    /** A calculator with its own scratch state: one per thread. */
+    public Icrc() {
+    }
+
     /**
-     * The ICRC of the contiguous frame at {@code offset}: header, then {@code ext_length} extension bytes,
-     * then {@code length} payload bytes.
+     * {@return the ICRC of the contiguous frame at {@code offset}: header, then {@code ext_length} extension bytes,
+     * then {@code length} payload bytes}
      *
+     *
+     * @param frame the memory holding the frame
+     * @param offset where the frame starts
      * @throws IllegalArgumentException if the frame the header describes does not fit in {@code frame}
      */
     public int compute(MemorySegment frame, long offset) {
@@ -45,10 +52,15 @@ public final class Icrc {
     }
 
     /**
-     * The ICRC of a frame whose header and extension are at {@code headerOffset} of {@code headers} and
+     * {@return the ICRC of a frame whose header and extension are at {@code headerOffset} of {@code headers} and
      * whose {@code length} payload bytes are at {@code payloadOffset} of {@code payload} (a payload
-     * received straight into its destination, or sent from the user's buffer).
+     * received straight into its destination, or sent from the user's buffer)}
      *
+     *
+     * @param headers the memory holding the header and extension
+     * @param headerOffset where the header starts
+     * @param payload the memory holding the payload
+     * @param payloadOffset where the payload starts
      * @throws IllegalArgumentException if the header, extension or payload are not all there
      */
     public int compute(MemorySegment headers, long headerOffset, MemorySegment payload, long payloadOffset) {
@@ -66,10 +78,15 @@ public final class Icrc {
     }
 
     /**
-     * The ICRC of a frame whose header and extension are at {@code headerOffset} of {@code headers} and
+     * {@return the ICRC of a frame whose header and extension are at {@code headerOffset} of {@code headers} and
      * whose {@code length} payload bytes are bytes {@code [position, position + length)} of the message
-     * {@code payload} lays over its pieces (a frame gathered from several scatter/gather elements).
+     * {@code payload} lays over its pieces (a frame gathered from several scatter/gather elements)}
      *
+     *
+     * @param headers the memory holding the header and extension
+     * @param headerOffset where the header starts
+     * @param payload the message's pieces
+     * @param position where the frame's payload starts in the message
      * @throws IllegalArgumentException if the header or extension are not all there, or the payload lies
      *                                  outside the list
      */
@@ -107,7 +124,14 @@ public final class Icrc {
         return headers.get(WireLayouts.U32, headerOffset + FrameHeader.LENGTH_OFFSET) & 0xFFFF_FFFFL;
     }
 
-    /** Whether the frame's {@code icrc} field equals the ICRC of its bytes (same contract as {@link #compute}). */
+    /**
+     * {@return whether the frame's {@code icrc} field equals the ICRC of its bytes (same contract as {@link #compute})}
+     *
+     * @param headers the memory holding the header and extension
+     * @param headerOffset where the header starts
+     * @param payload the memory holding the payload
+     * @param payloadOffset where the payload starts
+     */
     public boolean verify(MemorySegment headers, long headerOffset, MemorySegment payload, long payloadOffset) {
         int expected = compute(headers, headerOffset, payload, payloadOffset);
         return expected == headers.get(WireLayouts.U32, headerOffset + FrameHeader.ICRC_OFFSET);

@@ -50,8 +50,8 @@ import java.lang.foreign.MemorySegment;
  * </ul>
  *
  * <p>Two ways in. {@link #onFrame} takes a whole frame, payload included, and copies the payload to its
- * place: for small segments that arrived in a buffer anyway. <b>Direct placement</b> (DESIGN.md, zc-rx
- * strategy 3) takes the header first: {@link #beginPlacement} judges it and names, in a reusable
+ * place: for small segments that arrived in a buffer anyway. <b>Direct placement</b> (docs/architecture.md,
+ * the receive path) takes the header first: {@link #beginPlacement} judges it and names, in a reusable
  * {@link PlacementTarget}, the exact bytes of the posted receive or registered region the payload belongs
  * in; the caller has the kernel receive the payload there ({@code recv} with {@code MSG_WAITALL}) and then
  * calls {@link #commit} (or {@link #abort} if that receive failed). Both ways share one judgement and one
@@ -137,13 +137,24 @@ public final class MessageAssembler {
     /** Passes of the ICRC over a frame: a work counter for tests, never timed. */
     private long icrcPasses;
 
-    /** An assembler whose receives are one piece each; see the full constructor. */
+    /**
+     * An assembler whose receives are one piece each; see the full constructor.
+     *
+     * @param config negotiated segment size, ICRC and window
+     * @param registry regions that tagged frames and read requests may name
+     * @param receiveCapacity posted receives at most outstanding, a power of two
+     * @param completions where completed receives and reads are reported
+     * @param sendFlow this queue pair's send direction, which ACKNOWLEDGEs update
+     */
     public MessageAssembler(FramingConfig config, MemoryRegistry registry, int receiveCapacity,
                             CompletionQueue completions, FlowControl sendFlow) {
         this(config, registry, receiveCapacity, 1, completions, sendFlow);
     }
 
     /**
+     * An assembler for one queue pair's receive direction. Owner thread only, like the connection that
+     * feeds it frames.
+     *
      * @param config          negotiated segment size, ICRC and window
      * @param registry        regions that tagged frames and read requests may name
      * @param receiveCapacity posted receives at most outstanding, a power of two
@@ -186,6 +197,12 @@ public final class MessageAssembler {
      * Posts a receive of {@code length} bytes at {@code offset} of the region whose local key is
      * {@code lkey} (an {@code ibv_sge} of ibv_post_recv(3)): {@link #postReceive(long, SgeList)} with one
      * piece.
+     *
+     * @param workRequestId reported in the receive's completion
+     * @param lkey the local key of a region that grants {@link Access#LOCAL_WRITE}
+     * @param offset where the receive starts in the region
+     * @param length the most bytes the receive takes
+     * @return false, posting nothing, when the receive queue is full
      */
     public boolean postReceive(long workRequestId, int lkey, long offset, long length) {
         return postReceive(workRequestId, single.clear().add(lkey, offset, length));
@@ -204,6 +221,8 @@ public final class MessageAssembler {
      *
      * @return false if the receive queue is full, or the completion queue has no room to spare for one more
      *         receive's completion (poll it): nothing posted
+     * @param workRequestId reported in the receive's completion
+     * @param sges the receive's pieces, named by local keys
      * @throws IllegalArgumentException if the list has no piece or more than {@code maxReceiveSge}, a piece
      *                                  is given as memory rather than by key, or a key does not name a live
      *                                  local region with LOCAL_WRITE holding its range
@@ -249,13 +268,17 @@ public final class MessageAssembler {
      * {@code workRequestId}. Call it once per READ_REQUEST frame sent.
      *
      * <p>{@code sinkRkey} is the sink region's <em>remote</em> key, the {@code sink_rkey} the READ_REQUEST
-     * carries (DESIGN.md): a local key never goes on the wire. A response is placed only if it falls inside
-     * a read registered here, so that match is the authorisation and the sink needs
+     * carries (docs/wire-format.md, section 9): a local key never goes on the wire. A response is placed
+     * only if it falls inside a read registered here, so that match is the authorisation and the sink needs
      * {@link Access#LOCAL_WRITE} only, not {@link Access#REMOTE_WRITE} (as an ibv_post_send(3) RDMA READ's
      * scatter list needs local write access only).
      *
      * @return false if a window of reads is already outstanding, or the completion queue has no room to
      *         spare for one more completion (poll it)
+     * @param workRequestId reported in the READ's completion
+     * @param sinkRkey the sink region's remote key, as the READ_REQUEST carries it
+     * @param sinkOffset where the response lands in the sink region
+     * @param length the bytes the READ_REQUEST asks for
      * @throws IllegalArgumentException if {@code sinkRkey} names no live region with LOCAL_WRITE, or the range
      *                                  is negative, longer than a message or outside the region
      */
@@ -280,6 +303,7 @@ public final class MessageAssembler {
      * for a request held back because the queue was full, which is then retired (and acknowledged).
      *
      * @return false when none is waiting
+     * @param into the holder to fill
      */
     public boolean pollReadRequest(ReadRequest into) {
         if (into == null) {
@@ -308,14 +332,21 @@ public final class MessageAssembler {
         return completion.isHeldBack() ? completion.retire() : ACCEPTED;
     }
 
-    /** Whether a complete message waits for room in the completion or READ request queue. */
+    /** {@return whether a complete message waits for room in the completion or READ request queue} */
     public boolean isHeldBack() {
         return completion.isHeldBack();
     }
 
     // ---------------------------------------------------------------- frames, payload supplied
 
-    /** {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} for a contiguous frame. */
+    /**
+     * {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} for a contiguous frame.
+     *
+     * @param frame the memory holding the frame
+     * @param offset where the frame starts
+     * @param available how many bytes from {@code offset} have arrived
+     * @return as {@link #onFrame(MemorySegment, long, long, MemorySegment, long)}
+     */
     public int onFrame(MemorySegment frame, long offset, long available) {
         if (frame == null || offset < 0 || available < 0 || offset > frame.byteSize() || available > frame.byteSize() - offset) {
             throw new IllegalArgumentException("range " + offset + "+" + available + " outside the frame segment");
@@ -335,6 +366,11 @@ public final class MessageAssembler {
      * @return {@link #ACCEPTED}, {@link #DUPLICATE} or {@link #DEFERRED}; {@link FrameError#TRUNCATED} if
      *         the bytes the header announces are not all supplied (nothing changed); any other negative
      *         {@link FrameError}: the frame was refused and the queue pair is now in ERROR
+     * @param frame the memory holding the header and extension
+     * @param offset where the header starts
+     * @param available how many bytes of header and extension from {@code offset} have arrived
+     * @param payload the memory holding the payload
+     * @param payloadOffset where the payload starts
      */
     public int onFrame(MemorySegment frame, long offset, long available, MemorySegment payload, long payloadOffset) {
         if (frame == null || payload == null) {
@@ -460,6 +496,10 @@ public final class MessageAssembler {
      *         or abort;
      *         {@link FrameError#TRUNCATED}: fewer than the header and extension bytes were given (nothing
      *         changed); any other negative {@link FrameError}: refused, the queue pair is now in ERROR
+     * @param headers the memory holding the header and extension
+     * @param offset where the header starts
+     * @param available how many bytes from {@code offset} have arrived
+     * @param target filled with where the payload must be received
      * @throws IllegalArgumentException if an argument is null or out of range, or the target's drain is
      *                                  smaller than the segment size
      * @throws IllegalStateException    if {@code target} still holds a placement not committed or aborted
@@ -511,6 +551,7 @@ public final class MessageAssembler {
      * @return {@link #ACCEPTED}; {@link FrameError#QUEUE_PAIR_IN_ERROR} if the queue pair failed meanwhile;
      *         any other negative {@link FrameError}: refused, the queue pair is now in ERROR (the received
      *         bytes stay where they are: inside the posted receive or permitted region)
+     * @param target the holder {@link #beginPlacement} filled
      * @throws IllegalStateException if {@code target} holds no placement of this assembler
      */
     public int commit(PlacementTarget target) {
@@ -566,6 +607,7 @@ public final class MessageAssembler {
      * target, which that copy overwrites. In ERROR, aborting the last placement in flight emits the flush
      * that waited for it.
      *
+     * @param target the holder {@link #beginPlacement} filled
      * @throws IllegalStateException if {@code target} holds no placement of this assembler
      */
     public void abort(PlacementTarget target) {
@@ -585,7 +627,7 @@ public final class MessageAssembler {
         return slot;
     }
 
-    /** Placements handed out by {@link #beginPlacement} and not yet committed or aborted. */
+    /** {@return how many placements {@link #beginPlacement} handed out that are not yet committed or aborted} */
     public int pendingPlacements() {
         return placements.pending();
     }
@@ -625,60 +667,65 @@ public final class MessageAssembler {
         }
     }
 
-    /** Whether a violation has moved the queue pair to ERROR. */
+    /** {@return whether a violation has moved the queue pair to ERROR} */
     public boolean isInError() {
         return failure.isSet();
     }
 
-    /** The {@link FrameError} that moved the queue pair to ERROR, or {@link FrameError#OK}. */
+    /** {@return the {@link FrameError} that moved the queue pair to ERROR, or {@link FrameError#OK}} */
     public int error() {
         return failure.code();
     }
 
     /**
-     * The MSN of the message whose frame moved the queue pair to ERROR (a frame of it was refused), or
-     * {@link NegativeAcknowledge#NO_MESSAGE} when the error names none: what this side's NAK names.
+     * {@return the MSN of the message whose frame moved the queue pair to ERROR (a frame of it was refused), or
+     * {@link NegativeAcknowledge#NO_MESSAGE} when the error names none: what this side's NAK names}
      */
     public int failedMsn() {
         return failure.failedMsn();
     }
 
     /**
-     * After {@link FrameError#TERMINATED_BY_PEER}: the {@link FrameError} the peer's NAK reported
-     * ({@link FrameError#QUEUE_PAIR_IN_ERROR} if it ended the queue pair for a reason of its own); otherwise
-     * {@link FrameError#OK}.
+     * {@return the {@link FrameError} the peer's NAK reported}, after {@link FrameError#TERMINATED_BY_PEER} ({@link
+     * FrameError#QUEUE_PAIR_IN_ERROR} if it ended the queue pair for a reason of its own); otherwise {@link
+     * FrameError#OK}.
      */
     public int peerError() {
         return peerError;
     }
 
     /**
-     * After {@link FrameError#TERMINATED_BY_PEER}: the MSN of this side's send direction that the peer's NAK
-     * names, or {@link NegativeAcknowledge#NO_MESSAGE}.
+     * {@return the MSN of this side's send direction that the peer's NAK names, or {@link
+     * NegativeAcknowledge#NO_MESSAGE}}, after {@link FrameError#TERMINATED_BY_PEER}.
      */
     public int peerFailedMsn() {
         return peerFailedMsn;
     }
 
-    /** The last MSN completed in order: what an ACKNOWLEDGE carries in {@code msn}. */
+    /** {@return the last MSN completed in order: what an ACKNOWLEDGE carries in {@code msn}} */
     public int acknowledgedMsn() {
         return Msn.add(slots.oldestMsn(), Msn.MASK);
     }
 
-    /** Receives ever posted, mod 2^32: the cumulative credit limit an ACKNOWLEDGE carries in {@code imm_data}. */
+    /**
+     * {@return how many receives were ever posted, mod 2^32}: the cumulative credit limit an ACKNOWLEDGE carries in
+     * {@code imm_data}.
+     */
     public int creditLimit() {
         return (int) receives.posted();
     }
 
-    /** Posted receives not yet completed. */
+    /** {@return how many posted receives are not yet completed} */
     public int postedReceives() {
         return receives.size();
     }
 
+    /** {@return how many frames were accepted} */
     public long framesAccepted() {
         return framesAccepted;
     }
 
+    /** {@return how many frames were dropped as repeats of frames already placed} */
     public long duplicates() {
         return duplicates;
     }

@@ -13,12 +13,22 @@ public final class Msn {
     private Msn() {
     }
 
-    /** {@code msn + n} mod 2^16. */
+    /**
+     * {@return {@code msn + n} mod 2^16}
+     *
+     * @param msn an MSN
+     * @param n how many to add
+     */
     public static int add(int msn, int n) {
         return (msn + n) & MASK;
     }
 
-    /** How far {@code to} is ahead of {@code from}, 0 .. 65535. */
+    /**
+     * {@return how far {@code to} is ahead of {@code from}, 0 .. 65535}
+     *
+     * @param from an MSN
+     * @param to an MSN
+     */
     public static int distance(int from, int to) {
         return (to - from) & MASK;
     }

@@ -44,26 +44,40 @@ public final class NegativeAcknowledge {
     }
 
     /**
-     * Whether {@code frameError} may travel as a syndrome: every violation code, and
+     * {@return whether {@code frameError} may travel as a syndrome: every violation code, and
      * {@link FrameError#QUEUE_PAIR_IN_ERROR}; not {@link FrameError#OK}, not {@link FrameError#TRUNCATED}
-     * (never a violation), not {@link FrameError#TERMINATED_BY_PEER} (a NAK is never answered by one).
+     * (never a violation), not {@link FrameError#TERMINATED_BY_PEER} (a NAK is never answered by one)}
+     *
+     * @param frameError any int
      */
     public static boolean isValidSyndrome(int frameError) {
         return frameError < FrameError.TRUNCATED && frameError > -FrameError.COUNT
                 && frameError != FrameError.TERMINATED_BY_PEER;
     }
 
-    /** Whether the ACKNOWLEDGE under {@code header} is a NAK (checks nothing else). */
+    /**
+     * {@return whether the ACKNOWLEDGE under {@code header} is a NAK (checks nothing else)}
+     *
+     * @param header a flyweight over an ACKNOWLEDGE
+     */
     public static boolean isNegative(FrameHeader header) {
         return header.opcode() == Opcode.ACKNOWLEDGE && header.segmentNumber() != 0;
     }
 
-    /** The {@link FrameError} a NAK reports. */
+    /**
+     * {@return the {@link FrameError} a NAK reports}
+     *
+     * @param header a flyweight over a NAK
+     */
     public static int frameError(FrameHeader header) {
         return -header.segmentNumber();
     }
 
-    /** The MSN a NAK names (0..0xFFFF), or {@link #NO_MESSAGE}. */
+    /**
+     * {@return the MSN a NAK names (0..0xFFFF), or {@link #NO_MESSAGE}}
+     *
+     * @param header a flyweight over a NAK
+     */
     public static int failedMsn(FrameHeader header) {
         return header.immData();
     }
@@ -80,6 +94,7 @@ public final class NegativeAcknowledge {
      * @param ackMsn     the last MSN this side completed in order
      * @param frameError what ended the queue pair ({@link #isValidSyndrome})
      * @param failedMsn  the refused message's MSN, or {@link #NO_MESSAGE}
+     * @param header a flyweight wrapped where the frame goes
      * @throws IllegalArgumentException if the header is not wrapped, the syndrome cannot travel or the MSN
      *                                  is neither 16 bits nor {@link #NO_MESSAGE}
      */

@@ -10,23 +10,41 @@ package io.zcnet.framing;
  */
 public final class Opcode {
 
+    /** First frame of a SEND of several frames. */
     public static final int SEND_FIRST = 0x00;
+    /** A frame between the first and the last of a SEND. */
     public static final int SEND_MIDDLE = 0x01;
+    /** Last frame of a SEND of several frames. */
     public static final int SEND_LAST = 0x02;
+    /** Last frame of a SEND with immediate data, which it carries. */
     public static final int SEND_LAST_WITH_IMMEDIATE = 0x03;
+    /** A SEND of one frame. */
     public static final int SEND_ONLY = 0x04;
+    /** A SEND with immediate data, of one frame. */
     public static final int SEND_ONLY_WITH_IMMEDIATE = 0x05;
+    /** First frame of an RDMA WRITE message of several frames. */
     public static final int RDMA_WRITE_FIRST = 0x06;
+    /** A frame between the first and the last of an RDMA WRITE message. */
     public static final int RDMA_WRITE_MIDDLE = 0x07;
+    /** Last frame of an RDMA WRITE message of several frames. */
     public static final int RDMA_WRITE_LAST = 0x08;
+    /** Last frame of an RDMA WRITE with immediate data: it carries the immediate and consumes a receive. */
     public static final int RDMA_WRITE_LAST_WITH_IMMEDIATE = 0x09;
+    /** An RDMA WRITE message of one frame. */
     public static final int RDMA_WRITE_ONLY = 0x0A;
+    /** An RDMA WRITE with immediate data, of one frame. */
     public static final int RDMA_WRITE_ONLY_WITH_IMMEDIATE = 0x0B;
+    /** An RDMA READ request: one frame with a {@link ReadRequestExtension}, no payload. */
     public static final int RDMA_READ_REQUEST = 0x0C;
+    /** First frame of a READ RESPONSE message of several frames. */
     public static final int RDMA_READ_RESPONSE_FIRST = 0x0D;
+    /** A frame between the first and the last of a READ RESPONSE message. */
     public static final int RDMA_READ_RESPONSE_MIDDLE = 0x0E;
+    /** Last frame of a READ RESPONSE message of several frames. */
     public static final int RDMA_READ_RESPONSE_LAST = 0x0F;
+    /** A READ RESPONSE message of one frame. */
     public static final int RDMA_READ_RESPONSE_ONLY = 0x10;
+    /** Cumulative acknowledgement and credit ({@code msn}, {@code imm_data}); with a syndrome, a NAK. */
     public static final int ACKNOWLEDGE = 0x11;
 
     /** Number of opcode values in use; valid opcodes are {@code 0 .. COUNT - 1}. */
@@ -95,17 +113,29 @@ public final class Opcode {
     private Opcode() {
     }
 
-    /** Whether {@code opcode} is one of the values above. */
+    /**
+     * {@return whether {@code opcode} is one of the values above}
+     *
+     * @param opcode any int
+     */
     public static boolean isValid(int opcode) {
         return opcode >= 0 && opcode < COUNT;
     }
 
-    /** The constant's name, or {@code UNKNOWN(0x..)}; allocates, meant for diagnostics. */
+    /**
+     * {@return the constant's name, or {@code UNKNOWN(0x..)}; allocates, meant for diagnostics}
+     *
+     * @param opcode any int
+     */
     public static String name(int opcode) {
         return isValid(opcode) ? NAMES[opcode] : "UNKNOWN(0x" + Integer.toHexString(opcode) + ")";
     }
 
-    /** The opcode whose {@link #name} is {@code name}, or -1. */
+    /**
+     * {@return the opcode whose {@link #name} is {@code name}, or -1}
+     *
+     * @param name a name as {@link #name} gives it
+     */
     public static int valueOf(String name) {
         for (int i = 0; i < COUNT; i++) {
             if (NAMES[i].equals(name)) {
@@ -116,20 +146,24 @@ public final class Opcode {
     }
 
     /**
-     * Extension bytes the opcode requires, or -1 for an invalid opcode: 0 (ACKNOWLEDGE), 4 (SEND_*: the
+     * {@return the extension bytes the opcode requires, or -1 for an invalid opcode: 0 (ACKNOWLEDGE), 4 (SEND_*: the
      * RSN), 12 (the other WRITE and all READ RESPONSE frames: rkey and region offset), 16 (the last frame of
-     * a WRITE with immediate: rkey, region offset and the RSN) or 28 (READ REQUEST).
+     * a WRITE with immediate: rkey, region offset and the RSN) or 28 (READ REQUEST)}
+     *
+     * @param opcode any int
      */
     public static int extensionLength(int opcode) {
         return isValid(opcode) ? EXTENSION_LENGTHS[opcode] : -1;
     }
 
     /**
-     * Where the frame's extension holds the RSN of the posted receive its message consumes, or -1 if the
+     * {@return where the frame's extension holds the RSN of the posted receive its message consumes, or -1 if the
      * frame carries none: {@link UntaggedExtension#RSN_OFFSET} on every SEND frame,
-     * {@link TaggedExtension#RSN_OFFSET} on RDMA_WRITE_LAST_WITH_IMMEDIATE and RDMA_WRITE_ONLY_WITH_IMMEDIATE.
+     * {@link TaggedExtension#RSN_OFFSET} on RDMA_WRITE_LAST_WITH_IMMEDIATE and RDMA_WRITE_ONLY_WITH_IMMEDIATE}
      * A frame names a receive exactly when its own {@link #kind} consumes one: the first frames of a WRITE
      * with immediate are plain WRITE frames.
+     *
+     * @param opcode any int
      */
     public static int rsnOffset(int opcode) {
         return switch (kind(opcode)) {
@@ -139,33 +173,57 @@ public final class Opcode {
         };
     }
 
-    /** The message kind ({@code KIND_*}), or 0 for an invalid opcode. */
+    /**
+     * {@return the message kind ({@code KIND_*}), or 0 for an invalid opcode}
+     *
+     * @param opcode any int
+     */
     public static int kind(int opcode) {
         return isValid(opcode) ? KINDS[opcode] : 0;
     }
 
-    /** Whether a frame with this opcode starts a message (FIRST or ONLY, the read request, ACKNOWLEDGE). */
+    /**
+     * {@return whether a frame with this opcode starts a message (FIRST or ONLY, the read request, ACKNOWLEDGE)}
+     *
+     * @param opcode any int
+     */
     public static boolean isFirst(int opcode) {
         return isValid(opcode) && (PROPERTIES[opcode] & FIRST) != 0;
     }
 
-    /** Whether a frame with this opcode ends a message (LAST or ONLY, the read request, ACKNOWLEDGE). */
+    /**
+     * {@return whether a frame with this opcode ends a message (LAST or ONLY, the read request, ACKNOWLEDGE)}
+     *
+     * @param opcode any int
+     */
     public static boolean isLast(int opcode) {
         return isValid(opcode) && (PROPERTIES[opcode] & LAST) != 0;
     }
 
-    /** Whether the frame carries immediate data in {@code imm_data}. */
+    /**
+     * {@return whether the frame carries immediate data in {@code imm_data}}
+     *
+     * @param opcode any int
+     */
     public static boolean hasImmediate(int opcode) {
         return isValid(opcode) && (PROPERTIES[opcode] & IMMEDIATE) != 0;
     }
 
-    /** Whether the frame carries a {@link TaggedExtension} (RDMA WRITE and READ RESPONSE frames). */
+    /**
+     * {@return whether the frame carries a {@link TaggedExtension} (RDMA WRITE and READ RESPONSE frames)}
+     *
+     * @param opcode any int
+     */
     public static boolean isTagged(int opcode) {
         int kind = kind(opcode);
         return kind == KIND_WRITE || kind == KIND_WRITE_WITH_IMMEDIATE || kind == KIND_READ_RESPONSE;
     }
 
-    /** Whether messages of this kind consume a posted receive (SEND, SEND and WRITE with immediate). */
+    /**
+     * {@return whether messages of this kind consume a posted receive (SEND, SEND and WRITE with immediate)}
+     *
+     * @param kind a {@code KIND_*} value
+     */
     public static boolean consumesReceive(int kind) {
         return kind == KIND_SEND || kind == KIND_SEND_WITH_IMMEDIATE || kind == KIND_WRITE_WITH_IMMEDIATE;
     }

@@ -44,6 +44,8 @@ public final class PlacementTarget {
     MemoryRegion region;
 
     /**
+     * A holder that {@link MessageAssembler#beginPlacement} fills, reused for every placement.
+     *
      * @param drain native scratch memory of at least the negotiated segment size (checked by
      *              {@link MessageAssembler#beginPlacement}); its contents are never read
      * @throws IllegalArgumentException if {@code drain} is null, on the heap or read-only
@@ -55,40 +57,43 @@ public final class PlacementTarget {
         this.drain = drain;
     }
 
-    /** The memory the payload goes to: a posted receive's region, a registered region, or the drain. */
+    /** {@return the memory the payload goes to: a posted receive's region, a registered region, or the drain} */
     public MemorySegment segment() {
         return segment;
     }
 
-    /** Where in {@link #segment()} the payload's first byte goes. */
+    /** {@return where in {@link #segment()} the payload's first byte goes} */
     public long offset() {
         return offset;
     }
 
-    /** Payload bytes to receive, exactly; 0 for frames without payload. */
+    /** {@return the payload bytes to receive, exactly}; 0 for frames without payload. */
     public int length() {
         return length;
     }
 
-    /** {@code segment().address() + offset()}: the buffer address for {@code recv(2)}. */
+    /** {@return {@code segment().address() + offset()}}: the buffer address for {@code recv(2)}. */
     public long address() {
         return segment.address() + offset;
     }
 
     /**
-     * Whether the payload is received into the drain and copied, at {@link MessageAssembler#commit}, into the
-     * several pieces of the posted receive it straddles (its bytes are then not placed by the kernel).
+     * {@return whether the payload is received into the drain and copied, at {@link MessageAssembler#commit}, into the
+     * several pieces of the posted receive it straddles (its bytes are then not placed by the kernel)}
      */
     public boolean isStaged() {
         return staged;
     }
 
-    /** Whether this holder carries a placement that still needs {@link MessageAssembler#commit} or {@code abort}. */
+    /**
+     * {@return whether this holder carries a placement that still needs {@link MessageAssembler#commit} or {@code
+     * abort}}
+     */
     public boolean isPending() {
         return owner != null;
     }
 
-    /** The drain memory given at construction. */
+    /** {@return the drain memory given at construction} */
     public MemorySegment drain() {
         return drain;
     }

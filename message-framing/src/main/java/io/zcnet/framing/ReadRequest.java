@@ -22,28 +22,39 @@ public final class ReadRequest {
     int sinkRkey;
     long sinkOffset;
 
+    /** An empty holder, filled by {@link MessageAssembler#pollReadRequest}. */
+    public ReadRequest() {
+    }
+
+    /** {@return the READ_REQUEST's MSN} */
     public int msn() {
         return msn;
     }
 
-    /** Key of the responder's region to read; checked on arrival, to be re-checked at serving time. */
+    /** {@return the key of the responder's region to read}; checked on arrival, to be checked again when serving. */
     public int rkey() {
         return rkey;
     }
 
+    /** {@return where the read starts in the responder's region} */
     public long regionOffset() {
         return regionOffset;
     }
 
+    /** {@return the bytes to read} */
     public int length() {
         return length;
     }
 
-    /** The requester's sink region's remote key ({@code sink_rkey}), to echo in the response's tagged extension. */
+    /**
+     * {@return the requester's sink region's remote key ({@code sink_rkey})}, to echo in the response's tagged
+     * extension.
+     */
     public int sinkRkey() {
         return sinkRkey;
     }
 
+    /** {@return where the response lands in the requester's sink region} */
     public long sinkOffset() {
         return sinkOffset;
     }
@@ -55,6 +66,7 @@ public final class ReadRequest {
      *
      * @return the region to send {@link #length()} bytes from at {@link #regionOffset()}, or null if the key
      *         no longer resolves or the range is no longer permitted (answer with an access error instead)
+     * @param registry the responder's registry
      * @throws IllegalArgumentException if {@code registry} is null
      */
     public MemoryRegion sourceRegion(MemoryRegistry registry) {

@@ -39,6 +39,7 @@ import java.lang.foreign.StructLayout;
  */
 public final class ReadRequestExtension {
 
+    /** The extension's fields, big-endian, unpadded. */
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
             U32.withName("rkey"),
             U64.withName("region_offset"),
@@ -48,18 +49,30 @@ public final class ReadRequestExtension {
 
     /** Extension size in bytes. */
     public static final int LENGTH = (int) LAYOUT.byteSize();
+    /** Offset of {@code rkey} (u32). */
     public static final long RKEY_OFFSET = LAYOUT.byteOffset(groupElement("rkey"));
+    /** Offset of {@code region_offset} (u64). */
     public static final long REGION_OFFSET_OFFSET = LAYOUT.byteOffset(groupElement("region_offset"));
+    /** Offset of {@code length} (u32). */
     public static final long LENGTH_OFFSET = LAYOUT.byteOffset(groupElement("length"));
+    /** Offset of {@code sink_rkey} (u32). */
     public static final long SINK_RKEY_OFFSET = LAYOUT.byteOffset(groupElement("sink_rkey"));
+    /** Offset of {@code sink_offset} (u64). */
     public static final long SINK_OFFSET_OFFSET = LAYOUT.byteOffset(groupElement("sink_offset"));
 
     private MemorySegment segment;
     private long base;
 
+    /** A flyweight pointing nowhere yet: {@link #wrap} it before use. */
+    public ReadRequestExtension() {
+    }
+
     /**
      * Points this flyweight at {@code segment} from {@code offset}.
      *
+     * @param segment the memory holding the extension
+     * @param offset where the extension starts
+     * @return this flyweight
      * @throws IllegalArgumentException if fewer than {@link #LENGTH} bytes remain there
      */
     public ReadRequestExtension wrap(MemorySegment segment, long offset) {
@@ -69,30 +82,49 @@ public final class ReadRequestExtension {
         return this;
     }
 
+    /** {@return the responder's region key ({@code rkey})} */
     public int rkey() {
         return segment.get(U32, base + RKEY_OFFSET);
     }
 
+    /**
+     * Sets {@code rkey}.
+     *
+     * @param rkey the responder's region key
+     * @return this flyweight
+     */
     public ReadRequestExtension rkey(int rkey) {
         segment.set(U32, base + RKEY_OFFSET, rkey);
         return this;
     }
 
-    /** The raw u64; negative when its top bit is set. */
+    /** {@return {@code region_offset}, the raw u64}; negative when its top bit is set. */
     public long regionOffset() {
         return segment.get(U64, base + REGION_OFFSET_OFFSET);
     }
 
+    /**
+     * Sets {@code region_offset}.
+     *
+     * @param offset where the read starts in the responder's region
+     * @return this flyweight
+     */
     public ReadRequestExtension regionOffset(long offset) {
         segment.set(U64, base + REGION_OFFSET_OFFSET, offset);
         return this;
     }
 
-    /** Bytes to read, as an unsigned 32-bit value. */
+    /** {@return the bytes to read, as an unsigned 32-bit value} */
     public long readLength() {
         return segment.get(U32, base + LENGTH_OFFSET) & 0xFFFF_FFFFL;
     }
 
+    /**
+     * Sets {@code length}.
+     *
+     * @param length bytes to read, 0 to 2^32-1
+     * @return this flyweight
+     */
     public ReadRequestExtension readLength(long length) {
         if (length < 0 || length > 0xFFFF_FFFFL) {
             throw new IllegalArgumentException("read length " + length + " does not fit 32 unsigned bits");
@@ -101,20 +133,33 @@ public final class ReadRequestExtension {
         return this;
     }
 
+    /** {@return the requester's sink region key ({@code sink_rkey})} */
     public int sinkRkey() {
         return segment.get(U32, base + SINK_RKEY_OFFSET);
     }
 
+    /**
+     * Sets {@code sink_rkey}.
+     *
+     * @param rkey the requester's sink region's remote key
+     * @return this flyweight
+     */
     public ReadRequestExtension sinkRkey(int rkey) {
         segment.set(U32, base + SINK_RKEY_OFFSET, rkey);
         return this;
     }
 
-    /** The raw u64; negative when its top bit is set. */
+    /** {@return {@code sink_offset}, the raw u64}; negative when its top bit is set. */
     public long sinkOffset() {
         return segment.get(U64, base + SINK_OFFSET_OFFSET);
     }
 
+    /**
+     * Sets {@code sink_offset}.
+     *
+     * @param offset where the response lands in the sink region
+     * @return this flyweight
+     */
     public ReadRequestExtension sinkOffset(long offset) {
         segment.set(U64, base + SINK_OFFSET_OFFSET, offset);
         return this;

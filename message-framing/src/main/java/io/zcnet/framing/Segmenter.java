@@ -78,6 +78,11 @@ public final class Segmenter {
     private long readWithin;
     private int readBytes;
 
+    /**
+     * A segmenter for the negotiated parameters; reused for every work request, it allocates nothing.
+     *
+     * @param config the negotiated segment size and ICRC
+     */
     public Segmenter(FramingConfig config) {
         if (config == null) {
             throw new IllegalArgumentException("config is null");
@@ -94,25 +99,55 @@ public final class Segmenter {
      * @param rsn the receive sequence number every frame carries: which of the peer's posted receives the
      *            SEND consumes, the count of receive-consuming messages sent before it mod 2^32 (read
      *            {@link FlowControl#nextReceiveSequence()} before claiming the message)
+     * @param msn the message's MSN
+     * @param source the memory holding the bytes
+     * @param offset where the bytes start
+     * @param length how many bytes, at most one message
+     * @return this segmenter
      */
     public Segmenter beginSend(int msn, int rsn, MemorySegment source, long offset, int length) {
         checkSendLength(length);
         return beginSend(msn, rsn, one(source, offset, length));
     }
 
-    /** Starts a SEND of the bytes {@code source} lays over its pieces; {@code rsn} as above. */
+    /**
+     * Starts a SEND of the bytes {@code source} lays over its pieces; {@code rsn} as above.
+     *
+     * @param msn the message's MSN
+     * @param rsn as for {@link #beginSend(int, int, MemorySegment, long, int)}
+     * @param source the bytes, over its pieces
+     * @return this segmenter
+     */
     public Segmenter beginSend(int msn, int rsn, SgeList source) {
         return begin(Opcode.KIND_SEND, msn, sendSource(source), 0, 0, 0, rsn);
     }
 
-    /** Starts a SEND whose last frame carries {@code immediate}; {@code rsn} as for {@link #beginSend}. */
+    /**
+     * Starts a SEND whose last frame carries {@code immediate}; {@code rsn} as for {@link #beginSend}.
+     *
+     * @param msn the message's MSN
+     * @param rsn as for {@link #beginSend(int, int, MemorySegment, long, int)}
+     * @param source the memory holding the bytes
+     * @param offset where the bytes start
+     * @param length how many bytes, at most one message
+     * @param immediate the immediate data
+     * @return this segmenter
+     */
     public Segmenter beginSendWithImmediate(int msn, int rsn, MemorySegment source, long offset, int length,
                                             int immediate) {
         checkSendLength(length);
         return beginSendWithImmediate(msn, rsn, one(source, offset, length), immediate);
     }
 
-    /** {@link #beginSendWithImmediate(int, int, MemorySegment, long, int, int)} from a list's pieces. */
+    /**
+     * {@link #beginSendWithImmediate(int, int, MemorySegment, long, int, int)} from a list's pieces.
+     *
+     * @param msn the message's MSN
+     * @param rsn as for {@link #beginSend(int, int, MemorySegment, long, int)}
+     * @param source the bytes, over its pieces
+     * @param immediate the immediate data
+     * @return this segmenter
+     */
     public Segmenter beginSendWithImmediate(int msn, int rsn, SgeList source, int immediate) {
         return begin(Opcode.KIND_SEND_WITH_IMMEDIATE, msn, sendSource(source), 0, 0, immediate, rsn);
     }
@@ -120,12 +155,28 @@ public final class Segmenter {
     /**
      * Starts an RDMA WRITE of {@code length} bytes to the peer's region {@code rkey} from
      * {@code regionOffset}; operations beyond one message become several messages from MSN {@code firstMsn}.
+     *
+     * @param firstMsn the MSN of the first message
+     * @param source the memory holding the bytes
+     * @param offset where the bytes start
+     * @param length how many bytes
+     * @param rkey the peer's region key
+     * @param regionOffset where the bytes go in the peer's region
+     * @return this segmenter
      */
     public Segmenter beginWrite(int firstMsn, MemorySegment source, long offset, long length, int rkey, long regionOffset) {
         return beginWrite(firstMsn, one(source, offset, length), rkey, regionOffset);
     }
 
-    /** {@link #beginWrite(int, MemorySegment, long, long, int, long)} from a list's pieces. */
+    /**
+     * {@link #beginWrite(int, MemorySegment, long, long, int, long)} from a list's pieces.
+     *
+     * @param firstMsn the MSN of the first message
+     * @param source the bytes, over its pieces
+     * @param rkey the peer's region key
+     * @param regionOffset where the bytes go in the peer's region
+     * @return this segmenter
+     */
     public Segmenter beginWrite(int firstMsn, SgeList source, int rkey, long regionOffset) {
         checkRegionOffset(regionOffset, byteSize(source), "regionOffset");
         return begin(Opcode.KIND_WRITE, firstMsn, source, rkey, regionOffset, 0, 0);
@@ -135,13 +186,33 @@ public final class Segmenter {
      * Like {@link #beginWrite}, with {@code immediate} on the last frame of the last message, the one
      * message that consumes a posted receive: that frame carries {@code rsn} (as for {@link #beginSend},
      * counting only that last message).
+     *
+     * @param firstMsn the MSN of the first message
+     * @param rsn the receive sequence number of the last message
+     * @param source the memory holding the bytes
+     * @param offset where the bytes start
+     * @param length how many bytes
+     * @param rkey the peer's region key
+     * @param regionOffset where the bytes go in the peer's region
+     * @param immediate the immediate data
+     * @return this segmenter
      */
     public Segmenter beginWriteWithImmediate(int firstMsn, int rsn, MemorySegment source, long offset, long length,
                                              int rkey, long regionOffset, int immediate) {
         return beginWriteWithImmediate(firstMsn, rsn, one(source, offset, length), rkey, regionOffset, immediate);
     }
 
-    /** {@link #beginWriteWithImmediate(int, int, MemorySegment, long, long, int, long, int)} from a list's pieces. */
+    /**
+     * {@link #beginWriteWithImmediate(int, int, MemorySegment, long, long, int, long, int)} from a list's pieces.
+     *
+     * @param firstMsn the MSN of the first message
+     * @param rsn the receive sequence number of the last message
+     * @param source the bytes, over its pieces
+     * @param rkey the peer's region key
+     * @param regionOffset where the bytes go in the peer's region
+     * @param immediate the immediate data
+     * @return this segmenter
+     */
     public Segmenter beginWriteWithImmediate(int firstMsn, int rsn, SgeList source, int rkey, long regionOffset,
                                              int immediate) {
         checkRegionOffset(regionOffset, byteSize(source), "regionOffset");
@@ -154,6 +225,14 @@ public final class Segmenter {
      * (and MSN) per message-sized piece, each answered by one READ RESPONSE message. {@code sinkRkey} is the
      * sink region's remote key (never its local key: it goes on the wire), the one given to
      * {@link MessageAssembler#expectReadResponse} for each piece.
+     *
+     * @param firstMsn the MSN of the first READ_REQUEST
+     * @param rkey the peer's region key
+     * @param regionOffset where the read starts in the peer's region
+     * @param length how many bytes
+     * @param sinkRkey the local sink region's remote key
+     * @param sinkOffset where the bytes land in the sink region
+     * @return this segmenter
      */
     public Segmenter beginReadRequest(int firstMsn, int rkey, long regionOffset, long length, int sinkRkey, long sinkOffset) {
         checkRegionOffset(sinkOffset, length, "sinkOffset");
@@ -168,6 +247,11 @@ public final class Segmenter {
      * remote key ({@link SgeList#nameByRemoteKeys()}). A READ of 0 bytes is one empty request into the
      * first piece. Message {@code k}'s sink is what {@link #locateReadMessage} says.
      *
+     * @param firstMsn the MSN of the first READ_REQUEST
+     * @param rkey the peer's region key
+     * @param regionOffset where the read starts in the peer's region
+     * @param sinks the pieces the bytes land in, named by remote keys
+     * @return this segmenter
      * @throws IllegalArgumentException if {@code sinks} is empty, a range is negative or overflows, or the
      *                                  READ needs more messages than the MSN space has in flight
      */
@@ -206,6 +290,9 @@ public final class Segmenter {
     /**
      * READ REQUEST messages (and frames) a READ into {@code sinks} takes: each piece's length in messages,
      * at least 1 for the whole READ. Changes nothing.
+     *
+     * @param sinks the pieces a READ would land in
+     * @return the number of READ_REQUEST messages
      */
     public long readRequestMessages(SgeList sinks) {
         long messages = 0;
@@ -218,13 +305,29 @@ public final class Segmenter {
     /**
      * Starts the READ RESPONSE to one read request: {@code length} (at most one message) bytes of
      * {@code source} placed at the requester's {@code sinkRkey}/{@code sinkOffset}.
+     *
+     * @param msn the READ_REQUEST's MSN
+     * @param source the memory holding the bytes
+     * @param offset where the bytes start
+     * @param length how many bytes
+     * @param sinkRkey the requester's sink region key
+     * @param sinkOffset where the bytes land in the sink region
+     * @return this segmenter
      */
     public Segmenter beginReadResponse(int msn, MemorySegment source, long offset, int length, int sinkRkey, long sinkOffset) {
         checkSendLength(length);
         return beginReadResponse(msn, one(source, offset, length), sinkRkey, sinkOffset);
     }
 
-    /** {@link #beginReadResponse(int, MemorySegment, long, int, int, long)} from a list's pieces. */
+    /**
+     * {@link #beginReadResponse(int, MemorySegment, long, int, int, long)} from a list's pieces.
+     *
+     * @param msn the READ_REQUEST's MSN
+     * @param source the bytes, over its pieces
+     * @param sinkRkey the requester's sink region key
+     * @param sinkOffset where the bytes land in the sink region
+     * @return this segmenter
+     */
     public Segmenter beginReadResponse(int msn, SgeList source, int sinkRkey, long sinkOffset) {
         checkRegionOffset(sinkOffset, sendSource(source).byteSize(), "sinkOffset");
         return begin(Opcode.KIND_READ_RESPONSE, msn, source, sinkRkey, sinkOffset, 0, 0);
@@ -283,22 +386,28 @@ public final class Segmenter {
         return (int) n;
     }
 
-    /** Frames of the current work request. */
+    /** {@return how many frames the current work request has} */
     public long frameCount() {
         return frameCount;
     }
 
-    /** MSNs the current work request uses, from its first MSN on. */
+    /** {@return how many MSNs the current work request uses}, from its first MSN on. */
     public int messageCount() {
         return messageCount;
     }
 
-    /** Whether {@link #next} has frames left. */
+    /** {@return whether {@link #next} has frames left} */
     public boolean hasNext() {
         return cursor < frameCount;
     }
 
-    /** Writes the next frame in order; see {@link #writeFrame}. */
+    /**
+     * Writes the next frame in order; see {@link #writeFrame}.
+     *
+     * @param out where the header and extension go
+     * @param outOffset where in {@code out}
+     * @return the bytes written, {@code 32 + ext_length}
+     */
     public int next(MemorySegment out, long outOffset) {
         if (!hasNext()) {
             throw new IllegalStateException("no frames left");
@@ -310,6 +419,11 @@ public final class Segmenter {
      * Writes the header and extension of frame {@code index} at {@code outOffset} of {@code out}
      * ({@code subflow} and timestamps zero) and returns how many bytes that took ({@code 32 + ext_length});
      * the payload is then {@link #payloadLength()} bytes of the source at {@link #payloadOffset()}.
+     *
+     * @param index the frame's number in the work request, from 0
+     * @param out where the header and extension go
+     * @param outOffset where in {@code out}
+     * @return the bytes written, {@code 32 + ext_length}
      */
     public int writeFrame(long index, MemorySegment out, long outOffset) {
         if (kind == 0) {
@@ -429,6 +543,9 @@ public final class Segmenter {
      * Finds READ request message {@code message} of the READ begun last, whose sink {@link #readSinkKey()},
      * {@link #readSinkOffset()} and {@link #readLength()} then describe (what its frame carries, and what
      * {@link MessageAssembler#expectReadResponse} is told).
+     *
+     * @param message the READ_REQUEST's number in the READ, from 0
+     * @return this segmenter
      */
     public Segmenter locateReadMessage(int message) {
         if (kind != Opcode.KIND_READ_REQUEST || message < 0 || message >= messageCount) {
@@ -451,58 +568,58 @@ public final class Segmenter {
         return this;
     }
 
-    /** The wire key of the sink of the READ message located last. */
+    /** {@return the wire key of the sink of the READ message located last} */
     public int readSinkKey() {
         return sinks.key(readPiece);
     }
 
-    /** Where in its sink region the READ message located last lands. */
+    /** {@return where in its sink region the READ message located last lands} */
     public long readSinkOffset() {
         return sinks.offset(readPiece) + readWithin;
     }
 
-    /** Bytes of the READ message located last. */
+    /** {@return the bytes of the READ message located last} */
     public int readLength() {
         return readBytes;
     }
 
-    /** MSN of the frame last written. */
+    /** {@return the MSN of the frame last written} */
     public int frameMsn() {
         return frameMsn;
     }
 
-    /** Where the payload of the frame last written starts in its source: bytes from the operation's start. */
+    /** {@return where the payload of the frame last written starts in its source}: bytes from the operation's start. */
     public long payloadPosition() {
         return payloadPosition;
     }
 
-    /** Payload bytes of the frame last written (0 for a read request). */
+    /** {@return the payload bytes of the frame last written} (0 for a read request). */
     public int payloadLength() {
         return payloadLength;
     }
 
     /**
-     * The memory of the piece holding the first payload byte of the frame last written ({@code null} for
-     * a read request); the whole payload when {@link #isPayloadContiguous()}.
+     * {@return the memory of the piece holding the first payload byte of the frame last written ({@code null} for
+     * a read request); the whole payload when {@link #isPayloadContiguous()}}
      */
     public MemorySegment source() {
         return payloadSegment;
     }
 
-    /** Where the payload of the frame last written starts in {@link #source()}. */
+    /** {@return where the payload of the frame last written starts in {@link #source()}} */
     public long payloadOffset() {
         return payloadOffset;
     }
 
     /**
-     * Whether the payload of the frame last written lies in one piece of the source ({@link #source()} at
-     * {@link #payloadOffset()}); if not, it is bytes {@link #payloadPosition()} on of {@link #sources()}.
+     * {@return whether the payload of the frame last written lies in one piece of the source ({@link #source()} at
+     * {@link #payloadOffset()}); if not, it is bytes {@link #payloadPosition()} on of {@link #sources()}}
      */
     public boolean isPayloadContiguous() {
         return payloadContiguous;
     }
 
-    /** The source of the current work request ({@code null} for a read request). */
+    /** {@return the source of the current work request ({@code null} for a read request)} */
     public SgeList sources() {
         return source;
     }

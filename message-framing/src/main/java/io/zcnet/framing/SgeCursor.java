@@ -25,9 +25,17 @@ public final class SgeCursor {
     private long offset;
     private long length;
 
+    /** A cursor over nothing yet: start a walk with {@link #over}. */
+    public SgeCursor() {
+    }
+
     /**
      * Starts a walk over bytes {@code [position, position + length)} of {@code list}'s message.
      *
+     * @param list the list to walk
+     * @param position the first byte of the range, in the list's message
+     * @param length bytes in the range
+     * @return this cursor
      * @throws IllegalArgumentException if the range lies outside the message
      */
     public SgeCursor over(SgeList list, long position, long length) {
@@ -47,7 +55,7 @@ public final class SgeCursor {
         return this;
     }
 
-    /** Moves to the next span; false when the range is used up. */
+    /** {@return whether there is a next span}: moves to it; false when the range is used up. */
     public boolean next() {
         while (remaining > 0) {
             piece++;
@@ -68,22 +76,22 @@ public final class SgeCursor {
         return false;
     }
 
-    /** The piece the current span lies in. */
+    /** {@return the piece the current span lies in} */
     public int piece() {
         return piece;
     }
 
-    /** The memory of the current span (null if its piece is not resolved). */
+    /** {@return the memory of the current span (null if its piece is not resolved)} */
     public MemorySegment segment() {
         return segment;
     }
 
-    /** Where the current span starts in {@link #segment()}. */
+    /** {@return where the current span starts in {@link #segment()}} */
     public long offset() {
         return offset;
     }
 
-    /** Bytes of the current span, at least 1. */
+    /** {@return the bytes of the current span}, at least 1. */
     public long length() {
         return length;
     }

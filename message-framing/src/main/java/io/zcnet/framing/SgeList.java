@@ -48,7 +48,11 @@ public final class SgeList {
     private long byteSize;
     private int refused = -1;
 
-    /** @param capacity pieces at most, at least 1 */
+    /**
+     * An empty list.
+     *
+     * @param capacity pieces at most, at least 1
+     */
     public SgeList(int capacity) {
         this(checkCapacity(capacity), 0, new int[capacity], new long[capacity], new long[capacity], new long[capacity],
                 new byte[capacity], new MemoryRegion[capacity], new MemorySegment[capacity]);
@@ -72,6 +76,10 @@ public final class SgeList {
      * share: for an owner of many lists used in turn (a ring of work requests or of receives), so that
      * neighbouring lists share cache lines as the columns of parallel arrays do, and a list's pieces are not
      * scattered over arrays of their own.
+     *
+     * @param lists how many lists
+     * @param capacity pieces per list at most, at least 1
+     * @return the lists
      */
     public static SgeList[] table(int lists, int capacity) {
         checkCapacity(capacity);
@@ -97,7 +105,11 @@ public final class SgeList {
         return capacity;
     }
 
-    /** Empties the list (the references its pieces held stay until later pieces take their places). */
+    /**
+     * Empties the list (the references its pieces held stay until later pieces take their places).
+     *
+     * @return this list
+     */
     public SgeList clear() {
         count = 0;
         byteSize = 0;
@@ -108,6 +120,10 @@ public final class SgeList {
      * Appends {@code length} bytes at {@code offset} of the region whose key is {@code key}, to be
      * {@linkplain #resolve resolved}.
      *
+     * @param key the region's key: local for a work request, remote for a READ's sink on the wire
+     * @param offset where the piece starts in the region
+     * @param length bytes in the piece
+     * @return this list
      * @throws IllegalArgumentException if the list is full or the range is negative
      */
     public SgeList add(int key, long offset, long length) {
@@ -120,6 +136,10 @@ public final class SgeList {
     /**
      * Appends {@code length} bytes at {@code offset} of {@code segment}, already memory: nothing to resolve.
      *
+     * @param segment the memory
+     * @param offset where the piece starts in it
+     * @param length bytes in the piece
+     * @return this list
      * @throws IllegalArgumentException if the list is full, or the range is negative or outside the segment
      */
     public SgeList add(MemorySegment segment, long offset, long length) {
@@ -158,7 +178,12 @@ public final class SgeList {
                 + " (negative, or the list passes 2^63 bytes)");
     }
 
-    /** Replaces this list's pieces with copies of {@code other}'s, resolved or not. */
+    /**
+     * Replaces this list's pieces with copies of {@code other}'s, resolved or not.
+     *
+     * @param other the list to copy
+     * @return this list
+     */
     public SgeList copyFrom(SgeList other) {
         if (other.count > capacity) {
             throw new IllegalArgumentException(other.count + " elements do not fit a list of " + capacity);
@@ -190,6 +215,8 @@ public final class SgeList {
      * its region and memory. Pieces given as memory are left as they are.
      *
      * @return {@link AccessStatus#OK}, or the status of the first piece refused ({@link #refused()})
+     * @param registry where the keys are looked up
+     * @param access the {@link io.zcnet.buffer.Access} rights every piece's region must grant
      */
     public int resolve(MemoryRegistry registry, int access) {
         refused = -1;
@@ -213,7 +240,7 @@ public final class SgeList {
         return AccessStatus.OK;
     }
 
-    /** The piece the last {@link #resolve} refused, or -1. */
+    /** {@return the piece the last {@link #resolve} refused, or -1} */
     public int refused() {
         return refused;
     }
@@ -221,6 +248,8 @@ public final class SgeList {
     /**
      * Renames every resolved piece by its region's remote key: the name a READ's sink goes by on the wire
      * ({@link Segmenter#beginReadRequest(int, int, long, SgeList)}).
+     *
+     * @return this list
      */
     public SgeList nameByRemoteKeys() {
         for (int i = 0; i < count; i++) {
@@ -232,9 +261,11 @@ public final class SgeList {
     }
 
     /**
-     * The piece that holds byte {@code position} of the message: the last one starting at or before it
-     * (a piece of 0 bytes always has a later one starting where it does, or starts at {@link #byteSize()}).
+     * {@return the piece that holds byte {@code position} of the message: the last one starting at or before it
+     * (a piece of 0 bytes always has a later one starting where it does, or starts at {@link #byteSize()})}
      *
+     *
+     * @param position a byte of the message
      * @throws IndexOutOfBoundsException unless {@code 0 <= position < byteSize()}
      */
     public int pieceAt(long position) {
@@ -253,9 +284,12 @@ public final class SgeList {
     }
 
     /**
-     * Pieces of at least one byte that bytes {@code [position, position + length)} of the message touch: the
-     * spans an {@link SgeCursor} walks there.
+     * {@return how many pieces of at least one byte the range {@code [position, position + length)} of the message
+     * touches}: the spans an {@link SgeCursor} walks there.
      *
+     *
+     * @param position the first byte of the range
+     * @param length bytes in the range
      * @throws IndexOutOfBoundsException if the range lies outside the message
      */
     public int spans(long position, long length) {
@@ -274,47 +308,72 @@ public final class SgeList {
         return n;
     }
 
-    /** Pieces in the list. */
+    /** {@return how many pieces the list holds} */
     public int count() {
         return count;
     }
 
-    /** Pieces the list can hold. */
+    /** {@return how many pieces the list can hold} */
     public int capacity() {
         return capacity;
     }
 
-    /** Bytes of all pieces together: the message's length. */
+    /** {@return the bytes of all pieces together}: the message's length. */
     public long byteSize() {
         return byteSize;
     }
 
-    /** The key piece {@code i} was named by (0 for memory given directly). */
+    /**
+     * {@return the key piece {@code i} was named by (0 for memory given directly)}
+     *
+     * @param i a piece index
+     */
     public int key(int i) {
         return keys[base + check(i)];
     }
 
-    /** Where piece {@code i} starts in its region or segment. */
+    /**
+     * {@return where piece {@code i} starts in its region or segment}
+     *
+     * @param i a piece index
+     */
     public long offset(int i) {
         return offsets[base + check(i)];
     }
 
+    /**
+     * {@return the bytes of piece {@code i}}
+     *
+     * @param i a piece index
+     */
     public long length(int i) {
         return lengths[base + check(i)];
     }
 
-    /** Where piece {@code i} starts in the message. */
+    /**
+     * {@return where piece {@code i} starts in the message}
+     *
+     * @param i a piece index
+     */
     public long start(int i) {
         return starts[base + check(i)];
     }
 
-    /** The region piece {@code i} resolved to; null before {@link #resolve}, or for memory given directly. */
+    /**
+     * {@return the region piece {@code i} resolved to; null before {@link #resolve}, or for memory given directly}
+     *
+     * @param i a piece index
+     */
     public MemoryRegion region(int i) {
         int j = base + check(i);
         return states[j] == RESOLVED ? regions[j] : null;
     }
 
-    /** The memory of piece {@code i}; null for a piece named by key and not yet resolved. */
+    /**
+     * {@return the memory of piece {@code i}; null for a piece named by key and not yet resolved}
+     *
+     * @param i a piece index
+     */
     public MemorySegment segment(int i) {
         int j = base + check(i);
         return switch (states[j]) {

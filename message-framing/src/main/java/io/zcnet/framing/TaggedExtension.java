@@ -37,6 +37,7 @@ import java.lang.foreign.StructLayout;
  */
 public final class TaggedExtension {
 
+    /** The 12-byte extension's fields, big-endian, unpadded. */
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
             U32.withName("rkey"),
             U64.withName("region_offset"));
@@ -50,16 +51,26 @@ public final class TaggedExtension {
     public static final int LENGTH = (int) LAYOUT.byteSize();
     /** Extension size in bytes of the last frame of a WRITE with immediate. */
     public static final int LENGTH_WITH_RSN = (int) LAYOUT_WITH_RSN.byteSize();
+    /** Offset of {@code rkey} (u32). */
     public static final long RKEY_OFFSET = LAYOUT.byteOffset(groupElement("rkey"));
+    /** Offset of {@code region_offset} (u64). */
     public static final long REGION_OFFSET_OFFSET = LAYOUT.byteOffset(groupElement("region_offset"));
+    /** Offset of {@code rsn} (u32) in the 16-byte form. */
     public static final long RSN_OFFSET = LAYOUT_WITH_RSN.byteOffset(groupElement("rsn"));
 
     private MemorySegment segment;
     private long base;
 
+    /** A flyweight pointing nowhere yet: {@link #wrap} it before use. */
+    public TaggedExtension() {
+    }
+
     /**
      * Points this flyweight at {@code segment} from {@code offset}.
      *
+     * @param segment the memory holding the extension
+     * @param offset where the extension starts
+     * @return this flyweight
      * @throws IllegalArgumentException if fewer than {@link #LENGTH} bytes remain there
      */
     public TaggedExtension wrap(MemorySegment segment, long offset) {
@@ -69,30 +80,49 @@ public final class TaggedExtension {
         return this;
     }
 
+    /** {@return the destination region's key ({@code rkey})} */
     public int rkey() {
         return segment.get(U32, base + RKEY_OFFSET);
     }
 
+    /**
+     * Sets {@code rkey}.
+     *
+     * @param rkey the destination region's remote key
+     * @return this flyweight
+     */
     public TaggedExtension rkey(int rkey) {
         segment.set(U32, base + RKEY_OFFSET, rkey);
         return this;
     }
 
-    /** The raw u64; negative when its top bit is set (which no region can satisfy). */
+    /** {@return {@code region_offset}, the raw u64}: negative when its top bit is set (which no region can satisfy). */
     public long regionOffset() {
         return segment.get(U64, base + REGION_OFFSET_OFFSET);
     }
 
+    /**
+     * Sets {@code region_offset}.
+     *
+     * @param offset where this segment's payload goes in the region
+     * @return this flyweight
+     */
     public TaggedExtension regionOffset(long offset) {
         segment.set(U64, base + REGION_OFFSET_OFFSET, offset);
         return this;
     }
 
-    /** The RSN of a {@link #LENGTH_WITH_RSN}-byte extension; the segment must hold those bytes. */
+    /** {@return the RSN of a {@link #LENGTH_WITH_RSN}-byte extension}; the segment must hold those bytes. */
     public int rsn() {
         return segment.get(U32, base + RSN_OFFSET);
     }
 
+    /**
+     * Sets the RSN of a {@link #LENGTH_WITH_RSN}-byte extension.
+     *
+     * @param rsn the receive sequence number of the receive the message consumes
+     * @return this flyweight
+     */
     public TaggedExtension rsn(int rsn) {
         segment.set(U32, base + RSN_OFFSET, rsn);
         return this;

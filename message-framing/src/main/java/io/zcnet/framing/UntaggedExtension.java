@@ -29,18 +29,27 @@ import java.lang.foreign.StructLayout;
  */
 public final class UntaggedExtension {
 
+    /** The extension's one field, big-endian. */
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(U32.withName("rsn"));
 
     /** Extension size in bytes. */
     public static final int LENGTH = (int) LAYOUT.byteSize();
+    /** Offset of {@code rsn} (u32). */
     public static final long RSN_OFFSET = LAYOUT.byteOffset(groupElement("rsn"));
 
     private MemorySegment segment;
     private long base;
 
+    /** A flyweight pointing nowhere yet: {@link #wrap} it before use. */
+    public UntaggedExtension() {
+    }
+
     /**
      * Points this flyweight at {@code segment} from {@code offset}.
      *
+     * @param segment the memory holding the extension
+     * @param offset where the extension starts
+     * @return this flyweight
      * @throws IllegalArgumentException if fewer than {@link #LENGTH} bytes remain there
      */
     public UntaggedExtension wrap(MemorySegment segment, long offset) {
@@ -50,11 +59,17 @@ public final class UntaggedExtension {
         return this;
     }
 
-    /** The RSN, a 32-bit counter: compare RSNs by their difference, never by sign. */
+    /** {@return the RSN, a 32-bit counter}: compare RSNs by their difference, never by sign. */
     public int rsn() {
         return segment.get(U32, base + RSN_OFFSET);
     }
 
+    /**
+     * Sets the RSN.
+     *
+     * @param rsn the receive sequence number of the receive the message consumes
+     * @return this flyweight
+     */
     public UntaggedExtension rsn(int rsn) {
         segment.set(U32, base + RSN_OFFSET, rsn);
         return this;

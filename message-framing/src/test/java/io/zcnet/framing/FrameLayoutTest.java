@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.MemorySegment;
 import org.junit.jupiter.api.Test;
 
-/** Pins the wire layout of DESIGN.md's table, bit for bit, and every flyweight field. */
+/** Pins the wire layout of docs/wire-format.md's table (section 3), bit for bit, and every flyweight field. */
 class FrameLayoutTest {
 
     @Test

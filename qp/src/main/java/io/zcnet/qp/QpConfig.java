@@ -33,13 +33,16 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
         int maxSubflows, int subflows, Duration handshakeTimeout, Duration silenceTimeout, byte[] preSharedKey,
         int maxSendSge, int maxReceiveSge) {
 
+    /** Most TCP connections one queue pair may span. */
     public static final int MAX_SUBFLOWS = 64;
+    /** The shortest silence timeout, in milliseconds: a heartbeat goes out every quarter of it. */
     public static final int MIN_SILENCE_MILLIS = 20;
     /** The largest silence timeout the handshake's 32-bit {@code silence_ms} can carry. */
     public static final long MAX_SILENCE_MILLIS = 0xFFFF_FFFFL;
     /** Most scatter/gather elements one work request or receive may have. */
     public static final int MAX_SGE = 32;
 
+    /** Checks every component's range. */
     public QpConfig {
         if (segmentSize < 64 || segmentSize > (1 << 24) - 1) {
             throw new IllegalArgumentException("segmentSize " + segmentSize + " outside 64..16777215");
@@ -86,61 +89,112 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
     }
 
     /**
-     * 64 KiB segments, ICRC on, 64 messages in flight, queues of 256, up to 8 subflows, one at connect,
+     * {@return 64 KiB segments, ICRC on, 64 messages in flight, queues of 256, up to 8 subflows, one at connect,
      * 5 s handshake, 2 s silence, two scatter/gather elements per work request and one per receive (send
-     * queue entries of 64 bytes, receive queue entries of 32).
+     * queue entries of 64 bytes, receive queue entries of 32)}
      */
     public static QpConfig defaults() {
         return new QpConfig(64 * 1024, true, 64, 256, 256, 8, 1, Duration.ofSeconds(5), Duration.ofSeconds(2), null,
                 2, 1);
     }
 
+    /**
+     * {@return this configuration with another segment size}
+     *
+     * @param bytes payload bytes per frame (64 .. 2^24-1)
+     */
     public QpConfig withSegmentSize(int bytes) {
         return new QpConfig(bytes, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
                 handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
+    /**
+     * {@return this configuration with the ICRC asked for or not}
+     *
+     * @param on whether frames should carry a CRC32C
+     */
     public QpConfig withIcrc(boolean on) {
         return new QpConfig(segmentSize, on, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
                 handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
+    /**
+     * {@return this configuration with another message window}
+     *
+     * @param messages messages in flight per direction, a power of two up to 2^15
+     */
     public QpConfig withMessageWindow(int messages) {
         return new QpConfig(segmentSize, icrc, messages, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
                 handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
+    /**
+     * {@return this configuration with other queue depths}
+     *
+     * @param send send work requests outstanding at most, a power of two
+     * @param receive posted receives outstanding at most, a power of two
+     */
     public QpConfig withQueueDepths(int send, int receive) {
         return new QpConfig(segmentSize, icrc, messageWindow, send, receive, maxSubflows, subflows,
                 handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
+    /**
+     * {@return this configuration opening {@code atConnect} subflows at once} (raising the subflow limit to it if
+     * needed)
+     *
+     * @param atConnect connections a connector opens at once
+     */
     public QpConfig withSubflows(int atConnect) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth,
                 Math.max(maxSubflows, atConnect), atConnect, handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
+    /**
+     * {@return this configuration with another subflow limit} (lowering the subflows opened at once to it if
+     * needed)
+     *
+     * @param limit TCP connections one queue pair may span (1 .. {@link #MAX_SUBFLOWS})
+     */
     public QpConfig withMaxSubflows(int limit) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, limit,
                 Math.min(subflows, limit), handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
+    /**
+     * {@return this configuration with other timeouts}
+     *
+     * @param handshake how long a connection may take to finish its handshake
+     * @param silence how long a subflow may stay silent before it is declared dead
+     */
     public QpConfig withTimeouts(Duration handshake, Duration silence) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
                 handshake, silence, preSharedKey, maxSendSge, maxReceiveSge);
     }
 
+    /**
+     * {@return this configuration with a pre-shared key, or without one}
+     *
+     * @param key 16 to 64 bytes both ends hold, or null
+     */
     public QpConfig withPreSharedKey(byte[] key) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
                 handshakeTimeout, silenceTimeout, key, maxSendSge, maxReceiveSge);
     }
 
-    /** At most {@code send} scatter/gather elements per work request and {@code receive} per posted receive. */
+    /**
+     * {@return this configuration with at most {@code send} scatter/gather elements per work request and
+     * {@code receive} per posted receive}
+     *
+     * @param send elements per work request (1 .. {@link #MAX_SGE})
+     * @param receive elements per posted receive (1 .. {@link #MAX_SGE})
+     */
     public QpConfig withMaxSge(int send, int receive) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
                 handshakeTimeout, silenceTimeout, preSharedKey, send, receive);
     }
 
+    /** {@return a copy of the pre-shared key, or null} */
     @Override
     public byte[] preSharedKey() {
         return preSharedKey == null ? null : preSharedKey.clone();

@@ -77,12 +77,21 @@ public final class QpContext implements AutoCloseable {
         this.loop = t.loop();
     }
 
-    /** A context on the best engine this machine has ({@code -Dzcnet.engine=nio|uring} overrides). */
+    /**
+     * {@return a context on the best engine this machine has ({@code -Dzcnet.engine=nio|uring} overrides)}
+     *
+     * @throws IOException if no engine can start its event loop
+     */
     public static QpContext open() throws IOException {
         return new QpContext(EventLoopConfig.choiceFromProperty());
     }
 
-    /** A context on the given engine. */
+    /**
+     * {@return a context on the given engine}
+     *
+     * @param engine the engine to run on
+     * @throws IOException if that engine cannot run here, with the reason
+     */
     public static QpContext open(EventLoopConfig.Choice engine) throws IOException {
         if (engine == null) {
             throw new IllegalArgumentException("engine choice is null");
@@ -90,7 +99,7 @@ public final class QpContext implements AutoCloseable {
         return new QpContext(engine);
     }
 
-    /** The engine the loop runs on. */
+    /** {@return the engine the loop runs on} */
     public EngineKind engine() {
         return loop.engine();
     }
@@ -102,6 +111,9 @@ public final class QpContext implements AutoCloseable {
      * ({@link io.zcnet.buffer.Access} bits; local reads are always allowed). Its local key names it in work
      * requests and receives; its remote key, unguessable, is what a peer's WRITE or READ must name.
      *
+     * @param segment the memory to register
+     * @param access {@link io.zcnet.buffer.Access} bits
+     * @return the region, with its keys
      * @throws IllegalArgumentException if the segment is not native, is confined to a thread, or the access
      *                                  bits are invalid
      */
@@ -113,6 +125,7 @@ public final class QpContext implements AutoCloseable {
     /**
      * Deregisters a region: later uses of its keys are refused (a peer's WRITE gets REMOTE_ACCESS_ERROR).
      *
+     * @param region a region this context registered
      * @throws IllegalStateException if the kernel may still be writing into it (a receive in flight)
      */
     public void deregister(MemoryRegion region) {
@@ -121,7 +134,14 @@ public final class QpContext implements AutoCloseable {
 
     // ---------------------------------------------------------------- connections
 
-    /** Listens on {@code address} (port 0: any free port) for queue pairs and their extra subflows. */
+    /**
+     * Listens on {@code address} (port 0: any free port) for queue pairs and their extra subflows.
+     *
+     * @param address where to listen
+     * @param config what this side asks for in every handshake on it
+     * @return the listener; it accepts until closed or until the context closes
+     * @throws IOException if the address cannot be bound
+     */
     public QpListener listen(InetSocketAddress address, QpConfig config) throws IOException {
         checkOpen();
         if (address == null || config == null) {
@@ -134,7 +154,13 @@ public final class QpContext implements AutoCloseable {
         return listener;
     }
 
-    /** {@link #connect(List, QpConfig)} with {@link QpConfig#subflows()} subflows to {@code remote}. */
+    /**
+     * {@return {@link #connect(List, QpConfig)} with {@link QpConfig#subflows()} subflows to {@code remote}}
+     *
+     * @param remote the listener to connect to
+     * @param config what this side asks for; {@link QpConfig#subflows()} connections are opened
+     * @throws IOException if the first subflow cannot be established, with the reason
+     */
     public QueuePair connect(InetSocketAddress remote, QpConfig config) throws IOException {
         if (remote == null || config == null) {
             throw new IllegalArgumentException("remote and config are required");
@@ -152,6 +178,9 @@ public final class QpContext implements AutoCloseable {
      * the queue pair with fewer subflows ({@link QueuePair#liveSubflows()}) and its reason in
      * {@link QueuePair#joinFailures()}; a failed first path throws.
      *
+     * @param paths the first opens the queue pair, each further one joins it as another subflow
+     * @param config what this side asks for
+     * @return the queue pair, in RTS
      * @throws IOException if the first subflow cannot be established within the handshake timeout, with
      *                     the reason (refused, no listener, timed out)
      */

@@ -1,6 +1,5 @@
 package io.zcnet.qp;
 
-import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.CqeFlags;
 import io.zcnet.ring.EventLoop;
 
@@ -20,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>{@link #accept} may be called from any thread.
  */
-public final class QpListener implements AutoCloseable, CompletionHandler, AcceptorHandshake.Host {
+public final class QpListener implements AutoCloseable {
     /** Handshakes in progress at most. */
     public static final int MAX_HANDSHAKES = 512;
     private static final int TAG_ACCEPT = 1;
@@ -32,6 +31,8 @@ public final class QpListener implements AutoCloseable, CompletionHandler, Accep
     private final int socket;
     private final int handlerId;
     private final InetSocketAddress address;
+    /** What the listener's handshakes call back into; a separate object so none of it is public API. */
+    private final Acceptor acceptor = new Acceptor();
     private final ArrayDeque<AcceptorHandshake> pending = new ArrayDeque<>();
     private final LinkedBlockingQueue<QueuePair> ready = new LinkedBlockingQueue<>();
     private long accepted;
@@ -46,37 +47,39 @@ public final class QpListener implements AutoCloseable, CompletionHandler, Accep
         this.config = config;
         this.socket = loop.listen(address, 1024);
         this.address = loop.localAddress(socket);
-        this.handlerId = loop.registerHandler(this);
+        this.handlerId = loop.registerHandler(this::onAccepted);
         loop.accept(handlerId, TAG_ACCEPT, socket, true);
     }
 
-    /** The address it listens on (with the port picked, if 0 was asked for). */
+    /** {@return the address it listens on (with the port picked, if 0 was asked for)} */
     public InetSocketAddress address() {
         return address;
     }
 
     /**
-     * The next queue pair whose first subflow finished its handshake, in RTS, or null if none came within
-     * {@code timeout}.
+     * {@return the next queue pair whose first subflow finished its handshake, in RTS, or null if none came within
+     * {@code timeout}}
+     *
+     * @param timeout how long to wait
+     * @throws InterruptedException if the calling thread is interrupted while waiting
      */
     public QueuePair accept(Duration timeout) throws InterruptedException {
         return ready.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
-    /** Connections refused or dropped during their handshake so far. */
+    /** {@return how many connections were refused or dropped during their handshake so far} */
     public long refused() {
         return refused;
     }
 
-    /** Why the last connection was refused, or null. */
+    /** {@return why the last connection was refused, or null} */
     public String lastRefusal() {
         return lastRefusal;
     }
 
     // ---------------------------------------------------------------- loop thread
 
-    @Override
-    public void onCompletion(int op, int tag, int result, int flags) {
+    private void onAccepted(int op, int tag, int result, int flags) {
         if (tag != TAG_ACCEPT || closed) {
             if (tag == TAG_ACCEPT && result >= 0) {
                 loop.close(handlerId, TAG_CLOSED, result);
@@ -105,7 +108,7 @@ public final class QpListener implements AutoCloseable, CompletionHandler, Accep
         if (pending.size() >= MAX_HANDSHAKES) {
             pending.pollFirst().abort("dropped: " + MAX_HANDSHAKES + " handshakes were in progress");
         }
-        pending.addLast(new AcceptorHandshake(loop, accepted, peerOf(accepted), this));
+        pending.addLast(new AcceptorHandshake(loop, accepted, peerOf(accepted), acceptor));
     }
 
     /** {@code PEER->LOCAL} of an accepted connection, for the subflow's path and the refusal reasons. */
@@ -118,35 +121,38 @@ public final class QpListener implements AutoCloseable, CompletionHandler, Accep
         }
     }
 
-    @Override
-    public QpConfig config() {
-        return config;
-    }
-
-    @Override
-    public QpEngine findByToken(long token) {
-        return context.findByToken(token);
-    }
-
-    @Override
-    public QueuePair create(Agreement agreement, long token, byte[] secret) {
-        return context.createAccepted(agreement, config, token, secret);
-    }
-
-    @Override
-    public void established(AcceptorHandshake h, QueuePair created) {
-        pending.remove(h);
-        h.joined.attach(h.subflowIndex, h.socket, h.peer(), h.peerAckMsn, h.peerCredit);
-        if (created != null) {
-            ready.add(created);
+    /** The listener's side of its handshakes. Loop thread. */
+    private final class Acceptor implements AcceptorHandshake.Host {
+        @Override
+        public QpConfig config() {
+            return config;
         }
-    }
 
-    @Override
-    public void failed(AcceptorHandshake h, String reason) {
-        pending.remove(h);
-        refused++;
-        lastRefusal = reason;
+        @Override
+        public QpEngine findByToken(long token) {
+            return context.findByToken(token);
+        }
+
+        @Override
+        public QueuePair create(Agreement agreement, long token, byte[] secret) {
+            return context.createAccepted(agreement, config, token, secret);
+        }
+
+        @Override
+        public void established(AcceptorHandshake h, QueuePair created) {
+            pending.remove(h);
+            h.joined.attach(h.subflowIndex, h.socket, h.peer(), h.peerAckMsn, h.peerCredit);
+            if (created != null) {
+                ready.add(created);
+            }
+        }
+
+        @Override
+        public void failed(AcceptorHandshake h, String reason) {
+            pending.remove(h);
+            refused++;
+            lastRefusal = reason;
+        }
     }
 
     /** Stops accepting; handshakes in progress are dropped, queue pairs already accepted carry on. */

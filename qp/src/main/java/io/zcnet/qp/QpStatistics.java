@@ -16,6 +16,8 @@ public record QpStatistics(QpState state, String errorReason, long framesResent,
         List<SubflowStatistics> subflows) {
 
     /**
+     * One subflow's share of the queue pair.
+     *
      * @param index        the subflow's index in its queue pair
      * @param path         where it runs
      * @param alive        whether it still carries frames
@@ -28,11 +30,12 @@ public record QpStatistics(QpState state, String errorReason, long framesResent,
             double rateBytesPerSecond, double roundTripMicros) {
     }
 
+    /** Copies the subflow list, so a snapshot handed out cannot change. */
     public QpStatistics {
         subflows = List.copyOf(subflows);
     }
 
-    /** Payload bytes over all subflows. */
+    /** {@return the payload bytes over all subflows} */
     public long payloadBytes() {
         return subflows.stream().mapToLong(SubflowStatistics::payloadBytes).sum();
     }

@@ -114,14 +114,14 @@ public final class QueuePair implements AutoCloseable {
     }
 
     /**
-     * What the two ends agreed (segment size, window, ICRC, subflow limit, silence timeout) and this side's
-     * queue depths and handshake timeout.
+     * {@return what the two ends agreed (segment size, window, ICRC, subflow limit, silence timeout) and this side's
+     * queue depths and handshake timeout}
      */
     public QpConfig config() {
         return config;
     }
 
-    /** The current state; any thread. */
+    /** {@return the current state}; any thread. */
     public QpState state() {
         return engine.state();
     }
@@ -136,6 +136,7 @@ public final class QueuePair implements AutoCloseable {
      * taken, and fails it with a completion status.
      *
      * @return false if the send queue is full (poll completions, then post again)
+     * @param wr the work request; copied, so it may be refilled at once
      * @throws IllegalArgumentException if {@code wr} was never filled, or has no element or more than
      *                                  {@link QpConfig#maxSendSge()}
      * @throws IllegalStateException    if the queue pair was closed
@@ -163,6 +164,10 @@ public final class QueuePair implements AutoCloseable {
      * and fails the queue pair, as verbs do.
      *
      * @return false if the receive queue is full
+     * @param workRequestId reported in the receive's completion
+     * @param lkey the local key of a region that grants LOCAL_WRITE
+     * @param offset where the receive starts in the region
+     * @param length the most bytes the receive takes
      * @throws IllegalArgumentException if the range is negative
      * @throws IllegalStateException    if the queue pair was closed
      */
@@ -188,6 +193,7 @@ public final class QueuePair implements AutoCloseable {
      * with LOCAL_PROTECTION_ERROR.
      *
      * @return false if the receive queue is full
+     * @param rr the receive; copied, so it may be refilled at once
      * @throws IllegalArgumentException if {@code rr} has no element or more than {@link QpConfig#maxReceiveSge()}
      *                                  (ibv_post_recv(3)'s EINVAL)
      * @throws IllegalStateException    if the queue pair was closed
@@ -235,6 +241,7 @@ public final class QueuePair implements AutoCloseable {
      * Moves the oldest completion into {@code into}.
      *
      * @return false, leaving {@code into} untouched, when there is none
+     * @param into the holder to fill
      */
     public boolean poll(WorkCompletion into) {
         if (into == null) {
@@ -253,7 +260,12 @@ public final class QueuePair implements AutoCloseable {
         return at >= 0;
     }
 
-    /** Fills {@code into} from the start with up to {@code into.length} completions; returns how many. */
+    /**
+     * Fills {@code into} from the start with up to {@code into.length} completions.
+     *
+     * @param into the holders to fill
+     * @return how many were filled
+     */
     public int poll(WorkCompletion[] into) {
         int n = 0;
         while (n < into.length && poll(into[n])) {
@@ -266,6 +278,8 @@ public final class QueuePair implements AutoCloseable {
      * Waits up to {@code timeout} for a completion, spinning briefly and then parking in short steps.
      *
      * @return false if none came in time
+     * @param into the holder to fill
+     * @param timeout how long to wait at most
      */
     public boolean await(WorkCompletion into, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -287,6 +301,8 @@ public final class QueuePair implements AutoCloseable {
      * Has {@code listener} run on the context's loop thread after every loop turn that added completions,
      * so an application can poll and post from the loop thread itself, with no thread of its own and no
      * wake-ups (the inline style of an Agrona agent). The listener must not block; null removes it.
+     *
+     * @param listener what to run on the loop thread, or null
      */
     public void onCompletions(Runnable listener) {
         checkOpen();
@@ -307,6 +323,9 @@ public final class QueuePair implements AutoCloseable {
      * Opens one more subflow along {@code path} and joins it to this queue pair (the connecting side only),
      * proving the pair's secret. Completes with the subflow's index, or exceptionally with the reason the
      * acceptor refused or the connection failed.
+     *
+     * @param path where the new subflow runs
+     * @return the subflow's index, once it joined
      */
     public CompletableFuture<Integer> addSubflow(SubflowPath path) {
         checkOpen();
@@ -314,8 +333,8 @@ public final class QueuePair implements AutoCloseable {
     }
 
     /**
-     * Why paths given to {@link QpContext#connect(List, QpConfig)} did not join, one line per failed path
-     * ({@code "LOCAL=REMOTE: reason"}), in the order of the paths; empty when every path joined. The queue
+     * {@return why paths given to {@link QpContext#connect(List, QpConfig)} did not join, one line per failed path
+     * ({@code "LOCAL=REMOTE: reason"}), in the order of the paths; empty when every path joined} The queue
      * pair runs on the subflows that joined, as MPTCP does; a caller that needs them all checks this.
      */
     public List<String> joinFailures() {
@@ -326,12 +345,12 @@ public final class QueuePair implements AutoCloseable {
         joinFailures.add(path + ": " + reason);
     }
 
-    /** Subflows that carry frames now. */
+    /** {@return how many subflows carry frames now} */
     public int liveSubflows() {
         return call(engine::liveSubflows);
     }
 
-    /** A snapshot of the state, the resends and every subflow's share. */
+    /** {@return a snapshot of the state, the resends and every subflow's share} */
     public QpStatistics statistics() {
         return call(() -> {
             List<QpStatistics.SubflowStatistics> list = new ArrayList<>();

@@ -19,7 +19,16 @@ public final class ReceiveRequest {
     long workRequestId;
     final SgeList sges = new SgeList(QpConfig.MAX_SGE);
 
-    /** Starts the receive {@code workRequestId}, with no elements yet. */
+    /** An empty holder: start it with {@link #receive}. */
+    public ReceiveRequest() {
+    }
+
+    /**
+     * Starts the receive {@code workRequestId}, with no elements yet.
+     *
+     * @param workRequestId reported in the receive's completion
+     * @return this holder
+     */
     public ReceiveRequest receive(long workRequestId) {
         this.workRequestId = workRequestId;
         sges.clear();
@@ -29,6 +38,10 @@ public final class ReceiveRequest {
     /**
      * Appends {@code length} bytes at {@code offset} of the local region {@code lkey}.
      *
+     * @param lkey the local key of a region that grants LOCAL_WRITE
+     * @param offset where the element starts in the region
+     * @param length bytes in the element
+     * @return this holder
      * @throws IllegalArgumentException if the range is negative, the holder holds {@link QpConfig#MAX_SGE}
      *                                  elements already, or the total would pass 2^31 - 1 bytes
      */
@@ -37,11 +50,12 @@ public final class ReceiveRequest {
         return this;
     }
 
+    /** {@return the id the receive is posted with} */
     public long workRequestId() {
         return workRequestId;
     }
 
-    /** Scatter/gather elements added so far. */
+    /** {@return how many scatter/gather elements were added so far} */
     public int sgeCount() {
         return sges.count();
     }

@@ -5,9 +5,13 @@ import java.net.InetSocketAddress;
 /**
  * Where one subflow runs: from {@code local} (null: wherever the routing table says; port 0 in it: any
  * port) to {@code remote}. A queue pair over several paths of different networks has one subflow per path.
+ *
+ * @param local the local address to bind, or null
+ * @param remote the listener's address
  */
 public record SubflowPath(InetSocketAddress local, InetSocketAddress remote) {
 
+    /** Checks that the remote address is given and both are resolved. */
     public SubflowPath {
         if (remote == null) {
             throw new IllegalArgumentException("remote address is required");
@@ -17,6 +21,11 @@ public record SubflowPath(InetSocketAddress local, InetSocketAddress remote) {
         }
     }
 
+    /**
+     * {@return a path to {@code remote} from wherever the routing table says}
+     *
+     * @param remote the listener's address
+     */
     public static SubflowPath to(InetSocketAddress remote) {
         return new SubflowPath(null, remote);
     }
@@ -24,6 +33,10 @@ public record SubflowPath(InetSocketAddress local, InetSocketAddress remote) {
     /**
      * Parses {@code LOCAL=REMOTE} ({@code 10.0.1.1=10.0.1.2:7000}; LOCAL may carry a port) or {@code REMOTE}
      * alone; {@code defaultPort} fills a REMOTE without one.
+     *
+     * @param text {@code LOCAL=REMOTE} or {@code REMOTE}, each {@code HOST} or {@code HOST:PORT}
+     * @param defaultPort the port of a REMOTE given without one
+     * @return the path
      */
     public static SubflowPath parse(String text, int defaultPort) {
         if (text == null || text.isBlank()) {

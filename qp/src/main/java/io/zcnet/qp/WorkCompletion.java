@@ -44,40 +44,50 @@ public final class WorkCompletion {
     int immediate;
     boolean hasImmediate;
 
-    /** The id the work request or receive was posted with. */
+    /** An empty holder, filled by {@link QueuePair#poll}. */
+    public WorkCompletion() {
+    }
+
+    /** {@return the id the work request or receive was posted with} */
     public long workRequestId() {
         return workRequestId;
     }
 
-    /** {@link #SUCCESS} or the error status. */
+    /** {@return {@link #SUCCESS} or the error status} */
     public int status() {
         return status;
     }
 
+    /** {@return whether the status is {@link #SUCCESS}} */
     public boolean isSuccess() {
         return status == SUCCESS;
     }
 
-    /** {@link #OP_SEND} .. {@link #OP_RECV_RDMA_WITH_IMM}. */
+    /** {@return the kind of work that completed}: {@link #OP_SEND} .. {@link #OP_RECV_RDMA_WITH_IMM}. */
     public int opcode() {
         return opcode;
     }
 
-    /** Bytes received (receive completions) or transferred. */
+    /** {@return the bytes received (receive completions) or transferred} */
     public int byteCount() {
         return byteCount;
     }
 
-    /** Immediate data, when {@link #hasImmediate()}. */
+    /** {@return the immediate data}, when {@link #hasImmediate()}. */
     public int immediate() {
         return immediate;
     }
 
-    /** Whether the message carried immediate data ({@code IBV_WC_WITH_IMM}). */
+    /** {@return whether the message carried immediate data ({@code IBV_WC_WITH_IMM})} */
     public boolean hasImmediate() {
         return hasImmediate;
     }
 
+    /**
+     * {@return the name of a status constant, or {@code "status N"}}
+     *
+     * @param status a status constant
+     */
     public static String statusName(int status) {
         return switch (status) {
             case SUCCESS -> "SUCCESS";
@@ -92,6 +102,11 @@ public final class WorkCompletion {
         };
     }
 
+    /**
+     * {@return the name of an opcode constant}
+     *
+     * @param opcode an {@code OP_*} constant
+     */
     public static String opcodeName(int opcode) {
         return switch (opcode) {
             case OP_SEND -> "SEND";

@@ -51,42 +51,110 @@ public final class WorkRequest {
     int rkey;
     long remoteOffset;
 
-    /** A SEND of the elements {@link #sge} adds next. */
+    /** An empty holder: fill it with one of the operation methods. */
+    public WorkRequest() {
+    }
+
+    /**
+     * A SEND of the elements {@link #sge} adds next.
+     *
+     * @param workRequestId reported in the completion
+     * @return this holder
+     */
     public WorkRequest send(long workRequestId) {
         return fill(SEND, workRequestId, 0, 0, 0);
     }
 
-    /** A SEND of {@code length} bytes at {@code offset} of the local region {@code lkey}. */
+    /**
+     * A SEND of {@code length} bytes at {@code offset} of the local region {@code lkey}.
+     *
+     * @param workRequestId reported in the completion
+     * @param lkey the local key of the region holding the bytes
+     * @param offset where the bytes start in the region
+     * @param length how many bytes
+     * @return this holder
+     */
     public WorkRequest send(long workRequestId, int lkey, long offset, int length) {
         return send(workRequestId).sge(lkey, offset, length);
     }
 
-    /** A SEND with immediate data of the elements {@link #sge} adds next. */
+    /**
+     * A SEND with immediate data of the elements {@link #sge} adds next.
+     *
+     * @param workRequestId reported in the completion
+     * @param immediate delivered with the peer's receive completion
+     * @return this holder
+     */
     public WorkRequest sendWithImmediate(long workRequestId, int immediate) {
         return fill(SEND_WITH_IMM, workRequestId, 0, 0, immediate);
     }
 
-    /** A SEND with immediate data. */
+    /**
+     * A SEND with immediate data.
+     *
+     * @param workRequestId reported in the completion
+     * @param lkey the local key of the region holding the bytes
+     * @param offset where the bytes start in the region
+     * @param length how many bytes
+     * @param immediate delivered with the peer's receive completion
+     * @return this holder
+     */
     public WorkRequest sendWithImmediate(long workRequestId, int lkey, long offset, int length, int immediate) {
         return sendWithImmediate(workRequestId, immediate).sge(lkey, offset, length);
     }
 
-    /** An RDMA WRITE to the peer's region {@code rkey} from {@code remoteOffset} of the elements {@link #sge} adds next. */
+    /**
+     * An RDMA WRITE to the peer's region {@code rkey} from {@code remoteOffset} of the elements {@link #sge} adds next.
+     *
+     * @param workRequestId reported in the completion
+     * @param rkey the peer's region key, which must grant REMOTE_WRITE
+     * @param remoteOffset where the bytes go in the peer's region
+     * @return this holder
+     */
     public WorkRequest write(long workRequestId, int rkey, long remoteOffset) {
         return fill(RDMA_WRITE, workRequestId, rkey, remoteOffset, 0);
     }
 
-    /** An RDMA WRITE of the local bytes to the peer's region {@code rkey} from {@code remoteOffset}. */
+    /**
+     * An RDMA WRITE of the local bytes to the peer's region {@code rkey} from {@code remoteOffset}.
+     *
+     * @param workRequestId reported in the completion
+     * @param lkey the local key of the region holding the bytes
+     * @param offset where the bytes start in the region
+     * @param length how many bytes
+     * @param rkey the peer's region key, which must grant REMOTE_WRITE
+     * @param remoteOffset where the bytes go in the peer's region
+     * @return this holder
+     */
     public WorkRequest write(long workRequestId, int lkey, long offset, int length, int rkey, long remoteOffset) {
         return write(workRequestId, rkey, remoteOffset).sge(lkey, offset, length);
     }
 
-    /** An RDMA WRITE with immediate data of the elements {@link #sge} adds next. */
+    /**
+     * An RDMA WRITE with immediate data of the elements {@link #sge} adds next.
+     *
+     * @param workRequestId reported in the completion
+     * @param rkey the peer's region key, which must grant REMOTE_WRITE
+     * @param remoteOffset where the bytes go in the peer's region
+     * @param immediate delivered with the peer's receive completion
+     * @return this holder
+     */
     public WorkRequest writeWithImmediate(long workRequestId, int rkey, long remoteOffset, int immediate) {
         return fill(RDMA_WRITE_WITH_IMM, workRequestId, rkey, remoteOffset, immediate);
     }
 
-    /** An RDMA WRITE whose immediate data completes one of the peer's posted receives. */
+    /**
+     * An RDMA WRITE whose immediate data completes one of the peer's posted receives.
+     *
+     * @param workRequestId reported in the completion
+     * @param lkey the local key of the region holding the bytes
+     * @param offset where the bytes start in the region
+     * @param length how many bytes
+     * @param rkey the peer's region key, which must grant REMOTE_WRITE
+     * @param remoteOffset where the bytes go in the peer's region
+     * @param immediate delivered with the peer's receive completion
+     * @return this holder
+     */
     public WorkRequest writeWithImmediate(long workRequestId, int lkey, long offset, int length, int rkey,
             long remoteOffset, int immediate) {
         return writeWithImmediate(workRequestId, rkey, remoteOffset, immediate).sge(lkey, offset, length);
@@ -97,12 +165,27 @@ public final class WorkRequest {
      * adds next: each element is read with requests of its own over the next consecutive range of the peer's
      * region (the whole READ is as long as its elements together), and the work request completes once
      * every one has landed.
+     *
+     * @param workRequestId reported in the completion
+     * @param rkey the peer's region key, which must grant REMOTE_READ
+     * @param remoteOffset where the read starts in the peer's region
+     * @return this holder
      */
     public WorkRequest read(long workRequestId, int rkey, long remoteOffset) {
         return fill(RDMA_READ, workRequestId, rkey, remoteOffset, 0);
     }
 
-    /** An RDMA READ of {@code length} bytes of the peer's region {@code rkey} into the local region {@code lkey}. */
+    /**
+     * An RDMA READ of {@code length} bytes of the peer's region {@code rkey} into the local region {@code lkey}.
+     *
+     * @param workRequestId reported in the completion
+     * @param lkey the local key of the region the bytes land in, which must grant LOCAL_WRITE
+     * @param offset where the bytes land in the local region
+     * @param length how many bytes
+     * @param rkey the peer's region key, which must grant REMOTE_READ
+     * @param remoteOffset where the read starts in the peer's region
+     * @return this holder
+     */
     public WorkRequest read(long workRequestId, int lkey, long offset, int length, int rkey, long remoteOffset) {
         return read(workRequestId, rkey, remoteOffset).sge(lkey, offset, length);
     }
@@ -111,6 +194,10 @@ public final class WorkRequest {
      * Appends a scatter/gather element: {@code length} bytes at {@code offset} of the local region
      * {@code lkey} (an {@code ibv_sge}).
      *
+     * @param lkey the local key of the region
+     * @param offset where the element starts in the region
+     * @param length bytes in the element
+     * @return this holder
      * @throws IllegalArgumentException if the holder is not filled, the range is negative, the holder holds
      *                                  {@link QpConfig#MAX_SGE} elements already, or the total would pass
      *                                  2^31 - 1 bytes or overflow the remote offset
@@ -144,6 +231,8 @@ public final class WorkRequest {
     /**
      * No completion on success ({@code IBV_SEND_SIGNALED} left out); a failure still completes, and a
      * later signaled completion implies this one succeeded.
+     *
+     * @return this holder
      */
     public WorkRequest unsignaled() {
         this.signaled = false;
@@ -164,21 +253,22 @@ public final class WorkRequest {
         return this;
     }
 
+    /** {@return the id the work request is posted with} */
     public long workRequestId() {
         return workRequestId;
     }
 
-    /** One of {@link #SEND} .. {@link #RDMA_READ}, or -1 before the holder is filled. */
+    /** {@return one of {@link #SEND} .. {@link #RDMA_READ}, or -1 before the holder is filled} */
     public int opcode() {
         return opcode;
     }
 
-    /** Scatter/gather elements added so far. */
+    /** {@return how many scatter/gather elements were added so far} */
     public int sgeCount() {
         return sges.count();
     }
 
-    /** Bytes of all elements together: the message's length. */
+    /** {@return the bytes of all elements together}: the message's length. */
     public int length() {
         return (int) sges.byteSize();
     }

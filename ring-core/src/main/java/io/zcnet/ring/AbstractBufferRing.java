@@ -22,10 +22,11 @@ import java.lang.foreign.MemorySegment;
  * so that it is never closed while one may still take a buffer. Each buffer it leases holds a
  * {@linkplain io.zcnet.buffer.MemoryRegion#pin() pin} on its pool's slab until the ring gives it back, so
  * the pool cannot free memory the kernel may still write ({@link io.zcnet.buffer.BufferPool#close()}
- * refuses); a ring {@linkplain #abandon() abandoned} to the kernel keeps its pins for good. Engines
- * subclass it, users only see {@link BufferRing}.
+ * refuses); a ring {@linkplain #abandon() abandoned} to the kernel keeps its pins for good. Sealed: the
+ * two engines' rings are its only subclasses; users only see {@link BufferRing}.
  */
-public abstract class AbstractBufferRing implements BufferRing {
+public abstract sealed class AbstractBufferRing implements BufferRing
+        permits io.zcnet.ring.uring.UringBufferRing, io.zcnet.ring.nio.NioBufferRing {
     private final EventLoop loop;
     private final int groupId;
     private final int bufferSize;
@@ -111,7 +112,7 @@ public abstract class AbstractBufferRing implements BufferRing {
         return closed ? 0 : leased.length - heldCount;
     }
 
-    /** Whether {@link #close()} ran. */
+    /** {@return whether {@link #close()} ran} */
     public final boolean isClosed() {
         return closed;
     }

@@ -10,6 +10,11 @@ package io.zcnet.ring;
 public record Availability(boolean usable, String reason) {
     public static final Availability USABLE = new Availability(true, "");
 
+    /**
+     * {@return an unusable engine, for {@code reason}}
+     *
+     * @param reason why, in one line a user can act on
+     */
     public static Availability unusable(String reason) {
         return new Availability(false, reason);
     }

@@ -10,30 +10,38 @@ import java.lang.foreign.MemorySegment;
  * <p>Owner-thread only, like its loop. A buffer handed to a handler (by the buffer id in the completion
  * flags) belongs to the application until {@link #recycle}; a recycled buffer is visible to the engine
  * at the next submission.
+ *
+ * <p>Only {@link EventLoop#createBufferRing} makes one (the interface is sealed): an operation given a ring
+ * must find the engine's own bookkeeping behind it.
  */
-public interface BufferRing extends AutoCloseable {
+public sealed interface BufferRing extends AutoCloseable permits AbstractBufferRing {
 
-    /** The buffer group id ({@code bgid}) given at creation. */
+    /** {@return the buffer group id ({@code bgid}) given at creation} */
     int groupId();
 
-    /** Number of buffers in the ring (a power of two). */
+    /** {@return the number of buffers in the ring (a power of two)} */
     int bufferCount();
 
-    /** Capacity of each buffer in bytes. */
+    /** {@return the capacity of each buffer in bytes} */
     int bufferSize();
 
-    /** The whole buffer with id {@code bufferId}; a completion's data is its first {@code result} bytes. */
+    /**
+     * {@return the whole buffer with id {@code bufferId}; a completion's data is its first {@code result} bytes}
+     *
+     * @param bufferId a buffer id from a completion's flags ({@link CqeFlags#bufferId})
+     */
     MemorySegment buffer(int bufferId);
 
     /**
      * Gives buffer {@code bufferId} back to the engine.
      *
+     * @param bufferId a buffer id the application holds
      * @throws IllegalStateException off the loop's thread, if the ring is closed, or if the application
      *                               does not hold the buffer (recycled twice)
      */
     void recycle(int bufferId);
 
-    /** Buffers currently available to the engine. */
+    /** {@return how many buffers the engine has to fill now} */
     int available();
 
     /**

@@ -14,6 +14,8 @@ package io.zcnet.ring;
 public interface CompletionHandler {
 
     /**
+     * Takes one completion.
+     *
      * @param op     the {@link Op} that completed
      * @param tag    the caller's tag given when the operation was submitted
      * @param result bytes, a socket handle, 0, or {@code -errno}

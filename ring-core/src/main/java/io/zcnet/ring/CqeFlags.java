@@ -27,19 +27,38 @@ public final class CqeFlags {
     private CqeFlags() {
     }
 
+    /**
+     * {@return whether {@link #MORE} is set: the operation stays armed}
+     *
+     * @param flags a completion's flags
+     */
     public static boolean hasMore(int flags) {
         return (flags & MORE) != 0;
     }
 
+    /**
+     * {@return whether {@link #BUFFER} is set: the data is in a provided buffer}
+     *
+     * @param flags a completion's flags
+     */
     public static boolean hasBuffer(int flags) {
         return (flags & BUFFER) != 0;
     }
 
+    /**
+     * {@return whether {@link #NOTIF} is set: a zero-copy send's buffer is free again}
+     *
+     * @param flags a completion's flags
+     */
     public static boolean isNotification(int flags) {
         return (flags & NOTIF) != 0;
     }
 
-    /** The provided-buffer id of a completion that has {@link #BUFFER}. */
+    /**
+     * {@return the provided-buffer id of a completion that has {@link #BUFFER}}
+     *
+     * @param flags a completion's flags
+     */
     public static int bufferId(int flags) {
         return flags >>> BUFFER_SHIFT;
     }

@@ -19,6 +19,7 @@ public record EngineFeatures(EngineKind engine, List<String> setupFlags, int set
         List<String> kernelFeatures, List<String> supportedOps, int sqEntries, int cqEntries,
         boolean registeredRing, List<String> notes) {
 
+    /** Copies the lists, so a record handed out cannot change. */
     public EngineFeatures {
         setupFlags = List.copyOf(setupFlags);
         kernelFeatures = List.copyOf(kernelFeatures);
@@ -26,7 +27,7 @@ public record EngineFeatures(EngineKind engine, List<String> setupFlags, int set
         notes = List.copyOf(notes);
     }
 
-    /** One line for logs: engine and the setup flags it runs with. */
+    /** {@return one line for logs: the engine and the setup flags it runs with} */
     public String summary() {
         if (engine == EngineKind.NIO) {
             return "nio";

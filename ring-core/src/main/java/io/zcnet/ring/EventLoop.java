@@ -3,6 +3,7 @@ package io.zcnet.ring;
 import io.zcnet.buffer.BufferPool;
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.ring.internal.Counters;
+import io.zcnet.ring.internal.UserData;
 
 import org.jctools.queues.atomic.MpscAtomicArrayQueue;
 
@@ -38,7 +39,7 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <h2>Operations and completions</h2>
  * Each asynchronous method prepares one operation and returns its {@code user_data}
- * ({@link UserData#pack}), the value {@link #cancel} takes. Nothing reaches the kernel or the selector
+ * (handler id, operation and tag packed into 64 bits), the value {@link #cancel} takes. Nothing reaches the kernel or the selector
  * until the next {@link #poll(long)}, which submits everything prepared in one system call, waits, and
  * calls {@link CompletionHandler#onCompletion} for each completion. Results follow the kernel: a byte
  * count, a socket handle, 0, or {@code -errno} ({@link Errno}).
@@ -49,12 +50,31 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <p>Socket handles are small non-negative ints owned by this loop (a file descriptor on io_uring, a
  * table slot on NIO); they mean nothing to another loop.
+ *
+ * <h2>Errors</h2>
+ * What fails at run time (a refused connection, a reset, an empty buffer ring) completes with
+ * {@code -errno}; nothing is thrown for it. The methods that prepare operations throw only for the
+ * caller's mistakes, before anything reaches the kernel: {@link IllegalArgumentException} for a handler id
+ * that is not registered, a negative socket handle, memory that is not alive or a range outside it,
+ * {@code msg_flags} other than {@link MsgFlags}, an unresolved address or a negative duration;
+ * {@link IllegalStateException} off the owner thread, after {@link #close()}, or for a link that does not
+ * follow the operation it chains; {@link UnsupportedOperationException} for an operation this kernel's
+ * io_uring lacks ({@link #supports}). The socket and registration methods ({@link #listen},
+ * {@link #socket}, {@link #bind}, the socket options, {@link #registerFixedBuffers},
+ * {@link #createBufferRing}) make their system calls at once and throw {@link IOException} naming the
+ * errno when one fails.
+ *
+ * <p>Sealed: the two engines are its only subclasses, so its {@code protected} members are the engines'
+ * shared bookkeeping inside this module, not an extension point.
  */
-public abstract class EventLoop implements AutoCloseable {
+public abstract sealed class EventLoop implements AutoCloseable
+        permits io.zcnet.ring.uring.UringEventLoop, io.zcnet.ring.nio.NioEventLoop {
 
     /** {@code SHUT_RD}, {@code SHUT_WR}, {@code SHUT_RDWR} from {@code sys/socket.h}. */
     public static final int SHUT_RD = 0;
+    /** {@code SHUT_WR}: no more sends; the peer reads EOF. */
     public static final int SHUT_WR = 1;
+    /** {@code SHUT_RDWR}: both directions. */
     public static final int SHUT_RDWR = 2;
 
     /** The fixed-buffer index of memory that is not a registered fixed buffer of this loop. */
@@ -99,20 +119,25 @@ public abstract class EventLoop implements AutoCloseable {
         LoopStatisticsEvent.track(counters);
     }
 
-    /** Which engine runs this loop. */
+    /** {@return which engine runs this loop} */
     public abstract EngineKind engine();
 
-    /** What was negotiated with the kernel (setup flags, features, supported opcodes), for display. */
+    /** {@return what was negotiated with the kernel (setup flags, features, supported opcodes), for display} */
     public abstract EngineFeatures features();
 
     /**
-     * Whether this loop can run operations of kind {@code op} ({@link Op}): io_uring answers from the
+     * {@return whether this loop can run operations of kind {@code op} ({@link Op}): io_uring answers from the
      * kernel's probe (an operation the kernel lacks is refused with {@link UnsupportedOperationException}
-     * when prepared); the NIO engine runs every kind. Any thread.
+     * when prepared); the NIO engine runs every kind} Any thread.
+     *
+     * @param op an {@link Op} number
      */
     public abstract boolean supports(int op);
 
-    /** Live counters of this loop (syscalls, submissions, completions, overflows, buffer shortages). Any thread. */
+    /**
+     * {@return the live counters of this loop (syscalls, submissions, completions, overflows, buffer shortages)} Any
+     * thread.
+     */
     public final LoopCounters counters() {
         return counters;
     }
@@ -129,7 +154,13 @@ public abstract class EventLoop implements AutoCloseable {
 
     // ---------------------------------------------------------------- handlers
 
-    /** Adds a handler to the dispatch table; the returned id goes into every operation it should receive. */
+    /**
+     * Adds a handler to the dispatch table; the returned id goes into every operation it should receive.
+     * Owner thread.
+     *
+     * @param handler receives the completions of every operation prepared under the returned id
+     * @return the handler id to pass to operations
+     */
     public final int registerHandler(CompletionHandler handler) {
         return handlers.add(handler);
     }
@@ -138,6 +169,7 @@ public abstract class EventLoop implements AutoCloseable {
      * Unregisters a handler. Completions still arriving for its operations are dropped and counted; the
      * id is not handed out again before the last of them ({@link #inFlight(int)} reaches 0). Owner thread.
      *
+     * @param handlerId an id {@link #registerHandler} returned
      * @throws IllegalArgumentException if no handler has that id, or it is the engine's own
      */
     public final void unregisterHandler(int handlerId) {
@@ -149,12 +181,14 @@ public abstract class EventLoop implements AutoCloseable {
     }
 
     /**
-     * Operations prepared under {@code handlerId} whose final completion (the one without
-     * {@link CqeFlags#MORE}) has not been dispatched yet, also after the handler was unregistered: what a
-     * failover must wait for before it may reuse the memory those operations use. 0 for an id with
-     * nothing in flight; once an unregistered id reads 0 it may be handed out again. Owner thread.
+     * {@return how many operations prepared under {@code handlerId} have not had their final completion}
+     * An operation counts until its final completion (the one without {@link CqeFlags#MORE}) is dispatched,
+     * also after the handler was unregistered: what a failover must wait for before it may reuse the memory
+     * those operations use. 0 for an id with nothing in flight; once an unregistered id reads 0 it may be
+     * handed out again. Owner thread.
      *
-     * @throws IllegalArgumentException if the id is outside [0, {@link UserData#MAX_HANDLERS})
+     * @param handlerId an id {@link #registerHandler} returned
+     * @throws IllegalArgumentException if the id is outside [0, 2<sup>24</sup>)
      */
     public final int inFlight(int handlerId) {
         return handlers.inFlight(handlerId);
@@ -220,7 +254,7 @@ public abstract class EventLoop implements AutoCloseable {
                 + "; called from " + current.getName() + " (use execute() from other threads)");
     }
 
-    /** Whether the caller is the owner thread. */
+    /** {@return whether the caller is the owner thread} */
     public final boolean inLoop() {
         return OWNER.getAcquire(this) == Thread.currentThread();
     }
@@ -300,10 +334,24 @@ public abstract class EventLoop implements AutoCloseable {
 
     // ---------------------------------------------------------------- control path (synchronous)
 
-    /** Opens a TCP listening socket bound to {@code address} (port 0 picks a free one). */
+    /**
+     * Opens a TCP listening socket bound to {@code address}.
+     *
+     * @param address the address to bind; port 0 picks a free one
+     * @param backlog the kernel's accept queue length, at least 1
+     * @return the listening socket's handle, for {@link #accept}
+     * @throws IOException if the socket cannot be opened, bound or put into listening state (the errno's name is in the
+     *                     message)
+     */
     public abstract int listen(InetSocketAddress address, int backlog) throws IOException;
 
-    /** Opens an unconnected TCP socket for {@code address}'s family, ready for {@link #connect}. */
+    /**
+     * Opens an unconnected TCP socket for {@code address}'s family, ready for {@link #connect}.
+     *
+     * @param address the remote address, for its family
+     * @return the socket's handle
+     * @throws IOException if the socket cannot be opened
+     */
     public abstract int socket(InetSocketAddress address) throws IOException;
 
     /**
@@ -315,6 +363,8 @@ public abstract class EventLoop implements AutoCloseable {
      * ({@code ip rule add from ADDRESS table T}) for each path's packets to leave through its interface.
      * Owner thread.
      *
+     * @param socket an unconnected socket from {@link #socket}
+     * @param local the source address (port 0: any free port)
      * @throws IllegalArgumentException if {@code local} is null or unresolved, or not of the family the
      *                                  socket was opened for
      * @throws IOException              if the socket is not open on this loop, has a local address already
@@ -324,16 +374,39 @@ public abstract class EventLoop implements AutoCloseable {
      */
     public abstract void bind(int socket, InetSocketAddress local) throws IOException;
 
-    /** The local address a socket is bound to. */
+    /**
+     * {@return the local address a socket is bound to}
+     *
+     * @param socket a socket handle of this loop
+     * @throws IOException if the handle is not open
+     */
     public abstract InetSocketAddress localAddress(int socket) throws IOException;
 
-    /** The connected peer's address, or null while the socket is not connected (or is a listener). */
+    /**
+     * {@return the connected peer's address, or null while the socket is not connected (or is a listener)}
+     *
+     * @param socket a socket handle of this loop
+     * @throws IOException if the handle is not open
+     */
     public abstract InetSocketAddress remoteAddress(int socket) throws IOException;
 
-    /** Sets {@code TCP_NODELAY}. */
+    /**
+     * Sets {@code TCP_NODELAY}.
+     *
+     * @param socket a socket handle of this loop
+     * @param on whether small segments leave at once rather than waiting for Nagle's algorithm
+     * @throws IOException if the option cannot be set
+     */
     public abstract void setTcpNoDelay(int socket, boolean on) throws IOException;
 
-    /** Sets {@code SO_SNDBUF} and {@code SO_RCVBUF}; a value of 0 leaves that one alone. */
+    /**
+     * Sets {@code SO_SNDBUF} and {@code SO_RCVBUF}; a value of 0 leaves that one alone.
+     *
+     * @param socket a socket handle of this loop
+     * @param sendBytes {@code SO_SNDBUF} in bytes, or 0 to leave it
+     * @param receiveBytes {@code SO_RCVBUF} in bytes, or 0 to leave it
+     * @throws IOException if an option cannot be set
+     */
     public abstract void setBufferSizes(int socket, int sendBytes, int receiveBytes) throws IOException;
 
     /**
@@ -349,6 +422,8 @@ public abstract class EventLoop implements AutoCloseable {
      *         to set it (the JDK offers no such option, {@code jdk.net.ExtendedSocketOptions} of JDK 25
      *         included, and a channel's file descriptor is out of reach without opening JDK internals).
      *         A caller that gets false must bound the wait itself, e.g. with {@link #linkTimeout}.
+     * @param socket a socket handle of this loop
+     * @param millis the bound in milliseconds; 0 restores the kernel's default
      * @throws IllegalArgumentException if {@code millis} is negative
      * @throws IOException              if the socket is not open on this loop, or the kernel refuses
      */
@@ -363,6 +438,7 @@ public abstract class EventLoop implements AutoCloseable {
      * meanwhile. Owner thread.
      *
      * @return each given region's index, in argument order
+     * @param regions registered regions of native memory
      * @throws IllegalArgumentException if a region is missing, deregistered or not native memory
      * @throws IOException              if the kernel refuses (the table then stays as it was)
      */
@@ -402,7 +478,11 @@ public abstract class EventLoop implements AutoCloseable {
         return indices;
     }
 
-    /** The index {@code region} has in this loop's fixed buffers, or {@link #NO_FIXED_BUFFER}. Owner thread. */
+    /**
+     * {@return the index {@code region} has in this loop's fixed buffers, or {@link #NO_FIXED_BUFFER}} Owner thread.
+     *
+     * @param region a registered region
+     */
     public final int fixedBufferIndex(MemoryRegion region) {
         return fixedBuffers.indexOf(region);
     }
@@ -437,24 +517,51 @@ public abstract class EventLoop implements AutoCloseable {
     protected abstract void checkOpenOwner();
 
     /**
-     * Creates a provided-buffer ring of {@code count} buffers leased from {@code pool}'s size class
-     * that fits {@code bufferSize}, for {@link #recvMultishot}. {@code count} must be a power of two.
+     * Creates a provided-buffer ring of {@code count} buffers leased from {@code pool}'s size class that
+     * fits {@code bufferSize}, for {@link #recvMultishot} and {@link #recvSelect}. Owner thread.
+     *
+     * @param groupId the buffer group id ({@code bgid}) operations name the ring by, unique within this loop
+     * @param pool where the buffers are leased from
+     * @param count number of buffers, a power of two
+     * @param bufferSize bytes each buffer must hold
+     * @return the ring; close it before the pool
+     * @throws IOException if the kernel refuses to register the ring (the errno's name is in the message)
      */
     public abstract BufferRing createBufferRing(int groupId, BufferPool pool, int count, int bufferSize)
             throws IOException;
 
     // ---------------------------------------------------------------- asynchronous operations
 
-    /** Completes with result 0 and no side effect: measures the submission/completion round trip. */
+    /**
+     * Completes with result 0 and no side effect: measures the submission/completion round trip.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @return the operation's {@code user_data}, for {@link #cancel}
+     */
     public abstract long nop(int handler, int tag);
 
     /**
      * Accepts connections on a listening socket. Each completion's result is a new socket handle. With
      * {@code multishot} it stays armed while completions carry {@link CqeFlags#MORE}.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completions
+     * @param tag any value, handed back with each completion
+     * @param listenSocket a socket from {@link #listen}
+     * @param multishot whether one operation accepts connection after connection
+     * @return the operation's {@code user_data}, for {@link #cancel}
      */
     public abstract long accept(int handler, int tag, int listenSocket, boolean multishot);
 
-    /** Connects a socket from {@link #socket}; result 0 or {@code -errno} (e.g. ECONNREFUSED). */
+    /**
+     * Connects a socket from {@link #socket}; result 0 or {@code -errno} (e.g. ECONNREFUSED).
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @param socket an unconnected socket from {@link #socket}
+     * @param remote the address to connect to
+     * @return the operation's {@code user_data}, for {@link #cancel}
+     */
     public abstract long connect(int handler, int tag, int socket, InetSocketAddress remote);
 
     /**
@@ -462,6 +569,13 @@ public abstract class EventLoop implements AutoCloseable {
      * {@code msgFlags} has {@link MsgFlags#WAITALL}, in which case it is all bytes or an error.
      *
      * @param msgFlags {@link MsgFlags#NONE}, or {@link MsgFlags#WAITALL} and {@link MsgFlags#MORE} combined
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @param socket a connected socket of this loop
+     * @param buffer native memory that stays alive and unchanged until the completion
+     * @param offset where the bytes start in {@code buffer}
+     * @param length how many bytes to send
+     * @return the operation's {@code user_data}, for {@link #cancel}
      */
     public abstract long send(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
             int msgFlags);
@@ -472,6 +586,16 @@ public abstract class EventLoop implements AutoCloseable {
      * {@link CqeFlags#NOTIF} says the buffer is free, its result having {@link CqeFlags#ZC_COPIED} when
      * the kernel copied after all. {@code fixedBufferIndex} is this loop's index of the region that holds
      * the range ({@link #fixedBufferIndex}), or {@link #NO_FIXED_BUFFER}.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completions
+     * @param tag any value, handed back with each completion
+     * @param socket a connected socket of this loop
+     * @param buffer native memory that stays alive and unchanged until the {@link CqeFlags#NOTIF} completion
+     * @param offset where the bytes start in {@code buffer}
+     * @param length how many bytes to send
+     * @param fixedBufferIndex {@link #fixedBufferIndex} of the region holding the bytes, or {@link #NO_FIXED_BUFFER}
+     * @param msgFlags {@link MsgFlags#NONE}, or {@link MsgFlags#WAITALL} and {@link MsgFlags#MORE} combined
+     * @return the operation's {@code user_data}, for {@link #cancel}
      */
     public abstract long sendZeroCopy(int handler, int tag, int socket, MemorySegment buffer, long offset,
             int length, int fixedBufferIndex, int msgFlags);
@@ -481,6 +605,13 @@ public abstract class EventLoop implements AutoCloseable {
      * gathering write): headers and payload slices go out in one system call with no copy in user space.
      * The result is the byte count (short unless {@link MsgFlags#WAITALL}) or {@code -errno}. The list
      * must stay unchanged until the completion.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @param socket a connected socket of this loop
+     * @param message the pieces to send, in order
+     * @param msgFlags {@link MsgFlags#NONE}, or {@link MsgFlags#WAITALL} and {@link MsgFlags#MORE} combined
+     * @return the operation's {@code user_data}, for {@link #cancel}
      */
     public abstract long sendMessage(int handler, int tag, int socket, GatherList message, int msgFlags);
 
@@ -488,12 +619,28 @@ public abstract class EventLoop implements AutoCloseable {
      * {@link #sendMessage} without copying the payload into the socket buffer
      * ({@code IORING_OP_SENDMSG_ZC}): completes like {@link #sendZeroCopy}, a byte count with
      * {@link CqeFlags#MORE}, then a {@link CqeFlags#NOTIF} once every piece's memory is free again.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completions
+     * @param tag any value, handed back with each completion
+     * @param socket a connected socket of this loop
+     * @param message the pieces to send, in order, unchanged until the {@link CqeFlags#NOTIF} completion
+     * @param msgFlags {@link MsgFlags#NONE}, or {@link MsgFlags#WAITALL} and {@link MsgFlags#MORE} combined
+     * @return the operation's {@code user_data}, for {@link #cancel}
      */
     public abstract long sendMessageZeroCopy(int handler, int tag, int socket, GatherList message, int msgFlags);
 
     /**
      * Receives up to {@code length} bytes at {@code offset} in {@code buffer}; with
      * {@link MsgFlags#WAITALL} exactly {@code length} unless EOF or an error comes first. Result 0 is EOF.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @param socket a connected socket of this loop
+     * @param buffer writable native memory that stays alive until the completion
+     * @param offset where the received bytes go in {@code buffer}
+     * @param length the most bytes to receive
+     * @param msgFlags {@link MsgFlags#NONE} or {@link MsgFlags#WAITALL}
+     * @return the operation's {@code user_data}, for {@link #cancel}
      */
     public abstract long recv(int handler, int tag, int socket, MemorySegment buffer, long offset, int length,
             int msgFlags);
@@ -503,6 +650,12 @@ public abstract class EventLoop implements AutoCloseable {
      * ({@code IORING_OP_RECV} with {@code IOSQE_BUFFER_SELECT}): the completion has {@link CqeFlags#BUFFER}
      * and the buffer id, and the handler gives the buffer back with {@link BufferRing#recycle}. An empty
      * ring completes {@code -ENOBUFS}, the data staying in the socket. Up to the ring's buffer size.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @param socket a connected socket of this loop
+     * @param ring a ring this loop created
+     * @return the operation's {@code user_data}, for {@link #cancel}
      */
     public abstract long recvSelect(int handler, int tag, int socket, BufferRing ring);
 
@@ -523,31 +676,67 @@ public abstract class EventLoop implements AutoCloseable {
      * {@link CqeFlags#BUFFER} and the buffer id; the handler gives the buffer back with
      * {@link BufferRing#recycle}. When the ring runs dry the last completion is {@code -ENOBUFS} without
      * {@link CqeFlags#MORE}: no data is lost, the caller recycles and arms again.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completions
+     * @param tag any value, handed back with each completion
+     * @param socket a connected socket of this loop
+     * @param ring a ring this loop created
+     * @return the operation's {@code user_data}, for {@link #cancel}
      */
     public abstract long recvMultishot(int handler, int tag, int socket, BufferRing ring);
 
-    /** Shuts down one or both directions ({@link #SHUT_RD}, {@link #SHUT_WR}, {@link #SHUT_RDWR}). */
+    /**
+     * Shuts down one or both directions ({@link #SHUT_RD}, {@link #SHUT_WR}, {@link #SHUT_RDWR}).
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @param socket a connected socket of this loop
+     * @param how {@link #SHUT_RD}, {@link #SHUT_WR} or {@link #SHUT_RDWR}
+     * @return the operation's {@code user_data}, for {@link #cancel}
+     */
     public abstract long shutdown(int handler, int tag, int socket, int how);
 
     /**
      * Cancels every operation still pending on {@code socket}, then closes it; the socket handle is free
      * once this completes.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @param socket a socket handle of this loop
+     * @return the operation's {@code user_data}
      */
     public abstract long close(int handler, int tag, int socket);
 
-    /** Completes after {@code nanos} with {@code -ETIME}, or {@code -ECANCELED} if cancelled first. */
+    /**
+     * Completes after {@code nanos} with {@code -ETIME}, or {@code -ECANCELED} if cancelled first.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @param nanos how long to wait, at least 0
+     * @return the operation's {@code user_data}, for {@link #cancel}
+     */
     public abstract long timeout(int handler, int tag, long nanos);
 
     /**
      * Bounds the operation prepared just before this call: if it has not completed within
      * {@code nanos} it completes with {@code -ECANCELED} and this one with {@code -ETIME}; otherwise
      * this one completes with {@code -ECANCELED} (io_uring's {@code IORING_OP_LINK_TIMEOUT}).
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @param nanos the bound, at least 0
+     * @return the operation's {@code user_data}
      */
     public abstract long linkTimeout(int handler, int tag, long nanos);
 
     /**
      * Cancels the pending operation whose {@code user_data} is {@code target}. The target completes with
      * {@code -ECANCELED}; this operation's result is 0, {@code -ENOENT} (not found) or {@code -EALREADY}.
+     *
+     * @param handler the id {@link #registerHandler} returned for the handler that receives the completion
+     * @param tag any value, handed back with the completion
+     * @param target what the operation to cancel returned when it was prepared
+     * @return this operation's {@code user_data}
      */
     public abstract long cancel(int handler, int tag, long target);
 
@@ -558,16 +747,21 @@ public abstract class EventLoop implements AutoCloseable {
      * do not wait; negative: wait without limit), runs queued tasks and dispatches what completed.
      *
      * @return the number of completions and tasks handled
+     * @param timeoutNanos how long to wait for a first completion: 0 not at all, negative without limit
      */
     public abstract int poll(long timeoutNanos);
 
-    /** Queues {@code task} to run on the loop thread and wakes the loop; callable from any thread. */
+    /**
+     * Queues {@code task} to run on the loop thread and wakes the loop; callable from any thread.
+     *
+     * @param task what to run; it must not block the loop
+     */
     public abstract void execute(Runnable task);
 
     /** Interrupts a blocking {@link #poll(long)} from any thread. */
     public abstract void wakeup();
 
-    /** Operations submitted and not yet finally completed. */
+    /** {@return the operations submitted and not yet finally completed} */
     public abstract int pending();
 
     /**
@@ -582,6 +776,11 @@ public abstract class EventLoop implements AutoCloseable {
     public abstract void close();
 
     // ---------------------------------------------------------------- argument checks shared by the engines
+
+    /** The address of {@code message}'s {@code struct msghdr}: what io_uring's SENDMSG SQEs carry. */
+    protected static long messageHeaderAddress(GatherList message) {
+        return message.messageHeaderAddress();
+    }
 
     /** Throws unless {@code config} is given: for the engines' {@code open} methods. */
     protected static void checkConfig(EventLoopConfig config) {

@@ -17,11 +17,19 @@ import java.util.Locale;
 public record EventLoopConfig(Choice engine, int sqEntries, int cqEntries, int taskCapacity, LoopIdle idle) {
 
     /** Engine choice. */
-    public enum Choice { AUTO, URING, NIO }
+    public enum Choice {
+        /** io_uring where this machine allows it, NIO otherwise (saying why, once). */
+        AUTO,
+        /** io_uring or nothing: opening fails with the reason where it cannot run. */
+        URING,
+        /** The {@code java.nio} engine. */
+        NIO
+    }
 
     /** The system property that overrides {@link Choice#AUTO}. */
     public static final String ENGINE_PROPERTY = "zcnet.engine";
 
+    /** Checks every component; {@link #defaults()} and the {@code with} methods build valid ones. */
     public EventLoopConfig {
         if (engine == null) {
             throw new IllegalArgumentException("engine is null (use AUTO)");
@@ -38,29 +46,54 @@ public record EventLoopConfig(Choice engine, int sqEntries, int cqEntries, int t
         }
     }
 
-    /** 256 submission entries, 1024 completion entries, blocking idle, engine from the system property. */
+    /** {@return 256 submission entries, 1024 completion entries, blocking idle, engine from the system property} */
     public static EventLoopConfig defaults() {
         return new EventLoopConfig(choiceFromProperty(), 256, 1024, 1024, null);
     }
 
+    /**
+     * {@return this configuration with another engine choice}
+     *
+     * @param choice the engine choice
+     */
     public EventLoopConfig withEngine(Choice choice) {
         return new EventLoopConfig(choice, sqEntries, cqEntries, taskCapacity, idle);
     }
 
+    /**
+     * {@return this configuration with other queue sizes}
+     *
+     * @param sq submission queue entries (power of two, 1..32768)
+     * @param cq completion queue entries (power of two, at least {@code sq})
+     */
     public EventLoopConfig withEntries(int sq, int cq) {
         return new EventLoopConfig(engine, sq, cq, taskCapacity, idle);
     }
 
+    /**
+     * {@return this configuration in busy-poll mode, idling with {@code strategy}; null blocks in the kernel again}
+     *
+     * @param strategy how the loop thread idles between polls, or null
+     */
     public EventLoopConfig withIdle(LoopIdle strategy) {
         return new EventLoopConfig(engine, sqEntries, cqEntries, taskCapacity, strategy);
     }
 
-    /** Parses {@code -Dzcnet.engine}: absent or "auto" is AUTO; "uring", "io_uring" or "nio". */
+    /**
+     * Parses {@code -Dzcnet.engine}: absent or "auto" is AUTO; "uring", "io_uring" or "nio".
+     *
+     * @return the choice the system property names
+     */
     public static Choice choiceFromProperty() {
         return parseChoice(System.getProperty(ENGINE_PROPERTY, "auto"));
     }
 
-    /** Parses an engine name as users type it; rejects anything else with the accepted names. */
+    /**
+     * Parses an engine name as users type it; rejects anything else with the accepted names.
+     *
+     * @param text "auto", "uring", "io_uring" or "nio", in any case
+     * @return the choice it names
+     */
     public static Choice parseChoice(String text) {
         return switch (text.trim().toLowerCase(Locale.ROOT)) {
             case "auto", "" -> Choice.AUTO;

@@ -31,7 +31,14 @@ public final class EventLoopThread implements AutoCloseable {
         this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this::run);
     }
 
-    /** Starts a thread, opens the loop on it, and returns once it runs (or throws why it could not). */
+    /**
+     * Starts a thread, opens the loop on it, and returns once it runs (or throws why it could not).
+     *
+     * @param name the thread's name
+     * @param config how to open the loop
+     * @return the running thread
+     * @throws IOException if the loop cannot be opened on the new thread (the reason is in the message)
+     */
     public static EventLoopThread start(String name, EventLoopConfig config) throws IOException {
         EventLoopThread t = new EventLoopThread(name, config);
         t.thread.start();
@@ -46,16 +53,29 @@ public final class EventLoopThread implements AutoCloseable {
         return t;
     }
 
+    /** {@return the loop this thread runs: hand it work with {@link #execute} or {@link #call}} */
     public EventLoop loop() {
         return loop;
     }
 
-    /** Runs {@code task} on the loop thread. */
+    /**
+     * Runs {@code task} on the loop thread.
+     *
+     * @param task what to run; it must not block the loop
+     */
     public void execute(Runnable task) {
         loop.execute(task);
     }
 
-    /** Runs {@code task} on the loop thread and waits for its result; rethrows what it threw. */
+    /**
+     * Runs {@code task} on the loop thread and waits for its result; rethrows what it threw. Called on the
+     * loop thread itself, it runs {@code task} at once.
+     *
+     * @param <T> the task's result type
+     * @param task what to run; it must not block the loop
+     * @return what {@code task} returned
+     * @throws Exception what {@code task} threw, or an exception saying the loop did not run it in time
+     */
     public <T> T call(Callable<T> task) throws Exception {
         if (Thread.currentThread() == thread) {
             return task.call();
@@ -75,11 +95,12 @@ public final class EventLoopThread implements AutoCloseable {
         }
     }
 
-    /** The failure that ended the loop thread, if any. */
+    /** {@return the failure that ended the loop thread, if any} */
     public Throwable failure() {
         return failure;
     }
 
+    /** {@return whether the loop thread still runs} */
     public boolean isAlive() {
         return thread.isAlive();
     }

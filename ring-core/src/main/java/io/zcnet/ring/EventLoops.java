@@ -22,7 +22,13 @@ public final class EventLoops {
     private EventLoops() {
     }
 
-    /** Opens a loop as {@code config} asks; an explicit engine that cannot run is an error with its reason. */
+    /**
+     * Opens a loop as {@code config} asks; an explicit engine that cannot run is an error with its reason.
+     *
+     * @param config what to open
+     * @return the loop; the first thread that polls or submits on it owns it
+     * @throws IOException if the engine cannot run here, with its reason
+     */
     public static EventLoop open(EventLoopConfig config) throws IOException {
         return switch (config.engine()) {
             case NIO -> NioEventLoop.open(config);
@@ -37,22 +43,26 @@ public final class EventLoops {
         };
     }
 
-    /** {@link #open(EventLoopConfig)} with {@link EventLoopConfig#defaults()}. */
+    /**
+     * {@return {@link #open(EventLoopConfig)} with {@link EventLoopConfig#defaults()}}
+     *
+     * @throws IOException if no engine can run here, with the reason
+     */
     public static EventLoop open() throws IOException {
         return open(EventLoopConfig.defaults());
     }
 
-    /** The engine {@link EventLoopConfig.Choice#AUTO} picks on this machine. */
+    /** {@return the engine {@link EventLoopConfig.Choice#AUTO} picks on this machine} */
     public static EngineKind bestEngine() {
         return Uring.availability().usable() ? EngineKind.URING : EngineKind.NIO;
     }
 
-    /** Whether io_uring can run here, and if not why (probed once, then cached). */
+    /** {@return whether io_uring can run here, and if not why (probed once, then cached)} */
     public static Availability uringAvailability() {
         return Uring.availability();
     }
 
-    /** Why the last automatic choice fell back to NIO, or null if it never did. */
+    /** {@return why the last automatic choice fell back to NIO, or null if it never did} */
     public static String fallbackReason() {
         return fallbackReason;
     }

@@ -43,9 +43,11 @@ public final class GatherList {
     }
 
     /**
-     * A list for up to {@code capacity} pieces in {@code arena}'s memory.
+     * {@return a list for up to {@code capacity} pieces in {@code arena}'s memory}
+     *
      *
      * @param capacity 1 to {@value Linux#UIO_MAXIOV} ({@code UIO_MAXIOV}, the kernel's limit per sendmsg)
+     * @param arena owns the list's memory; the list lives as long as it does
      */
     public static GatherList allocate(Arena arena, int capacity) {
         if (arena == null) {
@@ -57,7 +59,11 @@ public final class GatherList {
         return new GatherList(arena.allocate(MsgHdr.SIZE + Iovec.SIZE * capacity, 8), capacity);
     }
 
-    /** Empties the list for the next send (the previous one must have had its final completion). */
+    /**
+     * Empties the list for the next send (the previous one must have had its final completion).
+     *
+     * @return this list
+     */
     public GatherList clear() {
         count = 0;
         byteSize = 0;
@@ -68,6 +74,11 @@ public final class GatherList {
     /**
      * Appends {@code [offset, offset + length)} of {@code buffer}.
      *
+     *
+     * @param buffer native memory, alive until the send that uses the list completes
+     * @param offset where the piece starts in {@code buffer}
+     * @param length bytes in the piece
+     * @return this list
      * @throws IllegalArgumentException if the segment is not native or not alive, the range lies outside
      *                                  it, the list is full, or the total would pass {@link Integer#MAX_VALUE}
      *                                  bytes (a completion reports the count as an int)
@@ -101,40 +112,52 @@ public final class GatherList {
         return this;
     }
 
-    /** Pieces in the list. */
+    /** {@return how many pieces the list holds} */
     public int count() {
         return count;
     }
 
-    /** Maximum pieces. */
+    /** {@return the most pieces the list can hold} */
     public int capacity() {
         return buffers.length;
     }
 
-    /** Bytes in all pieces together. */
+    /** {@return the bytes in all pieces together} */
     public long byteSize() {
         return byteSize;
     }
 
-    /** The segment of piece {@code i}. */
+    /**
+     * {@return the segment of piece {@code i}}
+     *
+     * @param i a piece index in {@code [0, count())}
+     */
     public MemorySegment buffer(int i) {
         checkIndex(i);
         return buffers[i];
     }
 
-    /** Where piece {@code i} starts in its segment. */
+    /**
+     * {@return where piece {@code i} starts in its segment}
+     *
+     * @param i a piece index in {@code [0, count())}
+     */
     public long offset(int i) {
         checkIndex(i);
         return offsets[i];
     }
 
-    /** Bytes of piece {@code i}. */
+    /**
+     * {@return the bytes in piece {@code i}}
+     *
+     * @param i a piece index in {@code [0, count())}
+     */
     public long length(int i) {
         checkIndex(i);
         return lengths[i];
     }
 
-    /** Whether the list's own memory and every piece's segment are still alive. */
+    /** {@return whether the list's own memory and every piece's segment are still alive} */
     public boolean isAlive() {
         if (!memory.scope().isAlive()) {
             return false;
@@ -148,7 +171,7 @@ public final class GatherList {
     }
 
     /** The address of the {@code struct msghdr} the kernel reads: for the io_uring engine's SQE. */
-    public long messageHeaderAddress() {
+    long messageHeaderAddress() {
         return memory.address();
     }
 

@@ -1,5 +1,7 @@
 package io.zcnet.ring;
 
+import io.zcnet.ring.internal.UserData;
+
 import java.util.Arrays;
 
 /**

@@ -34,11 +34,12 @@ public abstract sealed class LoopCounters permits io.zcnet.ring.internal.Counter
         this.engine = engine;
     }
 
-    /** Identity of the loop within this JVM, as JFR events show it. */
+    /** {@return the identity of the loop within this JVM, as JFR events show it} */
     public final long id() {
         return id;
     }
 
+    /** {@return the engine the loop runs on} */
     public final EngineKind engine() {
         return engine;
     }
@@ -52,24 +53,24 @@ public abstract sealed class LoopCounters permits io.zcnet.ring.internal.Counter
         return (long) SLOT.getOpaque(values, slot);
     }
 
-    /** System calls made by the loop (io_uring_enter, epoll/select waits, reads and writes). */
+    /** {@return how many system calls the loop made} (io_uring_enter, epoll/select waits, reads and writes). */
     public long syscalls() {
         return get(SYSCALLS);
     }
 
-    /** Operations handed to the kernel or the selector. */
+    /** {@return how many operations were handed to the kernel or the selector} */
     public long submittedOps() {
         return get(SUBMITTED);
     }
 
-    /** Completions dispatched. */
+    /** {@return how many completions were dispatched} */
     public long completions() {
         return get(COMPLETED);
     }
 
     /**
-     * Completions the kernel dropped because the CQ ring was full: the increase of the CQ ring's
-     * {@code overflow} word ({@code io_uring(7)}, {@code struct io_cqring_offsets.overflow}). With
+     * {@return how many completions the kernel dropped because the CQ ring was full: the increase of the CQ ring's
+     * {@code overflow} word ({@code io_uring(7)}, {@code struct io_cqring_offsets.overflow})} With
      * {@code IORING_FEAT_NODROP} (every kernel since 5.5, so Linux 6.18 too) a completion that finds the
      * CQ full is parked in the kernel and delivered later, in order, and is not counted here; the counter
      * moves only if parking itself failed (no memory). Completions that were merely delayed are counted
@@ -80,35 +81,35 @@ public abstract sealed class LoopCounters permits io.zcnet.ring.internal.Counter
     }
 
     /**
-     * Times the loop found the kernel holding completions back because the CQ ring was full
+     * {@return how many times the loop found the kernel holding completions back because the CQ ring was full
      * ({@code IORING_SQ_CQ_OVERFLOW} in the SQ ring's flags): completions delayed, not lost; a sign that
-     * {@code cqEntries} is too small. Always 0 on the NIO engine.
+     * {@code cqEntries} is too small} Always 0 on the NIO engine.
      */
     public long cqOverflowEvents() {
         return get(CQ_OVERFLOW_EVENTS);
     }
 
-    /** Times a provided-buffer ring ran dry ({@code -ENOBUFS}). */
+    /** {@return how many times a provided-buffer ring ran dry ({@code -ENOBUFS})} */
     public long noBufferEvents() {
         return get(NO_BUFFERS);
     }
 
-    /** Completions for handlers that were already unregistered. */
+    /** {@return how many completions arrived for handlers already unregistered} */
     public long droppedCompletions() {
         return get(DROPPED);
     }
 
-    /** Wake-ups from other threads. */
+    /** {@return how many wake-ups came from other threads} */
     public long wakeups() {
         return get(WAKEUPS);
     }
 
-    /** Tasks run from {@link EventLoop#execute}. */
+    /** {@return how many tasks from {@link EventLoop#execute} ran} */
     public long tasksRun() {
         return get(TASKS);
     }
 
-    /** Zero-copy sends that the kernel reported as copied. */
+    /** {@return how many zero-copy sends the kernel reported as copied} */
     public long zeroCopySendsCopied() {
         return get(ZC_COPIED);
     }

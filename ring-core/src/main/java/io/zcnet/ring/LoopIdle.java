@@ -15,22 +15,31 @@ import org.agrona.concurrent.YieldingIdleStrategy;
 @FunctionalInterface
 public interface LoopIdle {
 
-    /** @param workCount what the last {@link EventLoop#poll} returned: 0 means nothing was done */
+    /**
+     * Idles after one poll: returns at once after work, backs off after none.
+     *
+     * @param workCount what the last {@link EventLoop#poll} returned: 0 means nothing was done
+     */
     void idle(int workCount);
 
-    /** Spins (with {@link Thread#onSpinWait()}): lowest latency, one core at 100%. */
+    /** {@return a strategy that spins (with {@link Thread#onSpinWait()})}: lowest latency, one core at 100%. */
     static LoopIdle busySpin() {
         return new BusySpinIdleStrategy()::idle;
     }
 
-    /** Yields the core to other threads between idle polls. */
+    /** {@return a strategy that yields the core to other threads between idle polls} */
     static LoopIdle yielding() {
         return new YieldingIdleStrategy()::idle;
     }
 
     /**
-     * Spins, then yields, then parks from {@code minParkNanos} doubling up to {@code maxParkNanos}: the
-     * usual compromise between latency and CPU.
+     * {@return Spins, then yields, then parks from {@code minParkNanos} doubling up to {@code maxParkNanos}: the
+     * usual compromise between latency and CPU}
+     *
+     * @param maxSpins idle polls spent spinning before yielding
+     * @param maxYields idle polls spent yielding before parking
+     * @param minParkNanos the first park
+     * @param maxParkNanos the longest park
      */
     static LoopIdle backoff(long maxSpins, long maxYields, long minParkNanos, long maxParkNanos) {
         return new BackoffIdleStrategy(maxSpins, maxYields, minParkNanos, maxParkNanos)::idle;

@@ -8,6 +8,7 @@ import io.zcnet.ring.sys.Linux;
  * raises {@code SIGPIPE} in a JVM. Flags the NIO engine could not honour are refused on both engines.
  */
 public final class MsgFlags {
+    /** No flags. */
     public static final int NONE = 0;
     /** {@code MSG_WAITALL}: all bytes or an error (or EOF on a receive); a short result breaks a link. */
     public static final int WAITALL = Linux.MSG_WAITALL;

@@ -59,6 +59,8 @@ public final class ZeroCopyReceive {
      *                      else after {@link Queue#close()} (the kernel lets go of it asynchronously)
      * @param refillEntries refill ring entries, a power of two up to 32768
      * @return the open queue, or why not
+     * @param interfaceName the network interface, e.g. {@code eth0}
+     * @param rxQueue the hardware receive queue to take over
      * @throws IllegalArgumentException for a null, blank or impossible interface name, a negative queue, a
      *                                  null, heap, read-only, unaligned or partial-page area, or refill
      *                                  entries out of range: mistakes of the caller, not refusals
@@ -85,9 +87,11 @@ public final class ZeroCopyReceive {
      *               access refused by the JVM)
      * @param reason one line: interface, queue, errno, the step, and the likely cause, e.g. "lo rx queue 0:
      *               EOPNOTSUPP from io_uring_register(ZCRX_IFQ), the device cannot do zcrx: ..."
+     * @param interfaceName the interface that was asked for
+     * @param rxQueue the receive queue that was asked for
      */
     public record Refused(String interfaceName, int rxQueue, int errno, String reason) implements Outcome {
-        /** "EOPNOTSUPP", "EPERM", ...; "none" when {@link #errno()} is 0. */
+        /** {@return "EOPNOTSUPP", "EPERM", ...; "none" when {@link #errno()} is 0} */
         public String errnoName() {
             return errno == 0 ? "none" : Errno.name(errno);
         }
@@ -105,20 +109,22 @@ public final class ZeroCopyReceive {
             this.queue = queue;
         }
 
+        /** {@return the interface the queue belongs to} */
         public String interfaceName() {
             return queue.interfaceName();
         }
 
-        /** The interface's index in the namespace it was registered in. */
+        /** {@return the interface's index in the namespace it was registered in} */
         public int interfaceIndex() {
             return queue.interfaceIndex();
         }
 
+        /** {@return the hardware receive queue} */
         public int rxQueue() {
             return queue.rxQueue();
         }
 
-        /** Refill ring entries, as the kernel sized the ring. */
+        /** {@return the refill ring's entries, as the kernel sized the ring} */
         public int refillEntries() {
             return queue.refillEntries();
         }

@@ -13,6 +13,7 @@ import io.zcnet.buffer.Buffer;
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.ring.LoopHarness.LoopAction;
 import io.zcnet.ring.Recorder.Completion;
+import io.zcnet.ring.internal.UserData;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -1631,7 +1632,7 @@ abstract class EngineContractTest {
         for (int op : new int[] {Op.SEND_ZC, Op.SENDMSG, Op.SENDMSG_ZC, Op.RECV_SELECT, Op.RECV_MULTISHOT, Op.NOP}) {
             assertTrue(loop.supports(op), Op.name(op));
         }
-        assertFalse(loop.supports(Op.WAKEUP), "the engine's own wake-up is no user operation");
+        assertFalse(loop.supports(UserData.WAKEUP_OP), "the engine's own wake-up is no user operation");
         assertFalse(loop.supports(999));
     }
 }

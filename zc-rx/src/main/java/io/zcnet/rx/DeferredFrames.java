@@ -37,6 +37,8 @@ public final class DeferredFrames implements AutoCloseable {
     private int held;
 
     /**
+     * An empty store for one queue pair's receive direction. Owner thread of the loop, like its receivers.
+     *
      * @param assembler   the assembler the frames are offered to again
      * @param slots       frames that may wait at once
      * @param segmentSize the negotiated segment size (the longest payload a frame has)
@@ -93,7 +95,7 @@ public final class DeferredFrames implements AutoCloseable {
         held--;
     }
 
-    /** Frames kept. */
+    /** {@return how many frames are kept} */
     public int held() {
         return held;
     }

@@ -6,7 +6,6 @@ import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.MessageAssembler;
 import io.zcnet.framing.PlacementTarget;
 import io.zcnet.ring.BufferRing;
-import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.CqeFlags;
 import io.zcnet.ring.Errno;
 import io.zcnet.ring.EventLoop;
@@ -48,7 +47,7 @@ import java.lang.foreign.MemorySegment;
  * <p>Owner thread of the event loop only. Nothing allocates per frame: the carry buffer, the drain and the
  * placement target are made once.
  */
-public final class FrameReceiver implements CompletionHandler, AutoCloseable {
+public final class FrameReceiver implements AutoCloseable {
     private static final int TAG_STREAM = 1;
     private static final int TAG_PEEK = 2;
     private static final int TAG_PAYLOAD = 3;
@@ -126,6 +125,10 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
      * @param assembler the queue pair direction the frames belong to (several receivers may feed one)
      * @param deferred  the assembler's store of frames waiting for earlier ones
      * @param framing   what the queue pair negotiated (the segment size bounds a frame)
+     * @param loop the event loop the connection belongs to; the receiver runs on its owner thread
+     * @param socket a connected socket of {@code loop}
+     * @param config when to place payloads directly and how to read headers
+     * @param listener told when frames were taken and when the connection ends
      * @throws IllegalArgumentException if an argument is missing or {@code socket} is negative
      */
     public FrameReceiver(EventLoop loop, int socket, BufferRing ring, MessageAssembler assembler,
@@ -147,16 +150,19 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
         int segmentSize = framing.segmentSize();
         this.carry = arena.allocate(DeferredFrames.MAX_HEADER + segmentSize + config.headerPeek(), 64);
         this.target = new PlacementTarget(arena.allocate(segmentSize, 64));
-        this.handlerId = loop.registerHandler(this);
+        // A method reference, not this: the loop's callback stays out of the public API.
+        this.handlerId = loop.registerHandler(this::onCompletion);
         pump();
     }
 
-    /** The decisions and volumes of this receiver so far. */
+    /** {@return the decisions and volumes of this receiver so far} */
     public ReceiverCounters counters() {
         return counters;
     }
 
-    /** Whether the connection currently keeps a multishot receive on the buffer ring (else: direct placement). */
+    /**
+     * {@return whether the connection currently keeps a multishot receive on the buffer ring (else: direct placement)}
+     */
     public boolean streaming() {
         return streaming;
     }
@@ -179,8 +185,7 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
 
     // ---------------------------------------------------------------- completions
 
-    @Override
-    public void onCompletion(int op, int tag, int result, int flags) {
+    private void onCompletion(int op, int tag, int result, int flags) {
         switch (tag) {
             case TAG_STREAM -> onStream(result, flags);
             case TAG_PEEK -> onHeaderRead(result);
@@ -390,19 +395,21 @@ public final class FrameReceiver implements CompletionHandler, AutoCloseable {
     }
 
     /**
-     * The {@code timestamp} of the last frame that carried timestamps ({@code timestamp_present}): what the
-     * owner echoes back on this connection, so the peer can measure its round trip.
+     * {@return the {@code timestamp} of the last frame that carried timestamps ({@code timestamp_present}): what the
+     * owner echoes back on this connection, so the peer can measure its round trip}
      */
     public int peerTimestamp() {
         return peerTimestamp;
     }
 
-    /** The {@code timestamp_echo} of the last frame that carried timestamps: the owner's round-trip sample. */
+    /** {@return the {@code timestamp_echo} of the last frame that carried timestamps: the owner's round-trip sample} */
     public int timestampEcho() {
         return timestampEcho;
     }
 
-    /** Frames that carried timestamps so far: tells the owner whether {@link #peerTimestamp()} is fresh. */
+    /**
+     * {@return how many frames carried timestamps so far}: tells the owner whether {@link #peerTimestamp()} is fresh.
+     */
     public long timestampsSeen() {
         return timestampsSeen;
     }

@@ -19,6 +19,10 @@ public interface ReceiveListener {
      * {@code FrameError} when the stream broke the protocol (the queue pair is then in ERROR), or 0 when
      * the stream itself failed: {@code errno} from the kernel, or 0 for EOF in the middle of a frame.
      * {@code reason} is one line for logs.
+     *
+     * @param frameError the assembler's {@code FrameError}, or 0 when the stream itself failed
+     * @param errno the kernel's errno, or 0
+     * @param reason one line for logs
      */
     void onFailed(int frameError, int errno, String reason);
 }

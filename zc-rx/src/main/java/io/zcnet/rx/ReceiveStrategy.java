@@ -24,6 +24,9 @@ public record ReceiveStrategy(boolean zeroCopy, String reason) {
      *
      * @param area          page-aligned native memory for the zcrx area (pool memory), when asked
      * @param refillEntries refill ring entries, a power of two
+     * @param interfaceName the network interface to try zcrx on, or null for the software receive path
+     * @param rxQueue the hardware receive queue, when asked
+     * @return the path taken, with the reason for it
      * @throws IllegalArgumentException for arguments {@link ZeroCopyReceive#attempt} refuses as mistakes
      */
     public static ReceiveStrategy choose(String interfaceName, int rxQueue, MemorySegment area, int refillEntries) {

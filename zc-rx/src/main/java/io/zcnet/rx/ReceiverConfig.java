@@ -20,6 +20,7 @@ public record ReceiverConfig(int directThreshold, int headerPeek, int smallFrame
     /** A base header and the longest extension, with room to spare. */
     public static final int MIN_HEADER_PEEK = 64;
 
+    /** Checks each component's range. */
     public ReceiverConfig {
         if (directThreshold < 0) {
             throw new IllegalArgumentException("directThreshold must be >= 0 (0: never), got " + directThreshold);
@@ -32,20 +33,33 @@ public record ReceiverConfig(int directThreshold, int headerPeek, int smallFrame
         }
     }
 
-    /** Payloads from 16 KiB placed directly, 128-byte header reads, back to streaming after 64 small frames. */
+    /**
+     * {@return the defaults: payloads from 16 KiB placed directly, 128-byte header reads, back to streaming after
+     * 64 small frames}
+     */
     public static ReceiverConfig defaults() {
         return new ReceiverConfig(16 * 1024, 128, 64);
     }
 
-    /** The provided buffer ring only: every payload is copied once, from a pool buffer. */
+    /** {@return the provided buffer ring only}: every payload is copied once, from a pool buffer. */
     public static ReceiverConfig bufferRingOnly() {
         return new ReceiverConfig(0, 128, 64);
     }
 
+    /**
+     * {@return this configuration with another direct-placement threshold}
+     *
+     * @param bytes the smallest payload placed directly; 0 for never
+     */
     public ReceiverConfig withDirectThreshold(int bytes) {
         return new ReceiverConfig(bytes, headerPeek, smallFramesToStream);
     }
 
+    /**
+     * {@return this configuration with another header read size}
+     *
+     * @param bytes at least {@link #MIN_HEADER_PEEK}
+     */
     public ReceiverConfig withHeaderPeek(int bytes) {
         return new ReceiverConfig(directThreshold, bytes, smallFramesToStream);
     }

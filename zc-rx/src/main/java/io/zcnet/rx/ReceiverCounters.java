@@ -24,78 +24,90 @@ public final class ReceiverCounters {
     ReceiverCounters() {
     }
 
-    /** Stream bytes the kernel delivered, headers and payloads. */
+    /** {@return how many stream bytes the kernel delivered}, headers and payloads. */
     public long bytesReceived() {
         return bytesReceived;
     }
 
-    /** Single receives submitted: header reads and direct payload receives (not multishot completions). */
+    /**
+     * {@return how many single receives were submitted}: header reads and direct payload receives (not multishot
+     * completions).
+     */
     public long receives() {
         return receives;
     }
 
-    /** Completions of the multishot receive that carried a pool buffer. */
+    /** {@return how many completions of the multishot receive carried a pool buffer} */
     public long bufferCompletions() {
         return bufferCompletions;
     }
 
-    /** Frames handed to the assembler whole, their payload copied from a pool buffer or header read. */
+    /**
+     * {@return how many frames went to the assembler whole}, their payload copied from a pool buffer or header read.
+     */
     public long framesFromBuffers() {
         return framesFromBuffers;
     }
 
-    /** Of {@link #framesFromBuffers()}, those that straddled buffers and were first joined in the carry buffer. */
+    /**
+     * {@return how many of {@link #framesFromBuffers()} straddled buffers} and were first joined in the carry buffer.
+     */
     public long framesStraddling() {
         return framesStraddling;
     }
 
-    /** Frames placed by direct placement (header first, payload into its destination, then commit). */
+    /** {@return how many frames were placed directly} (header first, payload into its destination, then commit). */
     public long framesPlaced() {
         return framesPlaced;
     }
 
-    /** Frames that could not be placed yet and were kept for later. */
+    /** {@return how many frames could not be placed yet and were kept for later} */
     public long framesDeferred() {
         return framesDeferred;
     }
 
-    /** Frames that repeated segments already placed. */
+    /** {@return how many frames repeated segments already placed} */
     public long framesDuplicate() {
         return framesDuplicate;
     }
 
-    /** Payload bytes the kernel wrote straight into their posted receive or registered region. */
+    /** {@return how many payload bytes the kernel wrote straight into their posted receive or registered region} */
     public long payloadBytesDirect() {
         return payloadBytesDirect;
     }
 
-    /** Payload bytes copied in user space from a pool buffer or header read to their destination. */
+    /**
+     * {@return how many payload bytes were copied in user space} from a pool buffer or header read to their
+     * destination.
+     */
     public long payloadBytesCopied() {
         return payloadBytesCopied;
     }
 
-    /** Share of placed payload bytes the kernel wrote straight into their destination, 0..1. */
+    /** {@return the share of placed payload bytes the kernel wrote straight into their destination, 0..1} */
     public double directShare() {
         long all = payloadBytesDirect + payloadBytesCopied;
         return all == 0 ? 0 : (double) payloadBytesDirect / all;
     }
 
-    /** Times the buffer ring was empty ({@code ENOBUFS}) and the multishot receive was armed again. */
+    /**
+     * {@return how many times the buffer ring was empty ({@code ENOBUFS})} and the multishot receive was armed again.
+     */
     public long noBuffers() {
         return noBuffers;
     }
 
-    /** Multishot receives armed. */
+    /** {@return how many multishot receives were armed} */
     public long multishotArms() {
         return multishotArms;
     }
 
-    /** Times the connection left the multishot receive for direct placement. */
+    /** {@return how many times the connection left the multishot receive for direct placement} */
     public long switchesToDirect() {
         return switchesToDirect;
     }
 
-    /** Times the connection went back to the multishot receive after small frames. */
+    /** {@return how many times the connection went back to the multishot receive after small frames} */
     public long switchesToStreaming() {
         return switchesToStreaming;
     }

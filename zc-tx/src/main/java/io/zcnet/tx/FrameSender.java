@@ -3,7 +3,6 @@ package io.zcnet.tx;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.framing.SgeCursor;
 import io.zcnet.framing.SgeList;
-import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.CqeFlags;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.GatherList;
@@ -50,7 +49,7 @@ import java.util.function.IntUnaryOperator;
  *
  * <p>Owner thread of the event loop only, like the loop itself.
  */
-public final class FrameSender implements CompletionHandler, AutoCloseable {
+public final class FrameSender implements AutoCloseable {
     /** {@link #offer} result: the sender is full; retry after {@link SendListener#onWritable()}. */
     public static final long BACK_PRESSURED = -1;
     /** {@link #offer} result: the sender failed or was closed. */
@@ -127,6 +126,10 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
     /**
      * A sender for {@code socket}, a connected socket of {@code loop}. Owner thread of the loop.
      *
+     * @param loop the event loop the connection belongs to
+     * @param socket a connected socket of {@code loop}
+     * @param config queue bounds, copy and zero-copy thresholds
+     * @param listener told when frames have left, when there is room again, and when the connection fails
      * @throws IllegalArgumentException if an argument is missing or {@code socket} is negative
      */
     public FrameSender(EventLoop loop, int socket, SenderConfig config, SendListener listener) {
@@ -165,7 +168,8 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
         this.rest = GatherList.allocate(arena, pieces);
         this.zeroCopyAvailable = config.zeroCopyThreshold() > 0 && loop.supports(Op.SENDMSG_ZC);
         this.zeroCopyMode = zeroCopyAvailable;
-        this.handlerId = loop.registerHandler(this);
+        // A method reference, not this: the loop's callback stays out of the public API.
+        this.handlerId = loop.registerHandler(this::onCompletion);
     }
 
     /**
@@ -173,6 +177,12 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
      * {@code payloadLength} bytes of {@code payload} (referenced until reported sent).
      *
      * @return the frame's token (0, 1, 2, ... in offer order), {@link #BACK_PRESSURED} or {@link #CLOSED}
+     * @param header the memory holding the header and extension
+     * @param headerOffset where the header starts
+     * @param headerLength header and extension bytes, 1 to {@link #MAX_HEADER}
+     * @param payload the memory holding the payload, unchanged until reported sent (may be null when empty)
+     * @param payloadOffset where the payload starts
+     * @param payloadLength payload bytes
      * @throws IllegalArgumentException if the header is empty or longer than {@link #MAX_HEADER}, or a range
      *                                  lies outside its segment, or the payload is not alive native memory
      */
@@ -199,6 +209,12 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
      *
      * @return the frame's token, {@link #BACK_PRESSURED} (also when the FIFO of pieces is full) or
      *         {@link #CLOSED}
+     * @param header the memory holding the header and extension
+     * @param headerOffset where the header starts
+     * @param headerLength header and extension bytes, 1 to {@link #MAX_HEADER}
+     * @param payload the message's elements, their memory unchanged until reported sent
+     * @param position where the frame's payload starts in the message
+     * @param payloadLength payload bytes
      * @throws IllegalArgumentException as the other {@code offer}, or if the range lies outside the list, an
      *                                  element it touches is not alive native memory, or it touches more
      *                                  than {@link #maxPayloadPieces()} elements
@@ -225,7 +241,10 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
         return queueGathered(headerLength, payload, position, payloadLength);
     }
 
-    /** Pieces one frame's payload may be gathered from: what one {@code sendmsg} of this sender takes beside a header. */
+    /**
+     * {@return the pieces one frame's payload may be gathered from: what one {@code sendmsg} of this sender takes
+     * beside a header}
+     */
     public int maxPayloadPieces() {
         return Math.min(batch.capacity() - 2, pieceSegment.length);
     }
@@ -235,6 +254,8 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
      * straight into the sender's slot, the payload is the segmenter's source slice.
      *
      * @return the frame's token, {@link #BACK_PRESSURED} or {@link #CLOSED}
+     * @param segmenter a segmenter with a work request begun
+     * @param index the frame's number in the work request
      */
     public long offerFrame(Segmenter segmenter, long index) {
         if (segmenter == null) {
@@ -266,17 +287,17 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
         }
     }
 
-    /** The decisions and volumes of this sender so far. */
+    /** {@return the decisions and volumes of this sender so far} */
     public SenderCounters counters() {
         return counters;
     }
 
-    /** Whether large batches currently go out zero-copy. */
+    /** {@return whether large batches currently go out zero-copy} */
     public boolean zeroCopyActive() {
         return zeroCopyMode;
     }
 
-    /** Frames queued or in flight and not yet reported sent. */
+    /** {@return how many frames are queued or in flight and not yet reported sent} */
     public int held() {
         return (int) (tail - released);
     }
@@ -467,8 +488,7 @@ public final class FrameSender implements CompletionHandler, AutoCloseable {
 
     // ---------------------------------------------------------------- completions
 
-    @Override
-    public void onCompletion(int op, int tag, int result, int flags) {
+    private void onCompletion(int op, int tag, int result, int flags) {
         if (CqeFlags.isNotification(flags)) {
             onNotification(tag, result);
         } else if (op == Op.SENDMSG || op == Op.SENDMSG_ZC) {

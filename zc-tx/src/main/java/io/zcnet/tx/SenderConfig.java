@@ -21,6 +21,7 @@ package io.zcnet.tx;
 public record SenderConfig(int queueFrames, long queueBytes, int copyThreshold, int stagingBytes,
         int zeroCopyThreshold, int copiedToSwitch, int reprobeEvery) {
 
+    /** Checks each component's range. */
     public SenderConfig {
         if (queueFrames < 2 || queueFrames > 1 << 16 || Integer.bitCount(queueFrames) != 1) {
             throw new IllegalArgumentException("queueFrames must be a power of two in [2, 65536], got " + queueFrames);
@@ -39,23 +40,40 @@ public record SenderConfig(int queueFrames, long queueBytes, int copyThreshold, 
     }
 
     /**
-     * 1024 frames or 64 MiB held; frames up to 2 KiB copied into 256 KiB of staging; zero copy from 64 KiB
-     * payloads, given up after 4 copied notifications in a row, probed again every 256 large batches.
+     * {@return the defaults}: 1024 frames or 64 MiB held; frames up to 2 KiB copied into 256 KiB of staging; zero copy
+     * from 64 KiB payloads, given up after 4 copied notifications in a row, probed again every 256 large batches.
      */
     public static SenderConfig defaults() {
         return new SenderConfig(1024, 64L << 20, 2048, 256 * 1024, 64 * 1024, 4, 256);
     }
 
+    /**
+     * {@return this configuration with another zero-copy threshold}
+     *
+     * @param bytes the smallest payload sent zero-copy; 0 for every payload
+     */
     public SenderConfig withZeroCopyThreshold(int bytes) {
         return new SenderConfig(queueFrames, queueBytes, copyThreshold, stagingBytes, bytes, copiedToSwitch,
                 reprobeEvery);
     }
 
+    /**
+     * {@return this configuration with other queue bounds}
+     *
+     * @param frames frames held at most, a power of two from 2 to 65536
+     * @param bytes bytes held at most
+     */
     public SenderConfig withQueue(int frames, long bytes) {
         return new SenderConfig(frames, bytes, copyThreshold, stagingBytes, zeroCopyThreshold, copiedToSwitch,
                 reprobeEvery);
     }
 
+    /**
+     * {@return this configuration with another zero-copy adaptation}
+     *
+     * @param copiedInARow copied notifications in a row after which large batches are copied
+     * @param largeBatchesBetweenProbes large batches copied between two zero-copy probes
+     */
     public SenderConfig withAdaptation(int copiedInARow, int largeBatchesBetweenProbes) {
         return new SenderConfig(queueFrames, queueBytes, copyThreshold, stagingBytes, zeroCopyThreshold,
                 copiedInARow, largeBatchesBetweenProbes);

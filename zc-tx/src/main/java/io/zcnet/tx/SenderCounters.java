@@ -25,75 +25,77 @@ public final class SenderCounters {
     SenderCounters() {
     }
 
-    /** Batches formed (one per flush or completed send that found frames waiting). */
+    /** {@return how many batches were formed} (one per flush or completed send that found frames waiting). */
     public long batches() {
         return batches;
     }
 
-    /** {@code sendmsg} operations submitted: batches plus the rests of short sends. */
+    /** {@return how many {@code sendmsg} operations were submitted}: batches plus the rests of short sends. */
     public long sendCalls() {
         return sendCalls;
     }
 
-    /** Sends the kernel took only part of (the rest went in the next send, before anything else). */
+    /** {@return how many sends the kernel took only part of} (the rest went in the next send, before anything else). */
     public long shortSends() {
         return shortSends;
     }
 
+    /** {@return how many bytes the kernel took, headers and payloads} */
     public long bytesSent() {
         return bytesSent;
     }
 
-    /** Frames reported sent to the listener. */
+    /** {@return how many frames were reported sent to the listener} */
     public long framesSent() {
         return framesSent;
     }
 
-    /** Small frames copied into the staging buffer. */
+    /** {@return how many small frames were copied into the staging buffer} */
     public long framesCopied() {
         return framesCopied;
     }
 
-    /** Frames whose header and payload were gathered by reference. */
+    /** {@return how many frames had header and payload gathered by reference} */
     public long framesGathered() {
         return framesGathered;
     }
 
-    /** Sends submitted as {@code SENDMSG_ZC}. */
+    /** {@return how many sends were submitted as {@code SENDMSG_ZC}} */
     public long zeroCopySends() {
         return zeroCopySends;
     }
 
-    /** Zero-copy notifications saying the kernel copied after all. */
+    /** {@return how many zero-copy notifications said the kernel copied after all} */
     public long zeroCopyCopied() {
         return zeroCopyCopied;
     }
 
-    /** Zero-copy notifications saying the pages went out without a copy. */
+    /** {@return how many zero-copy notifications said the pages went out without a copy} */
     public long zeroCopyNotCopied() {
         return zeroCopyNotCopied;
     }
 
-    /** Times the connection gave up zero copy for large batches. */
+    /** {@return how many times the connection gave up zero copy for large batches} */
     public long switchesToCopy() {
         return switchesToCopy;
     }
 
-    /** Times a probe found zero copy working again. */
+    /** {@return how many times a probe found zero copy working again} */
     public long switchesToZeroCopy() {
         return switchesToZeroCopy;
     }
 
-    /** Large batches sent zero-copy while copying was the rule, to see whether that changed. */
+    /** {@return how many large batches went zero-copy while copying was the rule}, to see whether that changed. */
     public long probes() {
         return probes;
     }
 
-    /** Times {@link FrameSender#offer} started answering back-pressure. */
+    /** {@return how many times {@link FrameSender#offer} started answering back-pressure} */
     public long backPressure() {
         return backPressure;
     }
 
+    /** {@return how many times the connection failed (0 or 1)} */
     public long failures() {
         return failures;
     }

@@ -13,8 +13,8 @@ import io.zcnet.ring.GatherList;
 import io.zcnet.ring.LoopCounters;
 import io.zcnet.ring.MsgFlags;
 import io.zcnet.ring.Op;
-import io.zcnet.ring.UserData;
 import io.zcnet.ring.internal.Counters;
+import io.zcnet.ring.internal.UserData;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -177,7 +177,7 @@ public final class NioEventLoop extends EventLoop {
     /** NIO runs every kind of operation (zero-copy ones by copying). */
     @Override
     public boolean supports(int op) {
-        return op > 0 && op < Op.COUNT && op != Op.WAKEUP;
+        return op > 0 && op < Op.COUNT && op != UserData.WAKEUP_OP;
     }
 
     @Override

@@ -3,7 +3,7 @@ package io.zcnet.ring.uring;
 import io.zcnet.ring.CqeFlags;
 import io.zcnet.ring.Errno;
 import io.zcnet.ring.Op;
-import io.zcnet.ring.UserData;
+import io.zcnet.ring.internal.UserData;
 import io.zcnet.ring.sys.Native;
 
 import java.lang.foreign.Arena;

@@ -13,8 +13,8 @@ import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.GatherList;
 import io.zcnet.ring.LoopCounters;
 import io.zcnet.ring.Op;
-import io.zcnet.ring.UserData;
 import io.zcnet.ring.internal.Counters;
+import io.zcnet.ring.internal.UserData;
 import io.zcnet.ring.sys.ErrnoException;
 import io.zcnet.ring.sys.IoUring;
 import io.zcnet.ring.sys.Linux;
@@ -142,7 +142,7 @@ public final class UringEventLoop extends EventLoop {
         this.refusedEntry = arena.allocate(Sqe.LAYOUT);
         this.control = new ControlPath(sys, arena, ring.fd(), openFds);
         this.internalHandler = registerInternalHandler(new InternalHandler());
-        this.wakeupUserData = UserData.pack(internalHandler, Op.WAKEUP, 0);
+        this.wakeupUserData = UserData.pack(internalHandler, UserData.WAKEUP_OP, 0);
         this.cancelUserData = UserData.pack(internalHandler, Op.CANCEL, 0);
         this.closer = new CloseDrain(this, sys, arena, ring, openFds, bufferRings, wakeups, efd);
         refreshFeatures();
@@ -371,7 +371,7 @@ public final class UringEventLoop extends EventLoop {
         checkSendFlags(msgFlags);
         requireOpcode(IoUring.OP_SENDMSG);
         long ud = begin(handler, Op.SENDMSG, tag);
-        Prep.sendmsg(sqe(ud), socket, message.messageHeaderAddress(), Linux.MSG_NOSIGNAL | msgFlags);
+        Prep.sendmsg(sqe(ud), socket, messageHeaderAddress(message), Linux.MSG_NOSIGNAL | msgFlags);
         return end(ud);
     }
 
@@ -382,7 +382,7 @@ public final class UringEventLoop extends EventLoop {
         checkSendFlags(msgFlags);
         requireOpcode(IoUring.OP_SENDMSG_ZC);
         long ud = begin(handler, Op.SENDMSG_ZC, tag);
-        Prep.sendmsgZc(sqe(ud), socket, message.messageHeaderAddress(), Linux.MSG_NOSIGNAL | msgFlags,
+        Prep.sendmsgZc(sqe(ud), socket, messageHeaderAddress(message), Linux.MSG_NOSIGNAL | msgFlags,
                 IoUring.SEND_ZC_REPORT_USAGE);
         return end(ud);
     }
@@ -459,7 +459,7 @@ public final class UringEventLoop extends EventLoop {
             case Op.SHUTDOWN -> IoUring.OP_SHUTDOWN;
             default -> -1;
         };
-        return opcode < 0 ? op > 0 && op < Op.COUNT && op != Op.WAKEUP : ring.supports(opcode);
+        return opcode < 0 ? op > 0 && op < Op.COUNT && op != UserData.WAKEUP_OP : ring.supports(opcode);
     }
 
     /**
@@ -679,7 +679,7 @@ public final class UringEventLoop extends EventLoop {
     }
 
     private void onInternal(int op, int result) {
-        if (op == Op.WAKEUP) {
+        if (op == UserData.WAKEUP_OP) {
             wakeupArmed = false;
             if (result >= 0) {
                 counters.wakeup();

@@ -10,6 +10,7 @@ import io.zcnet.ring.Errno;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.Op;
+import io.zcnet.ring.internal.UserData;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -143,7 +144,7 @@ class NioEventLoopTest {
         assertEquals(1, loop.pending(), "recorded operations are pending");
         assertEquals(List.of(new Cqe(Op.NOP, 77, 0, 0)), awaitCompletions(1));
         assertEquals(0, loop.pending());
-        assertEquals(Op.NOP, io.zcnet.ring.UserData.op(userData));
+        assertEquals(Op.NOP, UserData.op(userData));
         assertEquals(1, loop.counters().submittedOps());
         assertEquals(1, loop.counters().completions());
     }

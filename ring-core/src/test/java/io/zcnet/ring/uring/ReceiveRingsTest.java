@@ -5,7 +5,7 @@ import io.zcnet.buffer.PoolConfig;
 import io.zcnet.buffer.SizeClass;
 import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.Op;
-import io.zcnet.ring.UserData;
+import io.zcnet.ring.internal.UserData;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.zcnet.ring;
+package io.zcnet.ring.internal;
 
 /**
  * Packs what a completion must be routed by into the 64-bit {@code user_data} of an SQE.
@@ -14,6 +14,8 @@ package io.zcnet.ring;
  */
 public final class UserData {
     public static final int MAX_HANDLERS = 1 << 24;
+    /** The op number of the loop's own wake-up read: between the public {@code Op} numbers, never reported. */
+    public static final int WAKEUP_OP = 13;
 
     private UserData() {
     }
