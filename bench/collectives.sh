@@ -11,7 +11,7 @@
 #   zcnet ./zcnet allreduce, when ZCNET=1 (the hook below; its interface is fixed here, its program is not
 #         written yet).
 #   bench/collectives.sh [rate-mbit] [max-size]   default 1000 Mbit/s and 256M (K, M, G: powers of 1024);
-#                                                 about 8 minutes at the defaults
+#                                                 about 7 minutes at the defaults (without QUIET_WAIT)
 # Prints one table per operation (allreduce, allgather, reduce_scatter): per size (1K doubling to max-size),
 # each implementation's bus bandwidth and its ratio to the bound B, then the 8-byte allreduce latency of
 # each (mean, median, fastest: on a machine with fewer cores than ranks the median is the one to read), then
@@ -36,8 +36,9 @@
 #   five; allreduce:ring_api and allgather:api, Gloo's newer allreduce()/allgather() entry points, can be
 #   added), MPI_OPS (default "allreduce,allgather,reduce_scatter"), MPI_FORCED (default 1: each MPI
 #   operation runs a second time with the algorithm forced, see below; 0: only Open MPI's own choice),
-#   QUIET_WAIT (seconds to wait, before each implementation's runs, for 3 s in which under 15% of the CPUs
-#   were busy; default 60, 0: not at all), KEEP_LOGS (a directory to copy every program's output into).
+#   ZCNET_OPS (the hook's --ops, default "allreduce,allgather,reduce_scatter"), QUIET_WAIT (seconds to
+#   wait, before each implementation's runs, for 3 s in which under 15% of the CPUs were busy; default 60,
+#   0: not at all), KEEP_LOGS (a directory to copy every program's output into).
 #
 # Open MPI here: mpirun runs in the switch namespace and treats each rank's address as a host; its
 # plm_rsh_agent, netns-agent.sh, starts Open MPI's daemon for a host in that host's namespace (and in a UTS
@@ -99,6 +100,7 @@ impls="${IMPLS:-gloo mpi}"
 gloo_ops="${GLOO_OPS:-allreduce:ring,allreduce:ring_chunked,allreduce:halving_doubling,allgather:ring,reduce_scatter:halving_doubling}"
 mpi_ops="${MPI_OPS:-allreduce,allgather,reduce_scatter}"
 mpi_forced="${MPI_FORCED:-1}"
+zcnet_ops="${ZCNET_OPS:-allreduce,allgather,reduce_scatter}"
 zcnet_port=7100
 b_gbps="$(rx_divide "$rate" 1000 %.3f)"
 
@@ -162,39 +164,43 @@ mpi_forced_algo() {
   esac
 }
 
-# run_impl IMPL: its bandwidth run, then its latency run; their RESULT lines go to $results.
+# collect KIND COMMAND...: runs COMMAND (coll_spawn or coll_mpirun), then adds the RESULT lines of its
+# output to $results as KIND lines (RESULT: bandwidth, LATENCY: the 8-byte runs), also those of a run that
+# failed part way; fails as COMMAND did.
+collect() {
+  local kind="$1" status=0
+  shift
+  "$@" || status=$?
+  sed -n "s/^RESULT /$kind /p" "$coll_out" >>"$results"
+  return "$status"
+}
+
+# run_impl IMPL: its bandwidth runs, then its latency run.
 run_impl() {
   case "$1" in
     gloo)
       mkdir -p "$rx_work/gloo-store"
       gloo_run=gloo-bw
       gloo_args=(--ops "$gloo_ops" "${common[@]}")
-      coll_spawn gloo-bw "$run_limit" gloo_cmd || return 1
-      grep '^RESULT ' "$coll_out" >>"$results" || true
+      collect RESULT coll_spawn gloo-bw "$run_limit" gloo_cmd || return 1
       gloo_run=gloo-lat
       gloo_args=(--ops "allreduce:ring,allreduce:ring_chunked,allreduce:halving_doubling" "${latency[@]}")
-      coll_spawn gloo-lat 300 gloo_cmd || return 1
-      sed -n 's/^RESULT /LATENCY /p' "$coll_out" >>"$results" ;;
+      collect LATENCY coll_spawn gloo-lat 300 gloo_cmd ;;
     mpi)
-      coll_mpirun mpi-bw "$run_limit" "$coll_build_dir/mpi_bench" --ops "$mpi_ops" "${common[@]}" || return 1
-      grep '^RESULT ' "$coll_out" >>"$results" || true
+      collect RESULT coll_mpirun mpi-bw "$run_limit" "$coll_build_dir/mpi_bench" --ops "$mpi_ops" "${common[@]}" || return 1
       if [ "$mpi_forced" = 1 ]; then
         for op in ${mpi_ops//,/ }; do
           mpi_forced_algo "$op"
-          coll_mpirun "mpi-$op-$algo" "$run_limit" --mca coll_tuned_use_dynamic_rules 1 --mca "$param" "$value" \
+          collect RESULT coll_mpirun "mpi-$op-$algo" "$run_limit" --mca coll_tuned_use_dynamic_rules 1 --mca "$param" "$value" \
             "$coll_build_dir/mpi_bench" --ops "$op" --algo "$algo" "${common[@]}" || return 1
-          grep '^RESULT ' "$coll_out" >>"$results" || true
         done
       fi
-      coll_mpirun mpi-lat 300 "$coll_build_dir/mpi_bench" --ops allreduce "${latency[@]}" || return 1
-      sed -n 's/^RESULT /LATENCY /p' "$coll_out" >>"$results" ;;
+      collect LATENCY coll_mpirun mpi-lat 300 "$coll_build_dir/mpi_bench" --ops allreduce "${latency[@]}" ;;
     zcnet)
-      zcnet_args=(--ops "$mpi_ops" "${common[@]}")
-      coll_spawn zcnet-bw "$run_limit" zcnet_cmd || return 1
-      grep '^RESULT ' "$coll_out" >>"$results" || true
+      zcnet_args=(--ops "$zcnet_ops" "${common[@]}")
+      collect RESULT coll_spawn zcnet-bw "$run_limit" zcnet_cmd || return 1
       zcnet_args=(--ops allreduce "${latency[@]}")
-      coll_spawn zcnet-lat 300 zcnet_cmd || return 1
-      sed -n 's/^RESULT /LATENCY /p' "$coll_out" >>"$results" ;;
+      collect LATENCY coll_spawn zcnet-lat 300 zcnet_cmd ;;
     *) die "unknown implementation $1 (IMPLS takes gloo, mpi, zcnet)" ;;
   esac
 }
