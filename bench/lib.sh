@@ -1,5 +1,5 @@
 # Sourced by the bench/ scripts: finds the JDK exactly as ./zcnet does and builds the benchmark jar.
-# Defines: root, bench_jar, JAVA_HOME (exported), build_benchmarks, run_jmh, require_package, die.
+# Defines: root, bench_jar, JAVA_HOME (exported), build_benchmarks, run_jmh, require_package, tbf_shape, die.
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bench_jar="$root/jmh/target/benchmarks.jar"
@@ -27,17 +27,32 @@ run_jmh() {
   "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$bench_jar" "$@"
 }
 
+package_present() { if [[ "$1" == /* ]]; then [ -e "$1" ]; else command -v "$1" >/dev/null 2>&1; fi; }
+
 # require_package COMMAND PACKAGE: installs the Debian PACKAGE when COMMAND is missing and this is root with
-# apt-get (updating the package lists only if the first try fails), else stops with what to do.
+# apt-get (updating the package lists only if the first try fails), else stops with what to do. COMMAND may
+# be an absolute path instead (a header, a library): then it is that file that must exist.
 require_package() {
-  command -v "$1" >/dev/null 2>&1 && return 0
+  package_present "$1" && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "bench: installing $2 (apt-get install -y $2) ..." >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y "$2" >&2 \
       || { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y "$2" >&2; } \
       || die "could not install $2"
-    command -v "$1" >/dev/null 2>&1 || die "$2 is installed but $1 is still not on PATH"
+    package_present "$1" || die "$2 is installed but $1 is still not there"
   else
     die "$1 is missing: install it (Debian/Ubuntu: sudo apt-get install $2) and run again"
   fi
+}
+
+# tbf_shape NS DEV RATE_MBIT: shapes DEV's egress in namespace NS to RATE_MBIT with tc tbf: burst the larger
+# of 64 KiB and 4 ms of the rate (a whole GSO packet that veth hands over at once, and what tbf's watchdog
+# may sleep, one jiffy at HZ=250: a smaller bucket would hold the link below the rate), latency 50 ms (the
+# queue). tbf counts Ethernet and IP/TCP headers, so TCP goodput peaks near 95% of the rate. Prints the
+# settings.
+tbf_shape() {
+  local burst=$(($3 * 1000000 / 8 / 250))
+  [ "$burst" -ge 65536 ] || burst=65536
+  tc -n "$1" qdisc replace dev "$2" root tbf rate "${3}mbit" burst "$burst" latency 50ms
+  echo "tbf rate ${3}mbit burst $burst latency 50ms"
 }

@@ -100,15 +100,11 @@ mp_setup() {
 # mp_shape R1 R2 R3 R4: path i's both ends to Ri Mbit/s (see the header for burst and latency).
 tbf_settings=""
 mp_shape() {
-  local i rate burst
+  local i
   tbf_settings=""
   for i in 1 2 3 4; do
-    rate="${!i}"
-    burst=$((rate * 1000000 / 8 / 250))
-    [ "$burst" -ge 65536 ] || burst=65536
-    tc -n "$ns_c" qdisc replace dev "$(dev_c "$i")" root tbf rate "${rate}mbit" burst "$burst" latency 50ms
-    tc -n "$ns_s" qdisc replace dev "$(dev_s "$i")" root tbf rate "${rate}mbit" burst "$burst" latency 50ms
-    tbf_settings+="path $i: tbf rate ${rate}mbit burst $burst latency 50ms; "
+    tbf_shape "$ns_c" "$(dev_c "$i")" "${!i}" >/dev/null
+    tbf_settings+="path $i: $(tbf_shape "$ns_s" "$(dev_s "$i")" "${!i}"); "
   done
 }
 
