@@ -54,7 +54,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * throw {@link IllegalArgumentException} before anything is sent and leave the communicator usable.
  *
  * <h2>Threads</h2>
- * Operations run on the calling thread (the queue pairs' loop thread moves the bytes meanwhile). A
+ * Operations run on the calling thread (the queue pairs' loop thread moves the bytes meanwhile), which is
+ * the only thread that touches the caller's segments, so segments of a confined arena work. A
  * communicator runs one operation at a time: any thread may call, but calls must not overlap (a second
  * concurrent call throws {@link IllegalStateException}); what one call wrote happens-before the next call on
  * the same communicator returns. The steady-state data path allocates nothing.

@@ -17,6 +17,8 @@ import java.net.SocketTimeoutException;
 final class RendezvousClient implements AutoCloseable {
     /** How long to wait between attempts while the store is not up yet (rank 0 may start last). */
     private static final long RETRY_MILLIS = 50;
+    /** How long past its deadline a rank waits for the store to explain a failed round. */
+    private static final int REPORT_GRACE_MILLIS = 2000;
 
     private final Socket socket;
     private final InetSocketAddress store;
@@ -65,9 +67,13 @@ final class RendezvousClient implements AutoCloseable {
         return socket.getLocalAddress();
     }
 
-    /** Sends {@code mine} and returns every rank's blob, in rank order. */
+    /**
+     * Sends {@code mine} and returns every rank's blob, in rank order. Waits a little past {@code deadline}:
+     * the store, whose deadline passes about when this one does, then has the time to say which ranks are
+     * missing, a better error than a timeout of this side.
+     */
     byte[][] exchange(byte[] mine, long deadline) throws IOException {
-        socket.setSoTimeout(Math.max(1, millisLeft(deadline, store)));
+        socket.setSoTimeout(Math.max(1, millisLeft(deadline, store)) + REPORT_GRACE_MILLIS);
         try {
             out.writeInt(mine.length);
             out.write(mine);

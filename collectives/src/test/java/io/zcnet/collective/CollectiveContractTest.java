@@ -6,9 +6,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.zcnet.ring.EventLoopConfig;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -104,7 +113,7 @@ abstract class CollectiveContractTest {
 
     private static long[] uniform(int size, long count) {
         long[] counts = new long[size];
-        java.util.Arrays.fill(counts, count);
+        Arrays.fill(counts, count);
         return counts;
     }
 
@@ -127,23 +136,63 @@ abstract class CollectiveContractTest {
 
     @Test
     void largeOperationsWithTheDefaultSlots() throws Exception {
-        try (RankGroup group = RankGroup.start(4, engine(), CommunicatorConfig.defaults())) {
+        try (RankGroup group = RankGroup.start(3, engine(), CommunicatorConfig.defaults())) {
             group.run(c -> {
                 try (Arena arena = Arena.ofConfined()) {
                     Matrix m = new Matrix(c, arena);
                     m.allreduce(Algorithm.RING, DataType.FLOAT, ReduceOp.SUM, 8L << 20, true); // 32 MiB
                     m.allreduce(Algorithm.HALVING_DOUBLING, DataType.INT, ReduceOp.MAX, (1L << 20) + 3, false);
-                    m.allreduce(Algorithm.AUTO, DataType.DOUBLE, ReduceOp.SUM, 3L << 20, false);
-                    m.broadcast(Algorithm.AUTO, DataType.LONG, (1L << 20) + 1, 1);
-                    m.allgather(Algorithm.AUTO, DataType.FLOAT, uniform(4, 1L << 20), false);
+                    m.allreduce(Algorithm.AUTO, DataType.DOUBLE, ReduceOp.SUM, (1L << 19) + 5, false);
+                    m.broadcast(Algorithm.AUTO, DataType.LONG, (1L << 18) + 1, 1);
+                    m.allgather(Algorithm.AUTO, DataType.FLOAT, uniform(3, 1L << 18), false);
                 }
             });
         }
     }
 
     @Test
+    void severalSubflowsPerQueuePair() throws Exception {
+        CommunicatorConfig config = smallSlots().withQueuePairs(smallSlots().queuePairs().withSubflows(3));
+        try (RankGroup group = RankGroup.start(3, engine(), config)) {
+            group.run(c -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    Matrix m = new Matrix(c, arena);
+                    m.allreduce(Algorithm.RING, DataType.FLOAT, ReduceOp.SUM, 300_007, false);
+                    m.allToAll(DataType.INT, square(3, 50_001), true);
+                }
+            });
+        }
+    }
+
+    @Test
+    void aRankThatNeverJoinsFailsTheRendezvousNamingIt() throws Exception {
+        CommunicatorConfig config = smallSlots().withEngine(engine()).withHostStore(false)
+                .withTimeouts(Duration.ofSeconds(30), Duration.ofMillis(1500));
+        try (RendezvousServer store = RendezvousServer.start(new InetSocketAddress("127.0.0.1", 0), 3,
+                config.connectTimeout())) {
+            List<CompletableFuture<Communicator>> joining = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                int rank = r;
+                joining.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return Communicator.rendezvous(rank, 3, store.address(), config);
+                    } catch (IOException e) {
+                        throw new CompletionException(e);
+                    }
+                }));
+            }
+            for (var f : joining) {
+                ExecutionException e = assertThrows(ExecutionException.class,
+                        () -> f.get(20, TimeUnit.SECONDS));
+                assertTrue(e.getCause().getMessage().contains("ranks [2] did not join"), e.getCause()::getMessage);
+            }
+        }
+    }
+
+    @Test
     void manyOperationsInARowOfEveryKind() throws Exception {
-        try (RankGroup group = RankGroup.start(3, engine(), smallSlots())) {
+        // One slot per peer: every message waits for the one before it to be consumed, the tightest flow control.
+        try (RankGroup group = RankGroup.start(3, engine(), CommunicatorConfig.defaults().withSlots(1, 2048))) {
             group.run(c -> {
                 try (Arena arena = Arena.ofConfined()) {
                     Matrix m = new Matrix(c, arena);
