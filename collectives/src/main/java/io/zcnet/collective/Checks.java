@@ -44,6 +44,13 @@ final class Checks {
         if (!segment.isNative()) {
             throw new IllegalArgumentException(name + " is not native memory: collectives take off-heap segments");
         }
+        // Found now rather than halfway through, when the other ranks would be left with half an operation.
+        if (!segment.scope().isAlive()) {
+            throw new IllegalArgumentException(name + " belongs to an arena that is closed");
+        }
+        if (!segment.isAccessibleBy(Thread.currentThread())) {
+            throw new IllegalArgumentException(name + " is confined to another thread");
+        }
         int e = type.byteSize();
         if (segment.address() % e != 0) {
             throw new IllegalArgumentException(name + " at 0x" + Long.toHexString(segment.address())

@@ -107,8 +107,12 @@ final class Mesh {
         if (!qp.await(wc, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
             throw new IOException("a rank connected but did not say which within the connect timeout");
         }
+        if (!wc.isSuccess()) {
+            throw new IOException("the queue pair of a connecting rank failed before it said which rank it is ("
+                    + WorkCompletion.statusName(wc.status()) + "): " + qp.errorReason());
+        }
         int peer = wc.hasImmediate() ? Immediate.helloRank(wc.immediate()) : -1;
-        if (!wc.isSuccess() || wc.workRequestId() != HELLO || peer <= rank || peer >= size || links[peer] != null) {
+        if (wc.workRequestId() != HELLO || peer <= rank || peer >= size || links[peer] != null) {
             throw new IOException("a connecting rank sent " + wc + " instead of a hello from a rank in " + (rank + 1) + ".."
                     + (size - 1) + " not yet connected");
         }

@@ -28,6 +28,14 @@ class ArgumentsTest {
                     MemorySegment b = arena.allocate(4096, 64);
                     refused("not native", () -> c.allreduce(MemorySegment.ofArray(new float[8]), b, 8, DataType.FLOAT,
                             ReduceOp.SUM));
+                    MemorySegment closed;
+                    try (Arena gone = Arena.ofConfined()) {
+                        closed = gone.allocate(64);
+                    }
+                    refused("arena that is closed", () -> c.allreduce(closed, b, 8, DataType.FLOAT, ReduceOp.SUM));
+                    MemorySegment elsewhere = java.util.concurrent.CompletableFuture.supplyAsync(
+                            () -> Arena.ofConfined().allocate(64)).join();
+                    refused("confined to another thread", () -> c.broadcast(elsewhere, 8, DataType.INT, 0));
                     refused("not aligned", () -> c.allreduce(a.asSlice(2), b, 8, DataType.FLOAT, ReduceOp.SUM));
                     refused("too few for 2000", () -> c.allreduce(a, b, 2000, DataType.DOUBLE, ReduceOp.SUM));
                     refused("read-only", () -> c.allreduce(a, b.asReadOnly(), 8, DataType.FLOAT, ReduceOp.SUM));
