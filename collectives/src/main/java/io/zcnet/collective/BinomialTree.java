@@ -31,14 +31,9 @@ final class BinomialTree {
         for (long i = 0; i < Streams.pieces(count, perPiece); i++) {
             long n = Math.min(perPiece, count - i * perPiece);
             long at = i * perPiece * e;
-            MemorySegment from = buffer;
-            long fromAt = at;
-            if (parent != null) {
-                from = parent.inbox;
-                fromAt = links.awaitArrival(parent, n * e);
-                MemorySegment.copy(from, fromAt, buffer, at, n * e);
-            }
-            for (int m = lowestBit(v) >> 1; m > 0; m >>= 1) {
+            MemorySegment from = parent == null ? buffer : parent.inbox;
+            long fromAt = parent == null ? at : links.awaitArrival(parent, n * e);
+            for (int m = lowestBit(v) >> 1; m > 0; m >>= 1) { // on their way first, as in Chain
                 if (v + m < size) {
                     Link child = links.to(real(v + m, root));
                     MemorySegment.copy(from, fromAt, child.outbox, links.awaitSlot(child), n * e);
@@ -46,6 +41,7 @@ final class BinomialTree {
                 }
             }
             if (parent != null) {
+                MemorySegment.copy(from, fromAt, buffer, at, n * e);
                 parent.consume();
             }
         }

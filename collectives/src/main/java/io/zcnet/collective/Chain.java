@@ -28,18 +28,14 @@ final class Chain {
         for (long i = 0; i < pieces; i++) {
             long bytes = Math.min(perPiece, count - i * perPiece) * e;
             long at = i * perPiece * e;
-            MemorySegment from = buffer;
-            long fromAt = at;
-            if (previous != null) {
-                from = previous.inbox;
-                fromAt = links.awaitArrival(previous, bytes);
-                MemorySegment.copy(from, fromAt, buffer, at, bytes);
-            }
-            if (next != null) {
+            MemorySegment from = previous == null ? buffer : previous.inbox;
+            long fromAt = previous == null ? at : links.awaitArrival(previous, bytes);
+            if (next != null) { // on its way first: the copy into the buffer overlaps the next hop
                 MemorySegment.copy(from, fromAt, next.outbox, links.awaitSlot(next), bytes);
                 links.send(next, bytes);
             }
             if (previous != null) {
+                MemorySegment.copy(from, fromAt, buffer, at, bytes);
                 previous.consume();
             }
         }

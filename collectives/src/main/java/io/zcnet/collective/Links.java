@@ -173,15 +173,22 @@ final class Links {
         lastProgress = System.nanoTime();
     }
 
+    /**
+     * Takes every link's completions; true if there were any. A failed link ends the operation only once
+     * a poll finds nothing else: what arrived before the failure is looked at first, so a message that
+     * proves the ranks disagree is reported as that, not as the link its sender then closed.
+     */
     private boolean pollAll() throws CollectiveException {
         boolean moved = false;
+        boolean failed = false;
         for (Link l : all) {
             if (l.drain(completion) > 0) {
                 moved = true;
             }
-            if (l.failure != null || l.qp.state() == QpState.ERROR) {
-                throw linkFailed();
-            }
+            failed |= isFailed(l);
+        }
+        if (failed && !moved) {
+            throw linkFailed();
         }
         return moved;
     }

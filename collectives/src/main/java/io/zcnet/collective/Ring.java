@@ -70,12 +70,11 @@ final class Ring {
                 long at = slicing.first(injected, loop, i);
                 int n = slicing.length(injected, loop, i);
                 long from = inputOffset(mode, injected, at) * e;
-                long slot = links.awaitSlot(right);
-                MemorySegment.copy(input, from, right.outbox, slot, (long) n * e);
+                MemorySegment.copy(input, from, right.outbox, links.awaitSlot(right), (long) n * e);
+                links.send(right, (long) n * e);
                 if (mode == ALLGATHER) {
                     copyUnlessSame(input, from, output, outputOffset(mode, injected, at) * e, (long) n * e);
                 }
-                links.send(right, (long) n * e);
             }
             for (int s = firstStep + 1; s <= lastIteration; s++) {
                 int b = block(s);
@@ -89,28 +88,30 @@ final class Ring {
                     long bytes = (long) n * e;
                     long in = links.awaitArrival(left, bytes);
                     long out = output == null ? -1 : outputOffset(mode, b, at) * e;
+                    // What goes on leaves first; the copy to the output overlaps its trip to the right.
                     if (reducing && s < size) {
                         long x = inputOffset(mode, b, at) * e;
                         if (forward) {
                             long slot = links.awaitSlot(right);
                             Reductions.apply(type, op, right.outbox, slot, left.inbox, in, input, x, n);
+                            left.consume();
+                            links.send(right, bytes);
                             if (s == size - 1 && mode != REDUCE) {
                                 MemorySegment.copy(right.outbox, slot, output, out, bytes);
                             }
                         } else {
                             Reductions.apply(type, op, output, out, left.inbox, in, input, x, n);
+                            left.consume();
                         }
                     } else {
+                        if (forward) {
+                            MemorySegment.copy(left.inbox, in, right.outbox, links.awaitSlot(right), bytes);
+                            links.send(right, bytes);
+                        }
                         if (output != null && (mode != REDUCE || rank == root)) {
                             MemorySegment.copy(left.inbox, in, output, out, bytes);
                         }
-                        if (forward) {
-                            MemorySegment.copy(left.inbox, in, right.outbox, links.awaitSlot(right), bytes);
-                        }
-                    }
-                    left.consume();
-                    if (forward) {
-                        links.send(right, bytes);
+                        left.consume();
                     }
                 }
             }
