@@ -28,63 +28,47 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Ranks as separate JVMs ({@link RankProcess}) on loopback: a verified run with rank 0 hosting the store,
- * and a rank killed (SIGKILL, no chance to close anything) in the middle of a stream of allreduces, after
- * which every other rank's operation must end with an error that names it, well within the operation
- * timeout, because its connections close.
+ * Ranks as separate JVMs ({@link RankProcess}) on loopback, rank 0 hosting the store: a set of operations
+ * verified against the reference, then a stream of 16 MiB allreduces in which one rank is killed (SIGKILL,
+ * no chance to close anything), after which every other rank's operation must end with an error that names
+ * it, well within the operation timeout, because its connections close.
  */
 @Timeout(120)
 class ProcessRanksTest {
     private static final int SIZE = 4;
+    private static final int VICTIM = 2;
     /** How soon after the kill every other rank must have failed: far below the 20 s operation timeout. */
     private static final Duration FAILURE_BOUND = Duration.ofSeconds(5);
 
     @ParameterizedTest
     @EnumSource(names = {"NIO", "URING"})
-    void ranksInSeparateProcessesAgreeWithTheReference(EventLoopConfig.Choice engine) throws Exception {
+    void ranksInSeparateProcessesAgreeAndAKilledRankFailsEveryOtherNamingIt(EventLoopConfig.Choice engine)
+            throws Exception {
         assumeUsable(engine);
         InetSocketAddress store = freeAddress();
-        List<Ranks.Child> children = new ArrayList<>();
         try (Ranks ranks = new Ranks()) {
-            for (int r = 0; r < SIZE; r++) {
-                children.add(ranks.start(r, store, engine, "verify"));
-            }
-            for (Ranks.Child child : children) {
-                String line = child.lines.poll(90, TimeUnit.SECONDS);
-                assertEquals("rank " + child.rank + " ok", line);
-                assertTrue(child.process.waitFor(30, TimeUnit.SECONDS), "rank " + child.rank + " did not exit");
-                assertEquals(0, child.process.exitValue());
-            }
-        }
-    }
-
-    @ParameterizedTest
-    @EnumSource(names = {"NIO", "URING"})
-    void killingARankMidOperationFailsEveryOtherRankNamingIt(EventLoopConfig.Choice engine) throws Exception {
-        assumeUsable(engine);
-        int victim = 2;
-        try (Ranks ranks = new Ranks();
-             RendezvousServer store = RendezvousServer.start(new InetSocketAddress("127.0.0.1", 0), SIZE,
-                     Duration.ofSeconds(60))) {
             List<Ranks.Child> children = new ArrayList<>();
             for (int r = 0; r < SIZE; r++) {
-                children.add(ranks.start(r, store.address(), engine, "loop"));
+                children.add(ranks.start(r, store, engine));
             }
             for (Ranks.Child child : children) {
-                assertEquals("rank " + child.rank + " started", child.lines.poll(90, TimeUnit.SECONDS));
+                assertEquals("rank " + child.rank + " ok", child.lines.poll(90, TimeUnit.SECONDS));
             }
-            children.get(victim).process.destroyForcibly();
+            for (Ranks.Child child : children) {
+                assertEquals("rank " + child.rank + " looping", child.lines.poll(60, TimeUnit.SECONDS));
+            }
+            children.get(VICTIM).process.destroyForcibly();
             long killed = System.nanoTime();
             for (Ranks.Child child : children) {
-                if (child.rank == victim) {
+                if (child.rank == VICTIM) {
                     continue;
                 }
                 String line = child.lines.poll(FAILURE_BOUND.toMillis(), TimeUnit.MILLISECONDS);
                 long millis = (System.nanoTime() - killed) / 1_000_000;
-                assertNotNull(line, "rank " + child.rank + " still ran " + FAILURE_BOUND + " after rank " + victim
+                assertNotNull(line, "rank " + child.rank + " still ran " + FAILURE_BOUND + " after rank " + VICTIM
                         + " was killed");
                 System.out.println(millis + " ms after the kill: " + line);
-                assertTrue(line.startsWith("rank " + child.rank + " failed peer=" + victim + ": "),
+                assertTrue(line.startsWith("rank " + child.rank + " failed peer=" + VICTIM + ": "),
                         () -> line + " (after " + millis + " ms)");
                 assertTrue(child.process.waitFor(30, TimeUnit.SECONDS), "rank " + child.rank + " did not exit");
                 assertEquals(2, child.process.exitValue());
@@ -113,12 +97,11 @@ class ProcessRanksTest {
         record Child(int rank, Process process, BlockingQueue<String> lines) {
         }
 
-        Child start(int rank, InetSocketAddress store, EventLoopConfig.Choice engine, String scenario)
-                throws IOException {
+        Child start(int rank, InetSocketAddress store, EventLoopConfig.Choice engine) throws IOException {
             List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp", System.getProperty("java.class.path"),
                     RankProcess.class.getName(), String.valueOf(rank), String.valueOf(SIZE),
-                    store.getAddress().getHostAddress() + ":" + store.getPort(), engine.name(), scenario);
+                    store.getAddress().getHostAddress() + ":" + store.getPort(), engine.name());
             Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             processes.add(p);
             BlockingQueue<String> lines = new LinkedBlockingQueue<>();
