@@ -126,6 +126,9 @@ public final class Communicator implements AutoCloseable {
         if (store == null || config == null) {
             throw new IllegalArgumentException("a store address and a config are required");
         }
+        if (store.isUnresolved()) {
+            throw new IllegalArgumentException("cannot resolve the store address " + store);
+        }
         long deadline = System.nanoTime() + config.connectTimeout().toNanos();
         RendezvousServer server = rank == 0 && config.hostStore()
                 ? RendezvousServer.start(store, size, config.connectTimeout()) : null;

@@ -62,6 +62,8 @@ class RendezvousServerTest {
                 IOException e = assertThrows(IOException.class, () -> c.exchange(new byte[1], deadline));
                 assertTrue(e.getMessage().contains("ranks [1] did not join"), e::getMessage);
             }
+            assertTrue(server.await(Duration.ofSeconds(10)));
+            assertTrue(server.failure().contains("ranks [1] did not join"), server::failure);
         }
     }
 
