@@ -134,6 +134,7 @@ final class QpEngine implements CompletionHandler {
     private int stampMicros;
 
     private volatile QpState state = QpState.RTS;
+    // Written before state turns ERROR, whose volatile write publishes them to the threads that read it.
     private int errorStatus = -1;
     private String errorReason;
     private boolean closed;

@@ -36,7 +36,12 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>Completions of the send queue come in posting order, and so do those of the receive queue; the
  *   two are interleaved in the one completion queue.</li>
  *   <li>Sends that consume receives are flow-controlled by credits (the peer's posted receives): a SEND
- *   waits for a receive to be posted instead of failing, so no side buffers without bound.</li>
+ *   waits for a receive to be posted instead of failing, so no side buffers without bound. A WRITE with
+ *   immediate sends none of its bytes before the peer has a receive posted for it (its data frames wait for
+ *   the credit, not only its last one): a receiver that posts a receive only once it is done with the
+ *   memory the next WRITE lands in may use its receives as the flow control of that memory. The receive's
+ *   completion counts the WRITE's bytes when it is one message (up to 16 MiB less one segment; a longer
+ *   WRITE is several messages, and the completion counts the last one's).</li>
  *   <li>Any failure (a refused key on either side, a protocol violation by the peer, the loss of every
  *   subflow, {@link #close()}) moves the queue pair to {@link QpState#ERROR}: what is outstanding completes
  *   with an error status (the failing request with its own, the rest FLUSH_ERROR), in posting order, and
@@ -124,6 +129,22 @@ public final class QueuePair implements AutoCloseable {
     /** {@return the current state}; any thread. */
     public QpState state() {
         return engine.state();
+    }
+
+    /**
+     * Why the queue pair went to {@link QpState#ERROR}, as a {@link WorkCompletion} status: TRANSPORT_ERROR
+     * when every subflow was lost or the peer broke the protocol, FLUSH_ERROR when it was closed here or
+     * the peer ended it, the failing request's own status when a request failed; -1 while it is not in
+     * ERROR. Any thread, also after {@link #close()}: the reason is written before the state turns ERROR,
+     * so once {@link #state()} has returned ERROR this returns the status it went there with.
+     */
+    public int errorStatus() {
+        return engine.state() == QpState.ERROR ? engine.errorStatus() : -1;
+    }
+
+    /** The text that goes with {@link #errorStatus()} (which subflow, which request, what the peer said), or null. */
+    public String errorReason() {
+        return engine.state() == QpState.ERROR ? engine.errorReason() : null;
     }
 
     // ---------------------------------------------------------------- posting

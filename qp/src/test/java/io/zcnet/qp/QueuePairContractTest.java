@@ -142,6 +142,51 @@ abstract class QueuePairContractTest {
     }
 
     @Test
+    void aWriteWithImmediateSendsNoByteBeforeThePeerPostsAReceive() throws Exception {
+        // What lets a receive stand for a free staging slot (the collectives' flow control): not only the
+        // frame that consumes the receive waits for the credit, every data frame before it does too.
+        try (QpPair p = new QpPair(engine(), config(), 4L * MIB)) {
+            int bytes = 5 * config().segmentSize() + 123; // several frames
+            fill(p.clientRegion, 0, bytes, 41);
+            WorkRequest wr = new WorkRequest();
+            assertTrue(p.client.postSend(wr.writeWithImmediate(1, p.clientRegion.localKey(), 0, bytes,
+                    p.serverRegion.remoteKey(), MIB, 0x600D)));
+            Thread.sleep(300);
+            for (long i = 0; i < bytes; i += 8) {
+                assertEquals(0L, p.serverRegion.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, MIB + i),
+                        "byte " + i + " landed before a receive was posted");
+            }
+            assertFalse(p.client.poll(new WorkCompletion()), "the WRITE completed without a receive posted");
+            assertTrue(p.server.postReceive(9, p.serverRegion.localKey(), 0, 0));
+            WorkCompletion received = next(p.server);
+            assertSuccess(received, 9, WorkCompletion.OP_RECV_RDMA_WITH_IMM, bytes);
+            assertEquals(0x600D, received.immediate());
+            assertFilled(p.serverRegion, MIB, bytes, 41);
+            assertSuccess(next(p.client), 1, WorkCompletion.OP_RDMA_WRITE, bytes);
+        }
+    }
+
+    @Test
+    void aFailedQueuePairSaysWhyOnBothSides() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            assertEquals(-1, p.client.errorStatus());
+            assertEquals(null, p.client.errorReason());
+            p.server.close();
+            awaitState(p.client, QpState.ERROR);
+            assertEquals(WorkCompletion.FLUSH_ERROR, p.client.errorStatus(), p.client::errorReason);
+            assertTrue(p.client.errorReason().contains("peer ended"), p.client::errorReason);
+            assertEquals(WorkCompletion.FLUSH_ERROR, p.server.errorStatus(), "readable after close");
+            assertEquals("closed", p.server.errorReason());
+        }
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            p.client.killSubflow(0);
+            awaitState(p.client, QpState.ERROR);
+            assertEquals(WorkCompletion.TRANSPORT_ERROR, p.client.errorStatus(), p.client::errorReason);
+            assertTrue(p.client.errorReason().contains("every subflow is gone"), p.client::errorReason);
+        }
+    }
+
+    @Test
     void unsignaledWorkRequestsCompleteSilently() throws Exception {
         try (QpPair p = new QpPair(engine(), config(), MIB)) {
             WorkRequest wr = new WorkRequest();

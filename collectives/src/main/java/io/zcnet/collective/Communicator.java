@@ -1,0 +1,604 @@
+package io.zcnet.collective;
+
+import io.zcnet.qp.QpContext;
+import io.zcnet.qp.QueuePair;
+import io.zcnet.ring.EngineKind;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A group of N ranks (processes, or threads of one process, each with a communicator of its own) that run
+ * collective operations together, as an MPI communicator or a Gloo context does. Created by
+ * {@link #rendezvous}: every rank calls it with the same size and store address and its own rank.
+ *
+ * <h2>Operations</h2>
+ * Allreduce, reduce-scatter, allgather, broadcast, reduce, all-to-all and barrier on native
+ * {@link MemorySegment}s of {@link DataType} elements (segments aligned to the element). Every rank must
+ * call the same operations in the same order with matching counts, root and algorithm; the messages carry
+ * enough to notice when they do not ({@link Immediate}), and the operation then fails instead of mixing
+ * data (a rank that only sends in it, such as the root of a broadcast, fails in its next operation). An
+ * operation is a blocking call: it returns when this rank's part is done, its output complete and
+ * its input no longer needed (other ranks may still be finishing). Out-of-place operations need input and
+ * output that do not overlap, or that overlap exactly as the in-place form of the operation says. A count
+ * of 0 returns at once without communicating. Results are the same on every rank that receives them, and
+ * the same from run to run for the same algorithm and rank count: every element is reduced in a fixed
+ * order. Floating-point results still depend on that order, so different algorithms may differ in the last
+ * bits.
+ *
+ * <h2>Algorithms</h2>
+ * Each operation takes an {@link Algorithm}, or picks one ({@link Algorithm#AUTO}) by its size and the rank
+ * count: ring for large messages, halving-doubling (allreduce), binomial tree (broadcast, reduce) or
+ * direct (allgather) for small ones.
+ *
+ * <h2>How data moves</h2>
+ * Every pair of ranks has one queue pair, and every rank registers an inbox and an outbox of
+ * {@link CommunicatorConfig#slots()} slots of {@link CommunicatorConfig#slotBytes()} per peer, whose keys
+ * the rendezvous exchanges once. A rank copies (or reduces) what it sends into an outbox slot and RDMA
+ * WRITEs it with immediate data into the peer's inbox slot; the immediate says which piece of which
+ * operation it is, and the receiver reduces or copies it from there as soon as its completion arrives,
+ * while later pieces are still on the wire. The receive credits of the queue pair are the slot flow
+ * control ({@link Link}). User memory is never registered, so it may be any native segment and is free
+ * again the moment an operation returns.
+ *
+ * <h2>Errors</h2>
+ * Errors are collective. When a peer dies, its host goes silent (the queue pairs' silence timeout), a
+ * queue pair fails, the ranks disagree about the operation, or nothing moves for
+ * {@link CommunicatorConfig#timeout()}, the operation throws a {@link CollectiveException} naming the peer
+ * where one is to blame, and the communicator is broken: it closes its queue pairs, so every other rank's
+ * operation fails promptly too rather than waiting, and every later call throws at once. Argument errors
+ * throw {@link IllegalArgumentException} before anything is sent and leave the communicator usable.
+ *
+ * <h2>Threads</h2>
+ * Operations run on the calling thread (the queue pairs' loop thread moves the bytes meanwhile), which is
+ * the only thread that touches the caller's segments, so segments of a confined arena work. A
+ * communicator runs one operation at a time: any thread may call, but calls must not overlap (a second
+ * concurrent call throws {@link IllegalStateException}); what one call wrote happens-before the next call on
+ * the same communicator returns. The steady-state data path allocates nothing.
+ */
+public final class Communicator implements AutoCloseable {
+    private static final Set<Algorithm> ALLREDUCE = EnumSet.of(Algorithm.RING, Algorithm.HALVING_DOUBLING);
+    private static final Set<Algorithm> ALLGATHER = EnumSet.of(Algorithm.RING, Algorithm.DIRECT);
+    private static final Set<Algorithm> BROADCAST = EnumSet.of(Algorithm.TREE, Algorithm.RING, Algorithm.DIRECT);
+    private static final Set<Algorithm> REDUCE = EnumSet.of(Algorithm.TREE, Algorithm.RING);
+
+    private final int rank;
+    private final int size;
+    private final CommunicatorConfig config;
+    private final QpContext context;
+    private final Staging staging;
+    private final Links links;
+    private final Ring ring;
+    private final HalvingDoubling halvingDoubling;
+    private final BinomialTree tree;
+    private final Chain chain;
+    private final Direct direct;
+    private final Barrier barrier;
+    private final long[] sendStarts;
+    private final long[] receiveStarts;
+    private final AtomicBoolean busy = new AtomicBoolean();
+    private boolean closed;
+
+    private Communicator(int rank, int size, CommunicatorConfig config, QpContext context, Staging staging,
+            Link[] byRank) {
+        this.rank = rank;
+        this.size = size;
+        this.config = config;
+        this.context = context;
+        this.staging = staging;
+        this.links = new Links(rank, byRank, config.timeout().toNanos());
+        for (Link l : links.all()) {
+            l.qp.onCompletions(links.wakeUp);
+        }
+        Streams streams = new Streams(links, rank, size);
+        this.ring = new Ring(links, rank, size);
+        this.halvingDoubling = new HalvingDoubling(streams, rank, size);
+        this.tree = new BinomialTree(links, rank, size);
+        this.chain = new Chain(links, rank, size);
+        this.direct = new Direct(streams, rank, size);
+        this.barrier = new Barrier(links, rank, size);
+        this.sendStarts = new long[size + 1];
+        this.receiveStarts = new long[size + 1];
+    }
+
+    /**
+     * Joins the communicator of {@code size} ranks whose rendezvous store is at {@code store}, as
+     * {@code rank}: rank 0 runs the store there (unless {@link CommunicatorConfig#hostStore()} is off), every
+     * rank publishes where it listens and the key of its inbox, and queue pairs are connected between every
+     * pair of ranks. Returns when every rank has connected every queue pair; the ranks may start in any
+     * order within {@link CommunicatorConfig#connectTimeout()}.
+     *
+     * @throws IOException if the store cannot be reached or hosted, a rank does not join or connect in time
+     *                     (the message names which), or the ranks' configurations disagree
+     */
+    public static Communicator rendezvous(int rank, int size, InetSocketAddress store, CommunicatorConfig config)
+            throws IOException {
+        if (size < 1 || size > 1 << 16) {
+            throw new IllegalArgumentException("size " + size + " outside 1..65536");
+        }
+        if (rank < 0 || rank >= size) {
+            throw new IllegalArgumentException("rank " + rank + " outside 0.." + (size - 1));
+        }
+        if (store == null || config == null) {
+            throw new IllegalArgumentException("a store address and a config are required");
+        }
+        if (store.isUnresolved()) {
+            throw new IllegalArgumentException("cannot resolve the store address " + store);
+        }
+        long deadline = System.nanoTime() + config.connectTimeout().toNanos();
+        RendezvousServer server = rank == 0 && config.hostStore()
+                ? RendezvousServer.start(store, size, config.connectTimeout()) : null;
+        QpContext context = null;
+        Staging staging = null;
+        try {
+            context = QpContext.open(config.engine());
+            staging = new Staging(context, rank, size, config.slots(), config.slotBytes());
+            Link[] links;
+            try (RendezvousClient client = RendezvousClient.join(store, rank, size, deadline)) {
+                links = Mesh.connect(rank, size, context, staging, client, config, deadline);
+            }
+            return new Communicator(rank, size, config, context, staging, links);
+        } catch (IOException | RuntimeException e) {
+            if (server != null) {
+                server.close();
+            }
+            if (context != null) {
+                context.close();
+            }
+            if (staging != null) {
+                staging.close();
+            }
+            throw new IOException("rank " + rank + " of " + size + " could not join the communicator at " + store + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int size() {
+        return size;
+    }
+
+    public CommunicatorConfig config() {
+        return config;
+    }
+
+    /** The engine the queue pairs run on. */
+    public EngineKind engine() {
+        return context.engine();
+    }
+
+    // ---------------------------------------------------------------- barrier
+
+    /** Returns once every rank has called it. */
+    public void barrier() throws CollectiveException {
+        enter();
+        try {
+            links.begin(Immediate.BARRIER);
+            barrier.run();
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    // ---------------------------------------------------------------- allreduce
+
+    /** {@link #allreduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, Algorithm)} in place. */
+    public void allreduce(MemorySegment buffer, long count, DataType type, ReduceOp op) throws CollectiveException {
+        allreduce(buffer, buffer, count, type, op, Algorithm.AUTO);
+    }
+
+    /** {@link #allreduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, Algorithm)} with AUTO. */
+    public void allreduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op)
+            throws CollectiveException {
+        allreduce(input, output, count, type, op, Algorithm.AUTO);
+    }
+
+    /**
+     * Reduces the first {@code count} elements of every rank's {@code input} with {@code op} into every
+     * rank's {@code output}. In place when {@code input} and {@code output} start at the same address.
+     */
+    public void allreduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op,
+            Algorithm algorithm) throws CollectiveException {
+        enter();
+        try {
+            Checks.reduction(type, op);
+            Checks.count(count, "count");
+            Checks.holds(input, "input", count, type);
+            Checks.receives(output, "output", count, type);
+            long bytes = count * type.byteSize();
+            Checks.apartOrInPlace(input, bytes, output, bytes, 0);
+            Algorithm a = choose(algorithm, ALLREDUCE, "allreduce", bytes, Algorithm.HALVING_DOUBLING, Algorithm.RING);
+            if (count == 0) {
+                return;
+            }
+            if (size == 1) {
+                Ring.copyUnlessSame(input, 0, output, 0, bytes);
+            } else if (a == Algorithm.RING) {
+                links.begin(Immediate.ALLREDUCE_RING);
+                ring.slicing.even(count);
+                ring.run(Ring.ALLREDUCE, input, output, type, op, 0, config.slots(), config.slotBytes());
+            } else {
+                links.begin(Immediate.ALLREDUCE_HALVING_DOUBLING);
+                halvingDoubling.allreduce(input, output, count, type, op, config.slotBytes());
+            }
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    // ---------------------------------------------------------------- reduce-scatter
+
+    /**
+     * Reduces every rank's {@code input} of {@code size * count} elements with {@code op}, and gives rank r
+     * block r of the result ({@code count} elements from element {@code r * count}) in {@code output}. In
+     * place when {@code output} starts at block r of {@code input}.
+     */
+    public void reduceScatter(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op)
+            throws CollectiveException {
+        enter();
+        try {
+            Checks.count(count, "count");
+            ring.slicing.uniform(count);
+            reduceScatterBlocks(input, output, Checks.times(count, size, "count"), type, op);
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    /**
+     * Reduce-scatter with blocks of different sizes: rank r gets the {@code counts[r]} elements of the
+     * result that follow the blocks of the ranks before it. In place when {@code output} starts at block r
+     * of {@code input}.
+     */
+    public void reduceScatter(MemorySegment input, MemorySegment output, long[] counts, DataType type, ReduceOp op)
+            throws CollectiveException {
+        enter();
+        try {
+            long total = Checks.counts(counts, size, "counts");
+            ring.slicing.counted(counts);
+            reduceScatterBlocks(input, output, total, type, op);
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    /** The blocks are in {@code ring.slicing}. */
+    private void reduceScatterBlocks(MemorySegment input, MemorySegment output, long total, DataType type, ReduceOp op)
+            throws CollectiveException {
+        Checks.reduction(type, op);
+        long[] starts = ring.slicing.starts;
+        long mine = starts[rank + 1] - starts[rank];
+        Checks.holds(input, "input", total, type);
+        Checks.receives(output, "output", mine, type);
+        int e = type.byteSize();
+        Checks.apartOrInPlace(output, mine * e, input, total * e, starts[rank] * e);
+        if (total == 0) {
+            return;
+        }
+        if (size == 1) {
+            Ring.copyUnlessSame(input, 0, output, 0, mine * e);
+        } else {
+            links.begin(Immediate.REDUCE_SCATTER_RING);
+            ring.run(Ring.REDUCE_SCATTER, input, output, type, op, 0, config.slots(), config.slotBytes());
+        }
+    }
+
+    // ---------------------------------------------------------------- allgather
+
+    /** {@link #allgather(MemorySegment, MemorySegment, long, DataType, Algorithm)} with AUTO. */
+    public void allgather(MemorySegment input, MemorySegment output, long count, DataType type)
+            throws CollectiveException {
+        allgather(input, output, count, type, Algorithm.AUTO);
+    }
+
+    /**
+     * Gathers every rank's {@code count} elements of {@code input} into every rank's {@code output}, rank r's
+     * at element {@code r * count}. In place when {@code input} starts at block r of {@code output}.
+     */
+    public void allgather(MemorySegment input, MemorySegment output, long count, DataType type, Algorithm algorithm)
+            throws CollectiveException {
+        enter();
+        try {
+            Checks.count(count, "count");
+            ring.slicing.uniform(count);
+            allgatherBlocks(input, output, Checks.times(count, size, "count"), type, algorithm);
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    /**
+     * Allgather of blocks of different sizes: rank r contributes {@code counts[r]} elements, placed after the
+     * blocks of the ranks before it. In place when {@code input} starts at block r of {@code output}.
+     */
+    public void allgather(MemorySegment input, MemorySegment output, long[] counts, DataType type, Algorithm algorithm)
+            throws CollectiveException {
+        enter();
+        try {
+            long total = Checks.counts(counts, size, "counts");
+            ring.slicing.counted(counts);
+            allgatherBlocks(input, output, total, type, algorithm);
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    /** The blocks are in {@code ring.slicing}. */
+    private void allgatherBlocks(MemorySegment input, MemorySegment output, long total, DataType type,
+            Algorithm algorithm) throws CollectiveException {
+        Checks.type(type);
+        long[] starts = ring.slicing.starts;
+        long mine = starts[rank + 1] - starts[rank];
+        int e = type.byteSize();
+        Checks.holds(input, "input", mine, type);
+        Checks.receives(output, "output", total, type);
+        Checks.apartOrInPlace(input, mine * e, output, total * e, starts[rank] * e);
+        Algorithm a = choose(algorithm, ALLGATHER, "allgather", total * e, Algorithm.DIRECT, Algorithm.RING);
+        if (total == 0) {
+            return;
+        }
+        if (size == 1) {
+            Ring.copyUnlessSame(input, 0, output, 0, mine * e);
+        } else if (a == Algorithm.RING) {
+            links.begin(Immediate.ALLGATHER_RING);
+            ring.run(Ring.ALLGATHER, input, output, type, null, 0, config.slots(), config.slotBytes());
+        } else {
+            links.begin(Immediate.ALLGATHER_DIRECT);
+            direct.allgather(input, output, starts, type, config.slotBytes());
+        }
+    }
+
+    // ---------------------------------------------------------------- broadcast
+
+    /** {@link #broadcast(MemorySegment, long, DataType, int, Algorithm)} with AUTO. */
+    public void broadcast(MemorySegment buffer, long count, DataType type, int root) throws CollectiveException {
+        broadcast(buffer, count, type, root, Algorithm.AUTO);
+    }
+
+    /** Copies the first {@code count} elements of the root's {@code buffer} into every other rank's. */
+    public void broadcast(MemorySegment buffer, long count, DataType type, int root, Algorithm algorithm)
+            throws CollectiveException {
+        enter();
+        try {
+            Checks.type(type);
+            Checks.count(count, "count");
+            Checks.root(root, size);
+            if (rank == root) {
+                Checks.holds(buffer, "buffer", count, type);
+            } else {
+                Checks.receives(buffer, "buffer", count, type);
+            }
+            Algorithm a = choose(algorithm, BROADCAST, "broadcast", count * type.byteSize(), Algorithm.TREE,
+                    Algorithm.RING);
+            if (count == 0 || size == 1) {
+                return;
+            }
+            switch (a) {
+                case TREE -> {
+                    links.begin(Immediate.BROADCAST_TREE);
+                    tree.broadcast(buffer, count, type.byteSize(), root, config.slotBytes());
+                }
+                case RING -> {
+                    links.begin(Immediate.BROADCAST_RING);
+                    chain.broadcast(buffer, count, type.byteSize(), root, config.slotBytes());
+                }
+                default -> {
+                    links.begin(Immediate.BROADCAST_DIRECT);
+                    direct.broadcast(buffer, count, type, root, config.slotBytes());
+                }
+            }
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    // ---------------------------------------------------------------- reduce
+
+    /** {@link #reduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, int, Algorithm)} with AUTO. */
+    public void reduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int root)
+            throws CollectiveException {
+        reduce(input, output, count, type, op, root, Algorithm.AUTO);
+    }
+
+    /**
+     * Reduces the first {@code count} elements of every rank's {@code input} with {@code op} into the root's
+     * {@code output}; {@code output} is not used elsewhere (it may be null there). In place at the root when
+     * {@code input} and {@code output} start at the same address.
+     */
+    public void reduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int root,
+            Algorithm algorithm) throws CollectiveException {
+        enter();
+        try {
+            Checks.reduction(type, op);
+            Checks.count(count, "count");
+            Checks.root(root, size);
+            Checks.holds(input, "input", count, type);
+            long bytes = count * type.byteSize();
+            MemorySegment into = null;
+            if (rank == root) {
+                Checks.receives(output, "output", count, type);
+                Checks.apartOrInPlace(input, bytes, output, bytes, 0);
+                into = output;
+            }
+            Algorithm a = choose(algorithm, REDUCE, "reduce", bytes, Algorithm.TREE, Algorithm.RING);
+            if (count == 0) {
+                return;
+            }
+            if (size == 1) {
+                Ring.copyUnlessSame(input, 0, into, 0, bytes);
+            } else if (a == Algorithm.TREE) {
+                links.begin(Immediate.REDUCE_TREE);
+                tree.reduce(input, into, count, type, op, root, config.slotBytes());
+            } else {
+                links.begin(Immediate.REDUCE_RING);
+                ring.slicing.even(count);
+                ring.run(Ring.REDUCE, input, into, type, op, root, config.slots(), config.slotBytes());
+            }
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    // ---------------------------------------------------------------- all-to-all
+
+    /**
+     * Sends block p of {@code input} ({@code count} elements from element {@code p * count}) to rank p,
+     * which receives it as block r of its {@code output}. Out of place only.
+     */
+    public void allToAll(MemorySegment input, MemorySegment output, long count, DataType type)
+            throws CollectiveException {
+        enter();
+        try {
+            Checks.count(count, "count");
+            Checks.times(count, size, "count");
+            for (int p = 0; p <= size; p++) {
+                sendStarts[p] = count * p;
+                receiveStarts[p] = sendStarts[p];
+            }
+            allToAllBlocks(input, output, type);
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    /**
+     * All-to-all with blocks of different sizes: {@code sendCounts[p]} elements to rank p, the blocks one
+     * after another in {@code input}; {@code receiveCounts[p]} elements from rank p, one after another in
+     * {@code output}. What rank q sends to rank p must be what p expects from q. Out of place only.
+     */
+    public void allToAll(MemorySegment input, long[] sendCounts, MemorySegment output, long[] receiveCounts,
+            DataType type) throws CollectiveException {
+        enter();
+        try {
+            Checks.counts(sendCounts, size, "sendCounts");
+            Checks.counts(receiveCounts, size, "receiveCounts");
+            if (sendCounts[rank] != receiveCounts[rank]) {
+                throw new IllegalArgumentException("rank " + rank + " sends itself " + sendCounts[rank]
+                        + " elements but expects " + receiveCounts[rank]);
+            }
+            for (int p = 0; p < size; p++) {
+                sendStarts[p + 1] = sendStarts[p] + sendCounts[p];
+                receiveStarts[p + 1] = receiveStarts[p] + receiveCounts[p];
+            }
+            allToAllBlocks(input, output, type);
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    /** The blocks are in {@link #sendStarts} and {@link #receiveStarts}. */
+    private void allToAllBlocks(MemorySegment input, MemorySegment output, DataType type) throws CollectiveException {
+        Checks.type(type);
+        long sending = sendStarts[size];
+        long receiving = receiveStarts[size];
+        Checks.holds(input, "input", sending, type);
+        Checks.receives(output, "output", receiving, type);
+        int e = type.byteSize();
+        Checks.apartOrInPlace(input, sending * e, output, receiving * e, -1);
+        if (sending == 0 && receiving == 0) {
+            return;
+        }
+        links.begin(Immediate.ALL_TO_ALL);
+        direct.allToAll(input, sendStarts, output, receiveStarts, type, config.slotBytes());
+    }
+
+    // ---------------------------------------------------------------- plumbing
+
+    /** The algorithm asked for, or for AUTO the one for the size, refusing one the operation does not have. */
+    private Algorithm choose(Algorithm asked, Set<Algorithm> allowed, String operation, long bytes, Algorithm small,
+            Algorithm large) {
+        if (asked == null) {
+            throw new IllegalArgumentException("algorithm is null");
+        }
+        if (asked == Algorithm.AUTO) {
+            return bytes <= config.smallMessageBytes() ? small : large;
+        }
+        if (!allowed.contains(asked)) {
+            throw new IllegalArgumentException(operation + " has no " + asked + " algorithm; it takes " + allowed);
+        }
+        return asked;
+    }
+
+    private void enter() {
+        if (!busy.compareAndSet(false, true)) {
+            throw new IllegalStateException("another thread is running an operation of this communicator");
+        }
+        if (closed) {
+            busy.set(false);
+            throw new IllegalStateException("the communicator is closed");
+        }
+    }
+
+    /**
+     * Leaves the communicator: a collective call, like the operations. When the communicator is healthy it
+     * waits (up to the timeout) in a barrier, so no rank closes its queue pairs while another still needs
+     * them, and for its last WRITEs to land; then it closes the queue pairs, the context and the staging
+     * memory. A broken communicator closes at once. Idempotent; not concurrently with an operation.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        enter();
+        try {
+            if (!links.isBroken() && size > 1) {
+                try {
+                    links.begin(Immediate.BARRIER);
+                    barrier.run();
+                    links.drainSends();
+                } catch (CollectiveException e) {
+                    // A peer left without closing, or failed: there is nothing left to hand over.
+                }
+            }
+            release();
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    /**
+     * Leaves at once, alone, as a failure would: the queue pairs close, so every other rank's running or
+     * next operation fails with a {@link CollectiveException} naming this rank; then closes as
+     * {@link #close()} does. For a rank that must give up (an error of its own, a shutdown) without the
+     * others' cooperation. Idempotent; not concurrently with an operation.
+     */
+    public void abort() {
+        if (closed) {
+            return;
+        }
+        enter();
+        try {
+            release();
+        } finally {
+            busy.set(false);
+        }
+    }
+
+    private void release() {
+        closed = true;
+        links.abort();
+        context.close();
+        staging.close();
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder b = new StringBuilder("Communicator[rank ").append(rank).append(" of ").append(size);
+        if (links.isBroken()) {
+            b.append(" broken");
+        }
+        for (Link l : links.all()) {
+            QueuePair qp = l.qp;
+            b.append(' ').append(l).append(' ').append(qp.state());
+        }
+        return b.append(']').toString();
+    }
+}

@@ -1,0 +1,115 @@
+package io.zcnet.collective;
+
+import io.zcnet.qp.QpConfig;
+import io.zcnet.ring.EventLoopConfig;
+
+import java.net.InetAddress;
+import java.time.Duration;
+
+/**
+ * How a rank joins and runs a communicator; immutable, thread-safe. Every rank must use the same
+ * {@code slots} and {@code slotBytes} (the rendezvous checks it); the rest may differ per rank.
+ *
+ * @param engine            the engine of the rank's queue-pair context ({@link EventLoopConfig.Choice#AUTO}:
+ *                          io_uring where it runs, else NIO)
+ * @param queuePairs        the configuration of every queue pair, subflows per queue pair included
+ *                          ({@link QpConfig#withSubflows}); its queue depths must exceed {@code slots}
+ * @param slots             staging slots per peer and direction: how many messages to one peer may be in
+ *                          flight at once (1 .. 64)
+ * @param slotBytes         bytes per slot, the largest message: operations are cut into pieces of this size
+ *                          (64 .. 8 MiB, a multiple of 64). Each rank holds {@code 2 (N-1) slots slotBytes}
+ *                          bytes of registered staging memory
+ * @param timeout           how long an operation may wait with nothing moving (no message arriving, no send
+ *                          completing) before it fails; set it above the longest time one rank may enter an
+ *                          operation after another. A peer that dies is noticed sooner: its connections
+ *                          close, or, for a host gone silent, after the queue pairs' silence timeout
+ * @param connectTimeout    how long the rendezvous and the connection of every queue pair may take, ranks
+ *                          that start late included
+ * @param listenAddress     where this rank accepts its peers' queue pairs; null: the local address of its
+ *                          connection to the rendezvous store, the interface that reaches rank 0
+ * @param hostStore         whether rank 0 runs the rendezvous store at the store address itself; false when
+ *                          a {@link RendezvousServer} is started apart
+ * @param smallMessageBytes the size up to which {@link Algorithm#AUTO} takes the latency-bound algorithms
+ */
+public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePairs, int slots, int slotBytes,
+        Duration timeout, Duration connectTimeout, InetAddress listenAddress, boolean hostStore,
+        long smallMessageBytes) {
+
+    public static final int MAX_SLOTS = 64;
+    public static final int MAX_SLOT_BYTES = 8 << 20;
+
+    public CommunicatorConfig {
+        if (engine == null || queuePairs == null) {
+            throw new IllegalArgumentException("engine and queuePairs are required");
+        }
+        if (slots < 1 || slots > MAX_SLOTS) {
+            throw new IllegalArgumentException("slots " + slots + " outside 1.." + MAX_SLOTS);
+        }
+        // A link posts up to `slots` WRITEs and receives, and one SEND and one receive more while connecting.
+        if (slots >= queuePairs.sendQueueDepth() || slots >= queuePairs.receiveQueueDepth()) {
+            throw new IllegalArgumentException("slots " + slots + " needs queue depths above it, the queue pairs have "
+                    + queuePairs.sendQueueDepth() + "/" + queuePairs.receiveQueueDepth());
+        }
+        if (slotBytes < 64 || slotBytes > MAX_SLOT_BYTES || slotBytes % 64 != 0) {
+            throw new IllegalArgumentException("slotBytes " + slotBytes + " must be a multiple of 64 in 64.."
+                    + MAX_SLOT_BYTES);
+        }
+        requirePositive(timeout, "timeout");
+        requirePositive(connectTimeout, "connectTimeout");
+        if (smallMessageBytes < 0) {
+            throw new IllegalArgumentException("smallMessageBytes " + smallMessageBytes + " is negative");
+        }
+    }
+
+    private static void requirePositive(Duration d, String what) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(what + " must be positive: " + d);
+        }
+    }
+
+    /**
+     * The engine from {@code -Dzcnet.engine} (auto by default), {@link QpConfig#defaults()}, 4 slots of
+     * 256 KiB, a 30 s timeout, 60 s to connect, listening where the store connection leaves from, rank 0
+     * hosting the store, 64 KiB small messages.
+     */
+    public static CommunicatorConfig defaults() {
+        return new CommunicatorConfig(EventLoopConfig.choiceFromProperty(), QpConfig.defaults(), 4, 256 * 1024,
+                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024);
+    }
+
+    public CommunicatorConfig withEngine(EventLoopConfig.Choice choice) {
+        return new CommunicatorConfig(choice, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
+                hostStore, smallMessageBytes);
+    }
+
+    public CommunicatorConfig withQueuePairs(QpConfig config) {
+        return new CommunicatorConfig(engine, config, slots, slotBytes, timeout, connectTimeout, listenAddress,
+                hostStore, smallMessageBytes);
+    }
+
+    /** {@code count} slots of {@code bytes} each per peer and direction. */
+    public CommunicatorConfig withSlots(int count, int bytes) {
+        return new CommunicatorConfig(engine, queuePairs, count, bytes, timeout, connectTimeout, listenAddress,
+                hostStore, smallMessageBytes);
+    }
+
+    public CommunicatorConfig withTimeouts(Duration operation, Duration connect) {
+        return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, operation, connect, listenAddress,
+                hostStore, smallMessageBytes);
+    }
+
+    public CommunicatorConfig withListenAddress(InetAddress address) {
+        return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, address,
+                hostStore, smallMessageBytes);
+    }
+
+    public CommunicatorConfig withHostStore(boolean host) {
+        return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
+                host, smallMessageBytes);
+    }
+
+    public CommunicatorConfig withSmallMessageBytes(long bytes) {
+        return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
+                hostStore, bytes);
+    }
+}

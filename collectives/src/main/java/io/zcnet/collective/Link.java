@@ -1,0 +1,191 @@
+package io.zcnet.collective;
+
+import io.zcnet.qp.QueuePair;
+import io.zcnet.qp.WorkCompletion;
+import io.zcnet.qp.WorkRequest;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One peer of a communicator: the queue pair to it and the staging slots its messages pass through. Every
+ * message is an RDMA WRITE with immediate of up to {@code slotBytes} from this rank's outbox slot
+ * {@code n mod slots} into the peer's inbox slot {@code n mod slots}, {@code n} counting the messages of the
+ * link since it was connected. Each rank's staging memory is two registered regions, inbox and outbox, cut
+ * the same way: one area per peer, in rank order with the rank itself left out, of {@code slots} slots each.
+ *
+ * <pre>
+ * inbox of rank r, N ranks, S slots of B bytes:
+ * +----------------------------+----------------------------+-----+------------------------------+
+ * | from rank 0: slot 0 .. S-1 | from rank 1: slot 0 .. S-1 | ... | from rank N-1: slot 0 .. S-1 |
+ * +----------------------------+----------------------------+-----+------------------------------+
+ * area of peer p at (p &lt; r ? p : p - 1) * S * B; slot s at area + s * B
+ * </pre>
+ *
+ * <h2>Flow control</h2>
+ * A WRITE with immediate consumes one of the peer's posted receives, and the queue pair sends none of its
+ * bytes before the peer has one posted ({@link QueuePair}'s credit rule). Each side keeps exactly
+ * {@code slots} receives posted and posts one again only when it has finished with the slot of the oldest
+ * message, so the peer's {@code n}-th message cannot start before this side is done with message
+ * {@code n - slots}, the one that occupied the same slot: a receive credit stands for a free slot, and no
+ * release message is needed. An outbox slot is free again when the WRITE from it completes (the peer has
+ * the bytes).
+ *
+ * <p>Owned by the thread running the communicator's operation; the loop thread only runs the wake-up.
+ */
+final class Link {
+    final int peer;
+    final QueuePair qp;
+    private final int slots;
+    private final int slotBytes;
+    final MemorySegment outbox;
+    private final int outboxKey;
+    private final long outboxArea;
+    final MemorySegment inbox;
+    private final int inboxKey;
+    private final long inboxArea;
+    private final int peerInboxKey;
+    private final long peerInboxArea;
+    private final WorkRequest request = new WorkRequest();
+    /** Immediates and lengths of arrived messages not yet consumed, by slot. */
+    private final int[] arrivedImmediate;
+    private final int[] arrivedBytes;
+
+    private long posted;
+    private long completed;
+    private long arrived;
+    private long consumed;
+    /** Messages of the running operation sent and consumed on this link: the immediates' index. */
+    int operationSent;
+    int operationConsumed;
+    /** What failed first on this link (a completion's status, or a message no peer of ours sends), or null. */
+    String failure;
+
+    Link(int peer, QueuePair qp, Staging staging, int peerInboxKey, long peerInboxArea) {
+        this.peer = peer;
+        this.qp = qp;
+        this.slots = staging.slots;
+        this.slotBytes = staging.slotBytes;
+        this.outbox = staging.outbox.segment();
+        this.outboxKey = staging.outbox.localKey();
+        this.outboxArea = staging.areaOf(peer);
+        this.inbox = staging.inbox.segment();
+        this.inboxKey = staging.inbox.localKey();
+        this.inboxArea = staging.areaOf(peer);
+        this.peerInboxKey = peerInboxKey;
+        this.peerInboxArea = peerInboxArea;
+        this.arrivedImmediate = new int[slots];
+        this.arrivedBytes = new int[slots];
+    }
+
+    /** Posts the receives that stand for the inbox slots: one per slot, none of which holds data. */
+    void postReceives() {
+        for (int i = 0; i < slots; i++) {
+            postReceive();
+        }
+    }
+
+    private void postReceive() {
+        // A WRITE with immediate places its bytes by key; the receive only carries the immediate.
+        if (!qp.postReceive(0, inboxKey, inboxArea, 0)) {
+            throw new IllegalStateException("receive queue of the link to rank " + peer + " is full");
+        }
+    }
+
+    /** Sends the 0-byte SEND that tells the accepting peer which rank this is. */
+    void sendHello(int rank) {
+        request.sendWithImmediate(-1, outboxKey, outboxArea, 0, Immediate.hello(rank));
+        if (!qp.postSend(request)) {
+            throw new IllegalStateException("send queue of the link to rank " + peer + " is full");
+        }
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    /** Whether the next message's outbox slot is free. */
+    boolean canSend() {
+        return posted - completed < slots;
+    }
+
+    /** Byte offset in {@link #outbox} of the next message's slot. */
+    long sendOffset() {
+        return outboxArea + (posted % slots) * slotBytes;
+    }
+
+    /** WRITEs {@code bytes} of the next slot, filled by the caller, to the peer's slot of the same number. */
+    void send(int bytes, int immediate) {
+        long slot = posted % slots;
+        request.writeWithImmediate(posted, outboxKey, outboxArea + slot * slotBytes, bytes, peerInboxKey,
+                peerInboxArea + slot * slotBytes, immediate);
+        if (!qp.postSend(request)) {
+            // The send queue is deeper than the slots (CommunicatorConfig checks it): it cannot be full.
+            throw new IllegalStateException("send queue of the link to rank " + peer + " is full");
+        }
+        posted++;
+        operationSent++;
+    }
+
+    /** Sends posted whose WRITE has not completed yet. */
+    long sendsInFlight() {
+        return posted - completed;
+    }
+
+    // ---------------------------------------------------------------- receiving
+
+    boolean hasArrival() {
+        return arrived > consumed;
+    }
+
+    /** Byte offset in {@link #inbox} of the oldest unconsumed message. */
+    long arrivalOffset() {
+        return inboxArea + (consumed % slots) * slotBytes;
+    }
+
+    int arrivalImmediate() {
+        return arrivedImmediate[(int) (consumed % slots)];
+    }
+
+    int arrivalBytes() {
+        return arrivedBytes[(int) (consumed % slots)];
+    }
+
+    /** Done with the oldest message's slot: the receive posted again lets the peer reuse it. */
+    void consume() {
+        consumed++;
+        operationConsumed++;
+        postReceive();
+    }
+
+    // ---------------------------------------------------------------- completions
+
+    /**
+     * Takes every completion of the queue pair: WRITEs free outbox slots, receives record arrivals; the
+     * first failure is kept in {@link #failedStatus}. Returns how many were taken.
+     */
+    int drain(WorkCompletion wc) {
+        int n = 0;
+        while (failure == null && qp.poll(wc)) {
+            n++;
+            if (!wc.isSuccess()) {
+                failure = WorkCompletion.opcodeName(wc.opcode()) + " completed with "
+                        + WorkCompletion.statusName(wc.status());
+            } else if (wc.opcode() == WorkCompletion.OP_RDMA_WRITE) {
+                completed++;
+            } else if (wc.opcode() == WorkCompletion.OP_RECV_RDMA_WITH_IMM) {
+                int slot = (int) (arrived % slots);
+                arrivedImmediate[slot] = wc.immediate();
+                arrivedBytes[slot] = wc.byteCount();
+                arrived++;
+            } else if (wc.opcode() == WorkCompletion.OP_RECV) {
+                failure = "the peer sent a SEND after connecting, which no rank does";
+            }
+            // OP_SEND: the hello was delivered; nothing waits for it.
+        }
+        return n;
+    }
+
+    @Override
+    public String toString() {
+        return "Link[rank " + peer + " sent=" + posted + " completed=" + completed + " arrived=" + arrived
+                + " consumed=" + consumed + (failure == null ? "" : " failed: " + failure) + "]";
+    }
+}

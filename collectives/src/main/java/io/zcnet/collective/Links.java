@@ -1,0 +1,298 @@
+package io.zcnet.collective;
+
+import io.zcnet.qp.QpState;
+import io.zcnet.qp.WorkCompletion;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A rank's links to all its peers and the one loop that drives them: the algorithms post sends and consume
+ * arrivals, and when they can do neither they {@link #await} here, which polls every link's queue pair,
+ * spins a little, then parks until a queue pair's completion listener wakes it. Every wait checks every
+ * link, so a failure anywhere (a peer's process gone, a queue pair ended by a peer whose own operation
+ * failed) ends the running operation at once, and a wait with nothing moving for the timeout ends it too:
+ * no operation can hang.
+ *
+ * <p>Each operation is numbered; with the schedule (operation and algorithm) and each link's message count it
+ * makes the immediate of every message ({@link Immediate}), which the receiver checks before it touches the
+ * bytes.
+ *
+ * <p>One thread at a time (the caller of the operation); {@link #wakeUp} runs on the loop threads. Nothing
+ * here allocates until an operation fails.
+ */
+final class Links {
+    /** Polls of every link before the waiting thread parks. */
+    private static final int SPINS = 64;
+    /** Longest park: the completion listener normally wakes the thread long before. */
+    private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** How long a failure laid to a peer that merely ended its queue pair waits to find the one that failed. */
+    private static final long BLAME_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
+    private final int rank;
+    private final Link[] byRank;
+    private final Link[] all;
+    private final long timeoutNanos;
+    private final WorkCompletion completion = new WorkCompletion();
+    /** Run by every queue pair's loop after a turn that added completions. */
+    final Runnable wakeUp = this::wakeUp;
+    private volatile Thread sleeper;
+
+    private int schedule;
+    private long sequence;
+    private long lastProgress;
+    private CollectiveException broken;
+
+    /** @param byRank the link to each rank, null at {@code rank} */
+    Links(int rank, Link[] byRank, long timeoutNanos) {
+        this.rank = rank;
+        this.byRank = byRank;
+        this.timeoutNanos = timeoutNanos;
+        List<Link> present = new ArrayList<>();
+        for (Link l : byRank) {
+            if (l != null) {
+                present.add(l);
+            }
+        }
+        this.all = present.toArray(new Link[0]);
+    }
+
+    Link to(int peer) {
+        return byRank[peer];
+    }
+
+    Link[] all() {
+        return all;
+    }
+
+    /**
+     * Starts an operation of {@code schedule}: numbers it and restarts every link's message count.
+     *
+     * @throws CollectiveException if an earlier operation failed
+     */
+    void begin(int schedule) throws CollectiveException {
+        if (broken != null) {
+            throw new CollectiveException("the communicator is broken since an earlier operation failed: "
+                    + broken.getMessage(), broken.peer(), broken);
+        }
+        this.schedule = schedule;
+        sequence++;
+        for (Link l : all) {
+            l.operationSent = 0;
+            l.operationConsumed = 0;
+        }
+        lastProgress = System.nanoTime();
+    }
+
+    /** Whether an earlier operation failed. */
+    boolean isBroken() {
+        return broken != null;
+    }
+
+    // ---------------------------------------------------------------- messages
+
+    /** The byte offset in {@code l.outbox} of the next message's slot, once it is free. */
+    long awaitSlot(Link l) throws CollectiveException {
+        while (!l.canSend()) {
+            await();
+        }
+        return l.sendOffset();
+    }
+
+    /** Sends the next message of {@code l}: {@code bytes} of the slot {@link #awaitSlot} gave. */
+    void send(Link l, long bytes) {
+        l.send((int) bytes, Immediate.of(schedule, sequence, l.operationSent));
+    }
+
+    /**
+     * The byte offset in {@code l.inbox} of the next message from {@code l}, once it has arrived and proved
+     * to be the one expected, of {@code bytes} bytes.
+     */
+    long awaitArrival(Link l, long bytes) throws CollectiveException {
+        while (!l.hasArrival()) {
+            await();
+        }
+        check(l, bytes);
+        return l.arrivalOffset();
+    }
+
+    /** Whether the next message from {@code l} has arrived (checked as {@link #awaitArrival} does); never waits. */
+    boolean arrived(Link l, long bytes) throws CollectiveException {
+        if (!l.hasArrival()) {
+            return false;
+        }
+        check(l, bytes);
+        return true;
+    }
+
+    private void check(Link l, long bytes) throws CollectiveException {
+        int got = l.arrivalImmediate();
+        int want = Immediate.of(schedule, sequence, l.operationConsumed);
+        if (got != want) {
+            throw fail(l.peer, "rank " + l.peer + " sent " + Immediate.describe(got) + " where this rank expected "
+                    + Immediate.describe(want) + ": every rank must call the same operations, in the same order, with"
+                    + " the same counts, root and algorithm", null);
+        }
+        if (l.arrivalBytes() != bytes) {
+            throw fail(l.peer, "rank " + l.peer + " sent " + l.arrivalBytes() + " bytes as " + Immediate.describe(got)
+                    + " where this rank expected " + bytes + ": the ranks passed different counts", null);
+        }
+    }
+
+    // ---------------------------------------------------------------- waiting
+
+    /**
+     * Returns once some link took a completion (the caller then looks again at what it waits for); fails
+     * the operation if a link failed, nothing moved for the timeout, or the thread was interrupted.
+     */
+    void await() throws CollectiveException {
+        int idle = 0;
+        while (!pollAll()) {
+            if (System.nanoTime() - lastProgress > timeoutNanos) {
+                throw fail(-1, "nothing arrived and no send completed for " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)
+                        + " ms (" + pending() + ")", null);
+            }
+            if (Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+                throw fail(-1, "the calling thread was interrupted (" + pending() + ")", null);
+            }
+            if (++idle < SPINS) {
+                Thread.onSpinWait();
+                continue;
+            }
+            sleeper = Thread.currentThread();
+            if (pollAll()) { // completions that came before the sleeper was set woke nobody
+                sleeper = null;
+                break;
+            }
+            LockSupport.parkNanos(this, PARK_NANOS);
+            sleeper = null;
+        }
+        lastProgress = System.nanoTime();
+    }
+
+    /**
+     * Takes every link's completions; true if there were any. A failed link ends the operation only once
+     * a poll finds nothing else: what arrived before the failure is looked at first, so a message that
+     * proves the ranks disagree is reported as that, not as the link its sender then closed.
+     */
+    private boolean pollAll() throws CollectiveException {
+        boolean moved = false;
+        boolean failed = false;
+        for (Link l : all) {
+            if (l.drain(completion) > 0) {
+                moved = true;
+            }
+            failed |= isFailed(l);
+        }
+        if (failed && !moved) {
+            throw linkFailed();
+        }
+        return moved;
+    }
+
+    private void wakeUp() {
+        Thread t = sleeper;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    // ---------------------------------------------------------------- failure
+
+    /**
+     * One or more links failed. The peer blamed is one whose queue pair failed by itself (its process or
+     * host is gone); when every failed one was merely ended by its peer (which failed first and closed its
+     * queue pairs to spread the news), the others get a short grace to show the original failure.
+     */
+    private CollectiveException linkFailed() {
+        long graceEnd = System.nanoTime() + BLAME_GRACE_NANOS;
+        Link culprit = null;
+        while (true) {
+            for (Link l : all) {
+                if (isFailed(l) && (culprit == null || !endedByPeer(l) && endedByPeer(culprit))) {
+                    culprit = l;
+                }
+            }
+            if (culprit != null && !endedByPeer(culprit) || System.nanoTime() - graceEnd > 0) {
+                break;
+            }
+            LockSupport.parkNanos(PARK_NANOS);
+        }
+        StringBuilder why = new StringBuilder("the link to rank ").append(culprit.peer).append(" failed: ")
+                .append(reason(culprit));
+        List<Integer> others = new ArrayList<>();
+        for (Link l : all) {
+            if (l != culprit && isFailed(l)) {
+                others.add(l.peer);
+            }
+        }
+        if (!others.isEmpty()) {
+            why.append("; the links to ranks ").append(others).append(" failed too");
+        }
+        return fail(culprit.peer, why.toString(), null);
+    }
+
+    private static boolean isFailed(Link l) {
+        return l.failure != null || l.qp.state() == QpState.ERROR;
+    }
+
+    /** Whether the queue pair ended in an orderly way (closed by the peer) rather than by losing its transport. */
+    private static boolean endedByPeer(Link l) {
+        return l.qp.errorStatus() == WorkCompletion.FLUSH_ERROR;
+    }
+
+    private static String reason(Link l) {
+        String qp = l.qp.errorReason();
+        if (l.failure == null) {
+            return qp == null ? "its queue pair is in ERROR" : qp;
+        }
+        return qp == null ? l.failure : l.failure + " (" + qp + ")";
+    }
+
+    /** What the running operation waits for, by link, for a timeout's message. */
+    private String pending() {
+        StringBuilder b = new StringBuilder();
+        for (Link l : all) {
+            if (l.operationSent > 0 || l.operationConsumed > 0 || l.hasArrival() || l.sendsInFlight() > 0) {
+                b.append(b.isEmpty() ? "" : ", ").append(l);
+            }
+        }
+        return b.isEmpty() ? "no link was used yet" : b.toString();
+    }
+
+    /**
+     * Breaks the communicator: the running operation fails with the returned exception, later ones at
+     * once, and every queue pair is closed so the peers' operations fail as soon as they look.
+     */
+    CollectiveException fail(int peer, String why, Throwable cause) {
+        CollectiveException e = new CollectiveException(Immediate.name(schedule) + " #" + sequence + " failed on rank "
+                + rank + ": " + why, peer, cause);
+        if (broken == null) {
+            broken = e;
+        }
+        abort();
+        return e;
+    }
+
+    /** Closes every queue pair: what is outstanding is flushed, and each peer's queue pair ends too. */
+    void abort() {
+        for (Link l : all) {
+            l.qp.close();
+        }
+    }
+
+    /**
+     * Waits, up to the timeout, for every WRITE posted to complete: the peers then hold every byte this rank
+     * sent, so closing the queue pairs next loses nothing a peer still needs.
+     */
+    void drainSends() throws CollectiveException {
+        for (Link l : all) {
+            while (l.sendsInFlight() > 0) {
+                await();
+            }
+        }
+    }
+}

@@ -1,0 +1,12 @@
+package io.zcnet.collective;
+
+/**
+ * How reductions combine elements. MIN and MAX on floating-point types follow {@link Math#min(float, float)}
+ * and {@link Math#max(float, float)}: a NaN wins, and -0.0 is smaller than 0.0.
+ */
+public enum ReduceOp {
+    SUM,
+    PROD,
+    MIN,
+    MAX
+}

@@ -1,0 +1,122 @@
+package io.zcnet.collective;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+
+/**
+ * One rank's connection to the {@link RendezvousServer} (whose javadoc has the wire format): joins, then
+ * takes part in rounds of all-gather. Control path: plain blocking sockets, every wait bounded by the
+ * deadline. One thread.
+ */
+final class RendezvousClient implements AutoCloseable {
+    /** How long to wait between attempts while the store is not up yet (rank 0 may start last). */
+    private static final long RETRY_MILLIS = 50;
+    /** How long past its deadline a rank waits for the store to explain a failed round. */
+    private static final int REPORT_GRACE_MILLIS = 2000;
+
+    private final Socket socket;
+    private final InetSocketAddress store;
+    private final DataInputStream in;
+    private final DataOutputStream out;
+    private final int size;
+
+    private RendezvousClient(Socket socket, InetSocketAddress store, int size) throws IOException {
+        this.socket = socket;
+        this.store = store;
+        this.in = new DataInputStream(socket.getInputStream());
+        this.out = new DataOutputStream(socket.getOutputStream());
+        this.size = size;
+    }
+
+    /** Connects as {@code rank} of {@code size}, trying again until {@code deadline} while nobody listens. */
+    static RendezvousClient join(InetSocketAddress store, int rank, int size, long deadline) throws IOException {
+        while (true) {
+            Socket s = new Socket();
+            try {
+                s.setTcpNoDelay(true);
+                s.connect(store, Math.max(1, millisLeft(deadline, store)));
+                RendezvousClient client = new RendezvousClient(s, store, size);
+                client.out.writeInt(RendezvousServer.MAGIC);
+                client.out.writeShort(RendezvousServer.VERSION);
+                client.out.writeInt(rank);
+                client.out.writeInt(size);
+                client.out.flush();
+                return client;
+            } catch (ConnectException | SocketTimeoutException notYet) {
+                s.close();
+                if (millisLeft(deadline, store) <= RETRY_MILLIS) {
+                    throw new IOException("no rendezvous store answered at " + store + " within the connect timeout: "
+                            + notYet.getMessage(), notYet);
+                }
+                sleep();
+            } catch (IOException e) {
+                s.close();
+                throw e;
+            }
+        }
+    }
+
+    /** The local address of the connection: the interface that reaches the store. */
+    InetAddress localAddress() {
+        return socket.getLocalAddress();
+    }
+
+    /**
+     * Sends {@code mine} and returns every rank's blob, in rank order. Waits a little past {@code deadline}:
+     * the store, whose deadline passes about when this one does, then has the time to say which ranks are
+     * missing, a better error than a timeout of this side.
+     */
+    byte[][] exchange(byte[] mine, long deadline) throws IOException {
+        socket.setSoTimeout(Math.max(1, millisLeft(deadline, store)) + REPORT_GRACE_MILLIS);
+        try {
+            out.writeInt(mine.length);
+            out.write(mine);
+            out.flush();
+            if (in.readUnsignedByte() != RendezvousServer.OK) {
+                throw new IOException("the rendezvous at " + store + " failed: " + in.readUTF());
+            }
+            byte[][] all = new byte[size][];
+            for (int r = 0; r < size; r++) {
+                int length = in.readInt();
+                if (length < 0 || length > RendezvousServer.MAX_BLOB) {
+                    throw new IOException("the rendezvous store at " + store + " sent a blob of " + length + " bytes");
+                }
+                all[r] = in.readNBytes(length);
+                if (all[r].length != length) {
+                    throw new IOException("the rendezvous store at " + store + " closed the connection mid-round");
+                }
+            }
+            return all;
+        } catch (SocketTimeoutException e) {
+            throw new IOException("the rendezvous at " + store + " did not finish within the connect timeout", e);
+        }
+    }
+
+    private static int millisLeft(long deadline, InetSocketAddress store) throws IOException {
+        long left = (deadline - System.nanoTime()) / 1_000_000;
+        if (left <= 0) {
+            throw new IOException("the rendezvous at " + store + " did not finish within the connect timeout");
+        }
+        return (int) Math.min(Integer.MAX_VALUE, left);
+    }
+
+    private static void sleep() throws IOException {
+        try {
+            Thread.sleep(RETRY_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for the rendezvous store", e);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}

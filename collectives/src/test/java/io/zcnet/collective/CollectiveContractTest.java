@@ -1,0 +1,305 @@
+package io.zcnet.collective;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.zcnet.ring.EventLoopConfig;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The communicator's operations on one engine, ranks as threads over loopback: the whole matrix for 1 to 8
+ * ranks with small slots (so a few thousand elements are many pieces and loops), a few large operations
+ * with the default slots, many operations in a row, and the errors: disagreeing ranks, a rank that never
+ * comes, and a rank that fails mid-operation. Subclassed once per engine.
+ */
+@Timeout(300)
+abstract class CollectiveContractTest {
+    protected abstract EventLoopConfig.Choice engine();
+
+    /** Two slots of 4 KiB: pieces of 1024 floats, so the pipelining and deadlock rules are exercised small. */
+    static CommunicatorConfig smallSlots() {
+        return CommunicatorConfig.defaults().withSlots(2, 4096);
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
+    void everyOperationMatchesASequentialReference(int size) throws Exception {
+        try (RankGroup group = RankGroup.start(size, engine(), smallSlots())) {
+            group.run(c -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    everyOperation(new Matrix(c, arena), size);
+                }
+            });
+        }
+    }
+
+    private static void everyOperation(Matrix m, int size) throws Exception {
+        boolean inPlace = false;
+        for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.HALVING_DOUBLING}) {
+            for (DataType type : DataType.values()) {
+                for (ReduceOp op : ReduceOp.values()) {
+                    for (long count : new long[] {size + 1, 3001}) {
+                        m.allreduce(algorithm, type, op, count, inPlace = !inPlace);
+                    }
+                }
+            }
+            for (long count : m.counts()) {
+                m.allreduce(algorithm, DataType.FLOAT, ReduceOp.SUM, count, inPlace = !inPlace);
+                m.allreduce(algorithm, DataType.LONG, ReduceOp.MAX, count, inPlace = !inPlace);
+            }
+        }
+        for (DataType type : new DataType[] {DataType.FLOAT, DataType.INT, DataType.DOUBLE, DataType.BFLOAT16}) {
+            for (ReduceOp op : ReduceOp.values()) {
+                m.reduceScatter(type, op, uniform(size, 700), inPlace = !inPlace);
+                m.reduceScatter(type, op, uneven(size, 333), inPlace = !inPlace);
+            }
+        }
+        m.reduceScatter(DataType.FLOAT16, ReduceOp.SUM, uniform(size, 1), false);
+        for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT}) {
+            for (DataType type : new DataType[] {DataType.FLOAT, DataType.LONG, DataType.FLOAT16}) {
+                for (long count : new long[] {1, 1000, 2500}) {
+                    m.allgather(algorithm, type, uniform(size, count), inPlace = !inPlace);
+                }
+                m.allgather(algorithm, type, uneven(size, 1200), inPlace = !inPlace);
+            }
+        }
+        for (Algorithm algorithm : new Algorithm[] {Algorithm.TREE, Algorithm.RING, Algorithm.DIRECT}) {
+            for (int root : new int[] {0, size / 2, size - 1}) {
+                for (long count : new long[] {1, 1000, 5003}) {
+                    m.broadcast(algorithm, DataType.INT, count, root);
+                }
+            }
+            m.broadcast(algorithm, DataType.DOUBLE, 777, size - 1);
+        }
+        for (Algorithm algorithm : new Algorithm[] {Algorithm.TREE, Algorithm.RING}) {
+            for (int root : new int[] {0, size / 2, size - 1}) {
+                for (ReduceOp op : ReduceOp.values()) {
+                    m.reduce(algorithm, DataType.FLOAT, op, 3001, root, inPlace = !inPlace);
+                }
+                m.reduce(algorithm, DataType.LONG, ReduceOp.SUM, size + 1, root, inPlace = !inPlace);
+                m.reduce(algorithm, DataType.FLOAT16, ReduceOp.MAX, 1000, root, inPlace = !inPlace);
+            }
+        }
+        for (long count : new long[] {1, 700, 2100}) {
+            m.allToAll(DataType.FLOAT, square(size, count), true);
+        }
+        long[][] counts = new long[size][size];
+        for (int q = 0; q < size; q++) {
+            for (int p = 0; p < size; p++) {
+                counts[q][p] = (q * 3L + p * 5L) % 7 * 300 + q;
+            }
+        }
+        m.allToAll(DataType.INT, counts, false);
+        m.allToAll(DataType.DOUBLE, counts, false);
+    }
+
+    private static long[] uniform(int size, long count) {
+        long[] counts = new long[size];
+        Arrays.fill(counts, count);
+        return counts;
+    }
+
+    /** Counts that differ per rank, one of them 0 when there are several ranks. */
+    private static long[] uneven(int size, long base) {
+        long[] counts = new long[size];
+        for (int r = 0; r < size; r++) {
+            counts[r] = r == 1 ? 0 : base + r * 37L;
+        }
+        return counts;
+    }
+
+    private static long[][] square(int size, long count) {
+        long[][] counts = new long[size][];
+        for (int q = 0; q < size; q++) {
+            counts[q] = uniform(size, count);
+        }
+        return counts;
+    }
+
+    @Test
+    void largeOperationsWithTheDefaultSlots() throws Exception {
+        try (RankGroup group = RankGroup.start(3, engine(), CommunicatorConfig.defaults())) {
+            group.run(c -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    Matrix m = new Matrix(c, arena);
+                    m.allreduce(Algorithm.RING, DataType.FLOAT, ReduceOp.SUM, 8L << 20, true); // 32 MiB
+                    m.allreduce(Algorithm.HALVING_DOUBLING, DataType.INT, ReduceOp.MAX, (1L << 20) + 3, false);
+                    m.allreduce(Algorithm.AUTO, DataType.DOUBLE, ReduceOp.SUM, (1L << 19) + 5, false);
+                    m.broadcast(Algorithm.AUTO, DataType.LONG, (1L << 18) + 1, 1);
+                    m.allgather(Algorithm.AUTO, DataType.FLOAT, uniform(3, 1L << 18), false);
+                }
+            });
+        }
+    }
+
+    @Test
+    void severalSubflowsPerQueuePair() throws Exception {
+        CommunicatorConfig config = smallSlots().withQueuePairs(smallSlots().queuePairs().withSubflows(3));
+        try (RankGroup group = RankGroup.start(3, engine(), config)) {
+            group.run(c -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    Matrix m = new Matrix(c, arena);
+                    m.allreduce(Algorithm.RING, DataType.FLOAT, ReduceOp.SUM, 300_007, false);
+                    m.allToAll(DataType.INT, square(3, 50_001), true);
+                }
+            });
+        }
+    }
+
+    @Test
+    void aRankThatNeverJoinsFailsTheRendezvousNamingIt() throws Exception {
+        CommunicatorConfig config = smallSlots().withEngine(engine()).withHostStore(false)
+                .withTimeouts(Duration.ofSeconds(30), Duration.ofMillis(1500));
+        try (RendezvousServer store = RendezvousServer.start(new InetSocketAddress("127.0.0.1", 0), 3,
+                config.connectTimeout())) {
+            List<CompletableFuture<Communicator>> joining = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                int rank = r;
+                joining.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return Communicator.rendezvous(rank, 3, store.address(), config);
+                    } catch (IOException e) {
+                        throw new CompletionException(e);
+                    }
+                }));
+            }
+            for (var f : joining) {
+                ExecutionException e = assertThrows(ExecutionException.class,
+                        () -> f.get(20, TimeUnit.SECONDS));
+                assertTrue(e.getCause().getMessage().contains("ranks [2] did not join"), e.getCause()::getMessage);
+            }
+        }
+    }
+
+    @Test
+    void manyOperationsInARowOfEveryKind() throws Exception {
+        // One slot per peer: every message waits for the one before it to be consumed, the tightest flow control.
+        try (RankGroup group = RankGroup.start(3, engine(), CommunicatorConfig.defaults().withSlots(1, 2048))) {
+            group.run(c -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    Matrix m = new Matrix(c, arena);
+                    for (int i = 0; i < 300; i++) {
+                        long count = 1 + i * 37L % 2000;
+                        switch (i % 5) {
+                            case 0 -> m.allreduce(Algorithm.AUTO, DataType.FLOAT, ReduceOp.SUM, count, i % 2 == 0);
+                            case 1 -> m.broadcast(Algorithm.AUTO, DataType.INT, count, i % 3);
+                            case 2 -> c.barrier();
+                            case 3 -> m.allgather(Algorithm.AUTO, DataType.INT, uniform(3, count), false);
+                            default -> m.reduce(Algorithm.AUTO, DataType.LONG, ReduceOp.MIN, count, i % 3, false);
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    @Test
+    void ranksThatDisagreeOnTheCountFailInsteadOfMixingData() throws Exception {
+        List<String> messages = new CopyOnWriteArrayList<>();
+        try (RankGroup group = RankGroup.start(2, engine(), smallSlots())) {
+            group.run(c -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment data = arena.allocate(4000);
+                    long count = c.rank() == 0 ? 100 : 200;
+                    CollectiveException e = assertThrows(CollectiveException.class,
+                            () -> c.allreduce(data, count, DataType.FLOAT, ReduceOp.SUM));
+                    assertEquals(1 - c.rank(), e.peer(), e::getMessage);
+                    messages.add(e.getMessage());
+                    CollectiveException later = assertThrows(CollectiveException.class, c::barrier);
+                    assertTrue(later.getMessage().contains("broken"), later::getMessage);
+                }
+            });
+        }
+        // The rank that sees the other's message first says why; the other may only see its link end.
+        assertTrue(messages.stream().anyMatch(m -> m.contains("the ranks passed different counts")),
+                messages::toString);
+    }
+
+    @Test
+    void ranksThatCallDifferentOperationsFail() throws Exception {
+        try (RankGroup group = RankGroup.start(3, engine(), smallSlots())) {
+            group.run(c -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment data = arena.allocate(4000);
+                    // The root of a broadcast only sends, so it may learn of the mismatch only in its next call.
+                    CollectiveException e = assertThrows(CollectiveException.class, () -> {
+                        if (c.rank() == 0) {
+                            c.broadcast(data, 100, DataType.INT, 0, Algorithm.RING);
+                        } else {
+                            c.allreduce(data, data, 100, DataType.INT, ReduceOp.SUM, Algorithm.RING);
+                        }
+                        c.barrier();
+                    });
+                    if (c.rank() == 1) {
+                        assertTrue(e.getMessage().contains("same operations"), e::getMessage);
+                        assertEquals(0, e.peer(), e::getMessage);
+                    }
+                }
+            });
+        }
+    }
+
+    @Test
+    void aRankThatNeverComesFailsTheOthersWithinTheTimeout() throws Exception {
+        Duration timeout = Duration.ofMillis(800);
+        try (RankGroup group = RankGroup.start(3, engine(), smallSlots().withTimeouts(timeout, Duration.ofSeconds(30)))) {
+            group.run(c -> {
+                if (c.rank() == 2) {
+                    return; // sits this operation out
+                }
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment data = arena.allocate(4000);
+                    long start = System.nanoTime();
+                    CollectiveException e = assertThrows(CollectiveException.class,
+                            () -> c.allreduce(data, 1000, DataType.FLOAT, ReduceOp.SUM));
+                    long millis = (System.nanoTime() - start) / 1_000_000;
+                    assertTrue(millis < timeout.toMillis() + 2000, () -> "failed after " + millis + " ms: " + e);
+                }
+            });
+        }
+    }
+
+    @Test
+    void aRankFailingMidOperationFailsEveryOtherRank() throws Exception {
+        try (RankGroup group = RankGroup.start(5, engine(), smallSlots())) {
+            group.run(c -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment data = arena.allocate(4L << 20);
+                    if (c.rank() == 3) {
+                        Thread.sleep(50);
+                        c.abort();
+                        return;
+                    }
+                    long start = System.nanoTime();
+                    CollectiveException e = assertThrows(CollectiveException.class, () -> {
+                        for (int i = 0; i < 1000; i++) {
+                            c.allreduce(data, 1L << 20, DataType.FLOAT, ReduceOp.SUM);
+                        }
+                    });
+                    long millis = (System.nanoTime() - start) / 1_000_000;
+                    assertTrue(millis < 10_000, () -> "failed after " + millis + " ms: " + e);
+                    assertTrue(e.getMessage().contains("rank"), e::getMessage);
+                }
+            });
+        }
+    }
+}

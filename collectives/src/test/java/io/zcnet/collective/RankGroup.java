@@ -1,0 +1,117 @@
+package io.zcnet.collective;
+
+import io.zcnet.ring.EventLoopConfig;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * N ranks as threads of this JVM, each with a communicator (and a queue-pair context, so a loop thread) of
+ * its own, formed through a rendezvous store on loopback: the fixture of the collective tests. {@link #run}
+ * runs a body on every rank at once, as N processes would, and fails with the first rank's failure.
+ */
+final class RankGroup implements AutoCloseable {
+    static final Duration WAIT = Duration.ofSeconds(60);
+
+    /** What every rank runs; {@code c.rank()} tells them apart. */
+    @FunctionalInterface
+    interface Body {
+        void run(Communicator c) throws Exception;
+    }
+
+    final Communicator[] ranks;
+    private final ExecutorService threads;
+
+    private RankGroup(Communicator[] ranks, ExecutorService threads) {
+        this.ranks = ranks;
+        this.threads = threads;
+    }
+
+    static RankGroup start(int size, EventLoopConfig.Choice engine, CommunicatorConfig config) throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(size, Thread.ofPlatform().name("rank-", 0).factory());
+        CommunicatorConfig each = config.withEngine(engine).withHostStore(false);
+        try (RendezvousServer store = RendezvousServer.start(new InetSocketAddress("127.0.0.1", 0), size,
+                config.connectTimeout())) {
+            List<Future<Communicator>> joining = new ArrayList<>();
+            for (int r = 0; r < size; r++) {
+                int rank = r;
+                joining.add(threads.submit(() -> Communicator.rendezvous(rank, size, store.address(), each)));
+            }
+            Communicator[] ranks = new Communicator[size];
+            Exception failure = null;
+            for (int r = 0; r < size; r++) {
+                try {
+                    ranks[r] = joining.get(r).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+                } catch (ExecutionException | TimeoutException e) {
+                    if (failure == null) {
+                        failure = e;
+                    } else {
+                        failure.addSuppressed(e);
+                    }
+                }
+            }
+            RankGroup group = new RankGroup(ranks, threads);
+            if (failure != null) {
+                group.close();
+                throw failure;
+            }
+            return group;
+        }
+    }
+
+    /** Runs {@code body} on every rank at once and waits for all; throws the first failure, by rank. */
+    void run(Body body) throws Exception {
+        List<Future<?>> running = new ArrayList<>();
+        for (Communicator c : ranks) {
+            running.add(threads.submit(() -> {
+                body.run(c);
+                return null;
+            }));
+        }
+        Throwable first = null;
+        for (int r = 0; r < ranks.length; r++) {
+            try {
+                running.get(r).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (first == null) {
+                    first = e.getCause();
+                } else {
+                    first.addSuppressed(e.getCause());
+                }
+            } catch (TimeoutException e) {
+                if (first == null) {
+                    first = new AssertionError("rank " + r + " did not finish within " + WAIT + ": " + ranks[r]);
+                }
+            }
+        }
+        if (first instanceof Exception e) {
+            throw e;
+        }
+        if (first instanceof Error e) {
+            throw e;
+        }
+    }
+
+    /** Closes every communicator at once (closing is collective), then the threads. */
+    @Override
+    public void close() throws Exception {
+        List<Future<?>> closing = new ArrayList<>();
+        for (Communicator c : ranks) {
+            if (c != null) {
+                closing.add(threads.submit(c::close));
+            }
+        }
+        for (Future<?> f : closing) {
+            f.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        }
+        threads.shutdownNow();
+    }
+}

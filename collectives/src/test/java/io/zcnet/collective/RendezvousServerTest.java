@@ -1,0 +1,125 @@
+package io.zcnet.collective;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(60)
+class RendezvousServerTest {
+    private static final InetSocketAddress ANY = new InetSocketAddress("127.0.0.1", 0);
+
+    @Test
+    void everyRankGetsEveryBlobInRankOrderRoundAfterRound() throws Exception {
+        int size = 4;
+        ExecutorService threads = Executors.newFixedThreadPool(size);
+        try (RendezvousServer server = RendezvousServer.start(ANY, size, Duration.ofSeconds(20))) {
+            List<Future<byte[][][]>> rounds = new ArrayList<>();
+            for (int r = size - 1; r >= 0; r--) { // joining out of order changes nothing
+                int rank = r;
+                rounds.add(0, threads.submit(() -> {
+                    long deadline = System.nanoTime() + 20_000_000_000L;
+                    try (RendezvousClient c = RendezvousClient.join(server.address(), rank, size, deadline)) {
+                        return new byte[][][] {c.exchange(new byte[] {(byte) rank, 1}, deadline),
+                            c.exchange(new byte[rank], deadline)};
+                    }
+                }));
+            }
+            for (int r = 0; r < size; r++) {
+                byte[][][] got = rounds.get(r).get();
+                for (int q = 0; q < size; q++) {
+                    assertArrayEquals(new byte[] {(byte) q, 1}, got[0][q], "round 1, rank " + q + "'s blob at rank " + r);
+                    assertEquals(q, got[1][q].length, "round 2");
+                }
+            }
+            assertTrue(server.await(Duration.ofSeconds(10)), "the store ends once every rank hung up");
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    @Test
+    void aRankThatNeverJoinsIsNamedWhenTheTimeoutPasses() throws Exception {
+        try (RendezvousServer server = RendezvousServer.start(ANY, 3, Duration.ofMillis(500))) {
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            try (RendezvousClient c = RendezvousClient.join(server.address(), 0, 3, deadline);
+                 RendezvousClient d = RendezvousClient.join(server.address(), 2, 3, deadline)) {
+                IOException e = assertThrows(IOException.class, () -> c.exchange(new byte[1], deadline));
+                assertTrue(e.getMessage().contains("ranks [1] did not join"), e::getMessage);
+            }
+            assertTrue(server.await(Duration.ofSeconds(10)));
+            assertTrue(server.failure().contains("ranks [1] did not join"), server::failure);
+        }
+    }
+
+    @Test
+    void aRankThatLeavesMidRoundIsNamedToTheOthers() throws Exception {
+        try (RendezvousServer server = RendezvousServer.start(ANY, 2, Duration.ofSeconds(20))) {
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            try (RendezvousClient c = RendezvousClient.join(server.address(), 0, 2, deadline)) {
+                RendezvousClient.join(server.address(), 1, 2, deadline).close();
+                IOException e = assertThrows(IOException.class, () -> c.exchange(new byte[1], deadline));
+                assertTrue(e.getMessage().contains("ranks [1] left"), e::getMessage);
+            }
+        }
+    }
+
+    @Test
+    void aConnectionWithTheWrongSizeIsRefusedAloneAndTheRanksCarryOn() throws Exception {
+        try (RendezvousServer server = RendezvousServer.start(ANY, 1, Duration.ofSeconds(20))) {
+            try (Socket stray = new Socket(InetAddress.getLoopbackAddress(), server.address().getPort())) {
+                DataOutputStream out = new DataOutputStream(stray.getOutputStream());
+                out.writeInt(RendezvousServer.MAGIC);
+                out.writeShort(RendezvousServer.VERSION);
+                out.writeInt(0);
+                out.writeInt(5);
+                out.flush();
+                assertEquals(RendezvousServer.FAILED, stray.getInputStream().read());
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            try (RendezvousClient c = RendezvousClient.join(server.address(), 0, 1, deadline)) {
+                assertArrayEquals(new byte[] {7}, c.exchange(new byte[] {7}, deadline)[0]);
+            }
+        }
+    }
+
+    @Test
+    void twoProcessesClaimingOneRankFailTheRendezvous() throws Exception {
+        try (RendezvousServer server = RendezvousServer.start(ANY, 3, Duration.ofSeconds(20))) {
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            try (RendezvousClient c = RendezvousClient.join(server.address(), 1, 3, deadline);
+                 RendezvousClient d = RendezvousClient.join(server.address(), 1, 3, deadline)) {
+                IOException e = assertThrows(IOException.class, () -> c.exchange(new byte[1], deadline));
+                assertTrue(e.getMessage().contains("two processes joined as rank 1"), e::getMessage);
+            }
+        }
+    }
+
+    @Test
+    void aClientRetriesUntilTheStoreIsUpAndGivesUpAtItsDeadline() throws Exception {
+        InetSocketAddress nobody;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            nobody = (InetSocketAddress) s.getLocalSocketAddress();
+        }
+        long start = System.nanoTime();
+        IOException e = assertThrows(IOException.class,
+                () -> RendezvousClient.join(nobody, 0, 1, System.nanoTime() + 400_000_000L));
+        assertTrue(e.getMessage().contains("no rendezvous store answered"), e::getMessage);
+        assertTrue(System.nanoTime() - start >= 300_000_000L, "it kept trying until about the deadline");
+    }
+}
