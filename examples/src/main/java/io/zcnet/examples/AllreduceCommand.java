@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code zcnet allreduce}: the collectives benchmark (issue 9). Three ways to run it:
@@ -46,7 +47,7 @@ final class AllreduceCommand implements Callable<Integer> {
     private static final long MAX_BYTES = 4L << 30;
     private static final long MAX_ITERS = 100_000_000;
     /** How long the other ranks may take to fail by themselves once one has. */
-    private static final Duration FAILURE_GRACE = Duration.ofSeconds(10);
+    private static final Duration FAILURE_GRACE = Duration.ofSeconds(5);
 
     @Spec
     CommandSpec spec;
@@ -213,7 +214,6 @@ final class AllreduceCommand implements Callable<Integer> {
     private int spawn(RankBenchmark.Plan plan, int n) throws IOException, InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        NetnsTopology topology = null;
         ResultTable table = new ResultTable(netns ? rateMbit / 1000.0 : 0);
         RankProcesses processes = new RankProcesses(out, err, line -> {
             CollectiveResult r = CollectiveResult.parse(line);
@@ -225,14 +225,20 @@ final class AllreduceCommand implements Callable<Integer> {
                 out.flush();
             }
         });
-        List<AutoCloseable> cleanup = new ArrayList<>(List.of(processes));
-        Thread hook = Thread.ofPlatform().unstarted(() -> closeAll(cleanup));
+        NetnsTopology topology = netns ? NetnsTopology.of(n, rateMbit) : null;
+        List<AutoCloseable> cleanup = topology == null ? List.of(processes) : List.of(processes, topology);
+        AtomicBoolean stopped = new AtomicBoolean();
+        Thread hook = Thread.ofPlatform().unstarted(() -> {
+            stopped.set(true);
+            closeAll(cleanup);
+            err.println("zcnet allreduce: stopped; the ranks were killed" + (netns ? ", the namespaces deleted" : ""));
+            err.flush();
+        });
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             List<String> addresses = new ArrayList<>();
-            if (netns) {
-                topology = NetnsTopology.create(n, rateMbit);
-                cleanup.add(topology);
+            if (topology != null) {
+                topology.build();
                 for (int k = 0; k < n; k++) {
                     addresses.add(topology.address(k));
                 }
@@ -255,6 +261,9 @@ final class AllreduceCommand implements Callable<Integer> {
                 processes.start(k, command);
             }
             List<String> failures = processes.await(FAILURE_GRACE);
+            if (stopped.get()) { // by a signal: the hook says so
+                return 130;
+            }
             out.println(table.summary());
             out.flush();
             if (!failures.isEmpty()) {

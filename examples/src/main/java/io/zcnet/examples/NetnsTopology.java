@@ -63,19 +63,16 @@ final class NetnsTopology implements AutoCloseable {
         return null;
     }
 
-    /** Creates the namespaces, the bridge and the shaped links; on failure deletes what it created. */
-    static NetnsTopology create(int ranks, int rateMbit) throws IOException {
-        NetnsTopology t = new NetnsTopology(command("ip"), command("tc"), ranks, rateMbit);
-        try {
-            t.build();
-            return t;
-        } catch (IOException | RuntimeException e) {
-            t.close();
-            throw e;
-        }
+    /**
+     * The topology for {@code ranks} at {@code rateMbit}, not built yet: {@link #close()} can be made sure of
+     * (a shutdown hook) before anything exists.
+     */
+    static NetnsTopology of(int ranks, int rateMbit) {
+        return new NetnsTopology(command("ip"), command("tc"), ranks, rateMbit);
     }
 
-    private void build() throws IOException {
+    /** Creates the namespaces, the bridge and the shaped links; close() deletes them, also after a failure here. */
+    void build() throws IOException {
         String sw = switchNamespace();
         addNamespace(sw);
         run(ip, "-n", sw, "link", "add", "cb0", "type", "bridge", "forward_delay", "0", "stp_state", "0");

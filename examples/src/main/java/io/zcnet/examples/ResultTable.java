@@ -42,6 +42,9 @@ final class ResultTable {
      * ...}: per operation and algorithm (with a bound, each busbw's share of it; a barrier's mean time).
      */
     String summary() {
+        if (results.isEmpty()) {
+            return "summary: no results";
+        }
         long failed = results.stream().filter(r -> !r.ok()).count();
         Map<String, CollectiveResult> largest = new LinkedHashMap<>();
         for (CollectiveResult r : results) {

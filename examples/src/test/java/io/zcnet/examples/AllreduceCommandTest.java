@@ -131,6 +131,23 @@ class AllreduceCommandTest {
         assertTrue(run(2, "allreduce", "--ranks", "four").contains("four"));
     }
 
+    /**
+     * Rank 0 cannot host the store where another program listens; rank 1 waits for that program's answer
+     * until it is killed: the run fails with rank 0's reason, and no rank is left behind.
+     */
+    @Test
+    void aRankThatFailsEndsTheRunAndTheOthersAreKilled() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            long before = ProcessHandle.current().children().count();
+            String output = run(1, "allreduce", "--ranks", "2", "--port", String.valueOf(taken.getLocalPort()),
+                    "--engine", "nio");
+            assertTrue(output.contains("rank 0: zcnet allreduce: rank 0: "), output);
+            assertTrue(output.contains("rank 0 exited with 1"), output);
+            assertTrue(output.contains("summary: no results"), output);
+            assertEquals(before, ProcessHandle.current().children().filter(ProcessHandle::isAlive).count());
+        }
+    }
+
     @Test
     void netnsWithoutRootSaysWhatItNeeds() {
         String why = NetnsTopology.unavailableReason();
