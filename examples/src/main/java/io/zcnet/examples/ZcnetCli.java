@@ -6,8 +6,8 @@ import picocli.CommandLine.Command;
 /** The {@code ./zcnet} command line: one subcommand per program. */
 @Command(name = "zcnet", mixinStandardHelpOptions = true, version = "zcnet 0.1.0",
         description = "Zero-copy networking for the JVM: io_uring through FFM, with a NIO fallback.",
-        subcommands = {DemoCommand.class, BulkCommand.class, EchoServerCommand.class, EchoClientCommand.class,
-                InfoCommand.class, DumpCommand.class,
+        subcommands = {DemoCommand.class, BulkCommand.class, AllreduceCommand.class, EchoServerCommand.class,
+                EchoClientCommand.class, InfoCommand.class, DumpCommand.class,
                 CommandLine.HelpCommand.class})
 public final class ZcnetCli implements Runnable {
 

@@ -32,7 +32,7 @@ class CliTest {
     @Test
     void topLevelHelpListsEverySubcommand() {
         String help = run(0, "--help");
-        for (String sub : new String[] {"demo", "bulk", "echo-server", "echo-client", "info", "dump"}) {
+        for (String sub : new String[] {"demo", "bulk", "allreduce", "echo-server", "echo-client", "info", "dump"}) {
             assertTrue(help.contains(sub), "help mentions " + sub + ":\n" + help);
         }
     }
