@@ -132,17 +132,17 @@ public final class QueuePair implements AutoCloseable {
     }
 
     /**
-     * Why the queue pair went to {@link QpState#ERROR}, as a {@link WorkCompletion} status: TRANSPORT_ERROR
-     * when every subflow was lost or the peer broke the protocol, FLUSH_ERROR when it was closed here or
-     * the peer ended it, the failing request's own status when a request failed; -1 while it is not in
-     * ERROR. Any thread, also after {@link #close()}: the reason is written before the state turns ERROR,
-     * so once {@link #state()} has returned ERROR this returns the status it went there with.
+     * {@return why the queue pair went to {@link QpState#ERROR}, as a {@link WorkCompletion} status, or -1
+     * while it is not in ERROR}: TRANSPORT_ERROR when every subflow was lost or the peer broke the
+     * protocol, FLUSH_ERROR when it was closed here or the peer ended it, the failing request's own status
+     * when a request failed. Any thread, also after {@link #close()}: the reason is written before the
+     * state turns ERROR, so once {@link #state()} has returned ERROR this returns the status it went there with.
      */
     public int errorStatus() {
         return engine.state() == QpState.ERROR ? engine.errorStatus() : -1;
     }
 
-    /** The text that goes with {@link #errorStatus()} (which subflow, which request, what the peer said), or null. */
+    /** {@return the text that goes with {@link #errorStatus()} (which subflow, which request, what the peer said), or null} */
     public String errorReason() {
         return engine.state() == QpState.ERROR ? engine.errorReason() : null;
     }
