@@ -11,7 +11,8 @@
 #   zcnet ./zcnet allreduce, when ZCNET=1 (the hook below; its interface is fixed here, its program is not
 #         written yet).
 #   bench/collectives.sh [rate-mbit] [max-size]   default 1000 Mbit/s and 256M (K, M, G: powers of 1024);
-#                                                 about 7 minutes at the defaults (without QUIET_WAIT)
+#                                                 about 7 minutes at the defaults on a quiet machine,
+#                                                 under 10 with other load on the cores
 # Prints one table per operation (allreduce, allgather, reduce_scatter): per size (1K doubling to max-size),
 # each implementation's bus bandwidth and its ratio to the bound B, then the 8-byte allreduce latency of
 # each (mean, median, fastest: on a machine with fewer cores than ranks the median is the one to read), then
@@ -37,8 +38,8 @@
 #   added), MPI_OPS (default "allreduce,allgather,reduce_scatter"), MPI_FORCED (default 1: each MPI
 #   operation runs a second time with the algorithm forced, see below; 0: only Open MPI's own choice),
 #   ZCNET_OPS (the hook's --ops, default "allreduce,allgather,reduce_scatter"), QUIET_WAIT (seconds to
-#   wait, before each implementation's runs, for 3 s in which under 15% of the CPUs were busy; default 60,
-#   0: not at all), KEEP_LOGS (a directory to copy every program's output into).
+#   wait, before each implementation's runs, for 3 s in which under 15% of the CPUs were busy; default 0:
+#   not at all), KEEP_LOGS (a directory to copy every program's output into).
 #
 # Open MPI here: mpirun runs in the switch namespace and treats each rank's address as a host; its
 # plm_rsh_agent, netns-agent.sh, starts Open MPI's daemon for a host in that host's namespace (and in a UTS
@@ -214,7 +215,7 @@ echo "# peers: Gloo $(dpkg-query -W -f '${Version}' libgloo-dev 2>/dev/null || e
 echo "# per size: warm-up ${warmup} s (at least 1 op, checked), timed ${budget} s ($min_iters..$max_iters ops); latency: 8 B, ${lat_seconds} s, at least 100 ops"
 echo "# load before: $(uptime)"
 for impl in $impls; do
-  rx_wait_quiet "${QUIET_WAIT:-60}"
+  rx_wait_quiet "${QUIET_WAIT:-0}"
   start=$SECONDS
   if run_impl "$impl"; then
     echo "# $impl: $((SECONDS - start)) s (load $(cut -d ' ' -f 1 /proc/loadavg))"
