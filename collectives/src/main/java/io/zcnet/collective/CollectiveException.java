@@ -11,15 +11,26 @@ import java.io.IOException;
 public class CollectiveException extends IOException {
     private static final long serialVersionUID = 1L;
 
+    /** The rank the failure is laid to, or -1; see {@link #peer()}. */
     private final int peer;
 
-    /** @param peer the rank the failure is laid to, or -1 when no single peer is known */
+    /**
+     * Creates the exception of a failed operation.
+     *
+     * @param message what failed: the operation, its sequence number and this rank, and what went wrong
+     * @param peer    the rank the failure is laid to, or -1 when no single peer is known
+     * @param cause   the underlying failure (a queue pair's error, an earlier failure of this communicator), or
+     *                null
+     */
     public CollectiveException(String message, int peer, Throwable cause) {
         super(message, cause);
         this.peer = peer;
     }
 
-    /** The rank whose link failed or who broke the protocol, or -1 when none is known (a timeout waiting on several). */
+    /**
+     * {@return the rank whose link failed or who broke the protocol, or -1 when none is known (a timeout waiting
+     * on several)}
+     */
     public int peer() {
         return peer;
     }

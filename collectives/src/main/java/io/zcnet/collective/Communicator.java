@@ -112,8 +112,18 @@ public final class Communicator implements AutoCloseable {
      * pair of ranks. Returns when every rank has connected every queue pair; the ranks may start in any
      * order within {@link CommunicatorConfig#connectTimeout()}.
      *
-     * @throws IOException if the store cannot be reached or hosted, a rank does not join or connect in time
-     *                     (the message names which), or the ranks' configurations disagree
+     * @param rank   this rank, 0 .. {@code size - 1}; every rank passes a different one
+     * @param size   the number of ranks (1 .. 65536), the same on every rank
+     * @param store  the rendezvous store's address, the same on every rank; rank 0 listens there when it hosts
+     *               the store
+     * @param config how this rank joins and runs the communicator; {@code slots} and {@code slotBytes} must be
+     *               the same on every rank
+     * @return the connected communicator, ready for operations; {@link #close()} it, on every rank, when done
+     * @throws IOException              if the store cannot be reached or hosted, a rank does not join or connect
+     *                                  in time (the message names which), or the ranks' configurations disagree;
+     *                                  everything this rank opened is closed again
+     * @throws IllegalArgumentException if {@code size} or {@code rank} is out of range, {@code store} or
+     *                                  {@code config} is null, or {@code store} cannot be resolved
      */
     public static Communicator rendezvous(int rank, int size, InetSocketAddress store, CommunicatorConfig config)
             throws IOException {
@@ -157,26 +167,36 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
+    /** {@return this rank, 0 .. {@code size() - 1}}; any thread. */
     public int rank() {
         return rank;
     }
 
+    /** {@return the number of ranks}; any thread. */
     public int size() {
         return size;
     }
 
+    /** {@return the configuration this rank joined with}; any thread. */
     public CommunicatorConfig config() {
         return config;
     }
 
-    /** The engine the queue pairs run on. */
+    /** {@return the engine the queue pairs run on}; any thread. */
     public EngineKind engine() {
         return context.engine();
     }
 
     // ---------------------------------------------------------------- barrier
 
-    /** Returns once every rank has called it. */
+    /**
+     * Returns once every rank has called it: no rank returns before the last one has entered.
+     *
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     */
     public void barrier() throws CollectiveException {
         enter();
         try {
@@ -189,12 +209,42 @@ public final class Communicator implements AutoCloseable {
 
     // ---------------------------------------------------------------- allreduce
 
-    /** {@link #allreduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, Algorithm)} in place. */
+    /**
+     * {@link #allreduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, Algorithm)} in place, with AUTO.
+     *
+     * @param buffer the {@code count} elements to reduce, replaced by the result
+     * @param count  elements per rank, the same on every rank; 0 returns at once
+     * @param type   the element type, the same on every rank
+     * @param op     how elements combine, the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code buffer} is read-only,
+     *                                  {@code type} or {@code op} is null, or {@code count} is negative
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     */
     public void allreduce(MemorySegment buffer, long count, DataType type, ReduceOp op) throws CollectiveException {
         allreduce(buffer, buffer, count, type, op, Algorithm.AUTO);
     }
 
-    /** {@link #allreduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, Algorithm)} with AUTO. */
+    /**
+     * {@link #allreduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, Algorithm)} with AUTO.
+     *
+     * @param input  the {@code count} elements this rank contributes
+     * @param output room for the {@code count} elements of the result; {@code input} itself for in place
+     * @param count  elements per rank, the same on every rank; 0 returns at once
+     * @param type   the element type, the same on every rank
+     * @param op     how elements combine, the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
+     *                                  the segments overlap other than in place, {@code type} or {@code op} is null,
+     *                                  or {@code count} is negative
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     */
     public void allreduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op)
             throws CollectiveException {
         allreduce(input, output, count, type, op, Algorithm.AUTO);
@@ -203,6 +253,22 @@ public final class Communicator implements AutoCloseable {
     /**
      * Reduces the first {@code count} elements of every rank's {@code input} with {@code op} into every
      * rank's {@code output}. In place when {@code input} and {@code output} start at the same address.
+     *
+     * @param input     the {@code count} elements this rank contributes
+     * @param output    room for the {@code count} elements of the result; {@code input} itself for in place
+     * @param count     elements per rank, the same on every rank; 0 returns at once
+     * @param type      the element type, the same on every rank
+     * @param op        how elements combine, the same on every rank
+     * @param algorithm RING, HALVING_DOUBLING or AUTO ({@link Algorithm}), the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
+     *                                  the segments overlap other than in place, {@code type}, {@code op} or
+     *                                  {@code algorithm} is null, {@code algorithm} is not one of the three, or
+     *                                  {@code count} is negative
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void allreduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op,
             Algorithm algorithm) throws CollectiveException {
@@ -238,7 +304,22 @@ public final class Communicator implements AutoCloseable {
     /**
      * Reduces every rank's {@code input} of {@code size * count} elements with {@code op}, and gives rank r
      * block r of the result ({@code count} elements from element {@code r * count}) in {@code output}. In
-     * place when {@code output} starts at block r of {@code input}.
+     * place when {@code output} starts at block r of {@code input}. Ring only.
+     *
+     * @param input  the {@code size() * count} elements this rank contributes
+     * @param output room for this rank's block of the result, {@code count} elements; block r of {@code input}
+     *               for in place
+     * @param count  elements each rank receives, the same on every rank; 0 returns at once
+     * @param type   the element type, the same on every rank
+     * @param op     how elements combine, the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
+     *                                  the segments overlap other than in place, {@code type} or {@code op} is null,
+     *                                  {@code count} is negative, or {@code size() * count} overflows
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void reduceScatter(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op)
             throws CollectiveException {
@@ -255,7 +336,23 @@ public final class Communicator implements AutoCloseable {
     /**
      * Reduce-scatter with blocks of different sizes: rank r gets the {@code counts[r]} elements of the
      * result that follow the blocks of the ranks before it. In place when {@code output} starts at block r
-     * of {@code input}.
+     * of {@code input}. Ring only.
+     *
+     * @param input  the elements this rank contributes, as many as {@code counts} add up to
+     * @param output room for this rank's block of the result, {@code counts[rank()]} elements; block r of
+     *               {@code input} for in place
+     * @param counts the elements of every rank's block, one count per rank, the same on every rank
+     * @param type   the element type, the same on every rank
+     * @param op     how elements combine, the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
+     *                                  the segments overlap other than in place, {@code type} or {@code op} is null,
+     *                                  or {@code counts} does not hold one non-negative count per rank whose sum fits
+     *                                  in a {@code long}
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void reduceScatter(MemorySegment input, MemorySegment output, long[] counts, DataType type, ReduceOp op)
             throws CollectiveException {
@@ -292,7 +389,22 @@ public final class Communicator implements AutoCloseable {
 
     // ---------------------------------------------------------------- allgather
 
-    /** {@link #allgather(MemorySegment, MemorySegment, long, DataType, Algorithm)} with AUTO. */
+    /**
+     * {@link #allgather(MemorySegment, MemorySegment, long, DataType, Algorithm)} with AUTO.
+     *
+     * @param input  the {@code count} elements this rank contributes
+     * @param output room for every rank's block, {@code size() * count} elements
+     * @param count  elements each rank contributes, the same on every rank; 0 returns at once
+     * @param type   the element type, the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
+     *                                  the segments overlap other than in place, {@code type} is null, {@code count}
+     *                                  is negative, or {@code size() * count} overflows
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     */
     public void allgather(MemorySegment input, MemorySegment output, long count, DataType type)
             throws CollectiveException {
         allgather(input, output, count, type, Algorithm.AUTO);
@@ -301,6 +413,21 @@ public final class Communicator implements AutoCloseable {
     /**
      * Gathers every rank's {@code count} elements of {@code input} into every rank's {@code output}, rank r's
      * at element {@code r * count}. In place when {@code input} starts at block r of {@code output}.
+     *
+     * @param input     the {@code count} elements this rank contributes
+     * @param output    room for every rank's block, {@code size() * count} elements
+     * @param count     elements each rank contributes, the same on every rank; 0 returns at once
+     * @param type      the element type, the same on every rank
+     * @param algorithm RING, DIRECT or AUTO ({@link Algorithm}), the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
+     *                                  the segments overlap other than in place, {@code type} or {@code algorithm} is
+     *                                  null, {@code algorithm} is not one of the three, {@code count} is negative, or
+     *                                  {@code size() * count} overflows
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void allgather(MemorySegment input, MemorySegment output, long count, DataType type, Algorithm algorithm)
             throws CollectiveException {
@@ -317,6 +444,21 @@ public final class Communicator implements AutoCloseable {
     /**
      * Allgather of blocks of different sizes: rank r contributes {@code counts[r]} elements, placed after the
      * blocks of the ranks before it. In place when {@code input} starts at block r of {@code output}.
+     *
+     * @param input     the {@code counts[rank()]} elements this rank contributes
+     * @param output    room for every rank's block, as many elements as {@code counts} add up to
+     * @param counts    the elements every rank contributes, one count per rank, the same on every rank
+     * @param type      the element type, the same on every rank
+     * @param algorithm RING, DIRECT or AUTO ({@link Algorithm}), the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
+     *                                  the segments overlap other than in place, {@code type} or {@code algorithm} is
+     *                                  null, {@code algorithm} is not one of the three, or {@code counts} does not
+     *                                  hold one non-negative count per rank whose sum fits in a {@code long}
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void allgather(MemorySegment input, MemorySegment output, long[] counts, DataType type, Algorithm algorithm)
             throws CollectiveException {
@@ -357,12 +499,45 @@ public final class Communicator implements AutoCloseable {
 
     // ---------------------------------------------------------------- broadcast
 
-    /** {@link #broadcast(MemorySegment, long, DataType, int, Algorithm)} with AUTO. */
+    /**
+     * {@link #broadcast(MemorySegment, long, DataType, int, Algorithm)} with AUTO.
+     *
+     * @param buffer at the root, the {@code count} elements to send; at every other rank, room for them
+     * @param count  elements, the same on every rank; 0 returns at once
+     * @param type   the element type, the same on every rank
+     * @param root   the rank whose elements are sent, the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code buffer} is read-only
+     *                                  at a rank other than the root, {@code type} is null, {@code count} is
+     *                                  negative, or {@code root} is not a rank
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     */
     public void broadcast(MemorySegment buffer, long count, DataType type, int root) throws CollectiveException {
         broadcast(buffer, count, type, root, Algorithm.AUTO);
     }
 
-    /** Copies the first {@code count} elements of the root's {@code buffer} into every other rank's. */
+    /**
+     * Copies the first {@code count} elements of the root's {@code buffer} into every other rank's. The root
+     * only sends, so when the ranks disagree about the operation the root learns it in its next operation.
+     *
+     * @param buffer    at the root, the {@code count} elements to send; at every other rank, room for them
+     * @param count     elements, the same on every rank; 0 returns at once
+     * @param type      the element type, the same on every rank
+     * @param root      the rank whose elements are sent, the same on every rank
+     * @param algorithm TREE, RING, DIRECT or AUTO ({@link Algorithm}), the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code buffer} is read-only
+     *                                  at a rank other than the root, {@code type} or {@code algorithm} is null,
+     *                                  {@code algorithm} is not one of the four, {@code count} is negative, or
+     *                                  {@code root} is not a rank
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     */
     public void broadcast(MemorySegment buffer, long count, DataType type, int root, Algorithm algorithm)
             throws CollectiveException {
         enter();
@@ -401,7 +576,25 @@ public final class Communicator implements AutoCloseable {
 
     // ---------------------------------------------------------------- reduce
 
-    /** {@link #reduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, int, Algorithm)} with AUTO. */
+    /**
+     * {@link #reduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, int, Algorithm)} with AUTO.
+     *
+     * @param input  the {@code count} elements this rank contributes
+     * @param output at the root, room for the {@code count} elements of the result ({@code input} itself for in
+     *               place); unused, and may be null, at every other rank
+     * @param count  elements per rank, the same on every rank; 0 returns at once
+     * @param type   the element type, the same on every rank
+     * @param op     how elements combine, the same on every rank
+     * @param root   the rank that receives the result, the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, the root's {@code output} is
+     *                                  read-only or overlaps {@code input} other than in place, {@code type} or
+     *                                  {@code op} is null, {@code count} is negative, or {@code root} is not a rank
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     */
     public void reduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int root)
             throws CollectiveException {
         reduce(input, output, count, type, op, root, Algorithm.AUTO);
@@ -411,6 +604,24 @@ public final class Communicator implements AutoCloseable {
      * Reduces the first {@code count} elements of every rank's {@code input} with {@code op} into the root's
      * {@code output}; {@code output} is not used elsewhere (it may be null there). In place at the root when
      * {@code input} and {@code output} start at the same address.
+     *
+     * @param input     the {@code count} elements this rank contributes
+     * @param output    at the root, room for the {@code count} elements of the result ({@code input} itself for
+     *                  in place); unused, and may be null, at every other rank
+     * @param count     elements per rank, the same on every rank; 0 returns at once
+     * @param type      the element type, the same on every rank
+     * @param op        how elements combine, the same on every rank
+     * @param root      the rank that receives the result, the same on every rank
+     * @param algorithm TREE, RING or AUTO ({@link Algorithm}), the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, the root's {@code output} is
+     *                                  read-only or overlaps {@code input} other than in place, {@code type},
+     *                                  {@code op} or {@code algorithm} is null, {@code algorithm} is not one of the
+     *                                  three, {@code count} is negative, or {@code root} is not a rank
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void reduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int root,
             Algorithm algorithm) throws CollectiveException {
@@ -451,6 +662,20 @@ public final class Communicator implements AutoCloseable {
     /**
      * Sends block p of {@code input} ({@code count} elements from element {@code p * count}) to rank p,
      * which receives it as block r of its {@code output}. Out of place only.
+     *
+     * @param input  the {@code size() * count} elements to send, block p for rank p
+     * @param output room for the {@code size() * count} elements received, block p from rank p; apart from
+     *               {@code input}
+     * @param count  elements from every rank to every rank, the same on every rank; 0 returns at once
+     * @param type   the element type, the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
+     *                                  the segments overlap, {@code type} is null, {@code count} is negative, or
+     *                                  {@code size() * count} overflows
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void allToAll(MemorySegment input, MemorySegment output, long count, DataType type)
             throws CollectiveException {
@@ -472,6 +697,22 @@ public final class Communicator implements AutoCloseable {
      * All-to-all with blocks of different sizes: {@code sendCounts[p]} elements to rank p, the blocks one
      * after another in {@code input}; {@code receiveCounts[p]} elements from rank p, one after another in
      * {@code output}. What rank q sends to rank p must be what p expects from q. Out of place only.
+     *
+     * @param input         the elements to send, as many as {@code sendCounts} add up to, block p for rank p
+     * @param sendCounts    the elements this rank sends to each rank, one count per rank
+     * @param output        room for the elements received, as many as {@code receiveCounts} add up to, block p
+     *                      from rank p; apart from {@code input}
+     * @param receiveCounts the elements this rank receives from each rank, one count per rank
+     * @param type          the element type, the same on every rank
+     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
+     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
+     *                                  broke the communicator; it is broken from then on
+     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
+     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
+     *                                  the segments overlap, {@code type} is null, a count array does not hold one
+     *                                  non-negative count per rank whose sum fits in a {@code long}, or this rank's
+     *                                  entries of the two differ
+     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void allToAll(MemorySegment input, long[] sendCounts, MemorySegment output, long[] receiveCounts,
             DataType type) throws CollectiveException {

@@ -35,9 +35,19 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
         Duration timeout, Duration connectTimeout, InetAddress listenAddress, boolean hostStore,
         long smallMessageBytes) {
 
+    /** Most staging slots per peer and direction. */
     public static final int MAX_SLOTS = 64;
+    /** Largest staging slot, 8 MiB: the largest piece an operation is cut into. */
     public static final int MAX_SLOT_BYTES = 8 << 20;
 
+    /**
+     * Checks every component's range.
+     *
+     * @throws IllegalArgumentException if {@code engine} or {@code queuePairs} is null, {@code slots} is outside
+     *                                  1 .. {@link #MAX_SLOTS} or not below both queue depths, {@code slotBytes}
+     *                                  is not a multiple of 64 in 64 .. {@link #MAX_SLOT_BYTES}, a timeout is
+     *                                  null or not positive, or {@code smallMessageBytes} is negative
+     */
     public CommunicatorConfig {
         if (engine == null || queuePairs == null) {
             throw new IllegalArgumentException("engine and queuePairs are required");
@@ -68,46 +78,84 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     }
 
     /**
-     * The engine from {@code -Dzcnet.engine} (auto by default), {@link QpConfig#defaults()}, 4 slots of
+     * {@return the engine from {@code -Dzcnet.engine} (auto by default), {@link QpConfig#defaults()}, 4 slots of
      * 256 KiB, a 30 s timeout, 60 s to connect, listening where the store connection leaves from, rank 0
-     * hosting the store, 64 KiB small messages.
+     * hosting the store, 64 KiB small messages}
      */
     public static CommunicatorConfig defaults() {
         return new CommunicatorConfig(EventLoopConfig.choiceFromProperty(), QpConfig.defaults(), 4, 256 * 1024,
                 Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024);
     }
 
+    /**
+     * {@return this configuration with another engine}
+     *
+     * @param choice the engine of the rank's queue-pair context
+     */
     public CommunicatorConfig withEngine(EventLoopConfig.Choice choice) {
         return new CommunicatorConfig(choice, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
                 hostStore, smallMessageBytes);
     }
 
+    /**
+     * {@return this configuration with another queue-pair configuration}
+     *
+     * @param config the configuration of every queue pair; its queue depths must exceed {@link #slots()}
+     */
     public CommunicatorConfig withQueuePairs(QpConfig config) {
         return new CommunicatorConfig(engine, config, slots, slotBytes, timeout, connectTimeout, listenAddress,
                 hostStore, smallMessageBytes);
     }
 
-    /** {@code count} slots of {@code bytes} each per peer and direction. */
+    /**
+     * {@return this configuration with {@code count} slots of {@code bytes} each per peer and direction}
+     *
+     * @param count messages to one peer in flight at once (1 .. {@link #MAX_SLOTS}), below the queue depths
+     * @param bytes bytes per slot, the largest piece an operation is cut into (a multiple of 64 in 64 ..
+     *              {@link #MAX_SLOT_BYTES})
+     */
     public CommunicatorConfig withSlots(int count, int bytes) {
         return new CommunicatorConfig(engine, queuePairs, count, bytes, timeout, connectTimeout, listenAddress,
                 hostStore, smallMessageBytes);
     }
 
+    /**
+     * {@return this configuration with other timeouts}
+     *
+     * @param operation how long an operation may wait with nothing moving before it fails
+     * @param connect   how long the rendezvous and the connection of every queue pair may take
+     */
     public CommunicatorConfig withTimeouts(Duration operation, Duration connect) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, operation, connect, listenAddress,
                 hostStore, smallMessageBytes);
     }
 
+    /**
+     * {@return this configuration listening for peers at another address}
+     *
+     * @param address where this rank accepts its peers' queue pairs, or null for the local address of its
+     *                connection to the rendezvous store
+     */
     public CommunicatorConfig withListenAddress(InetAddress address) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, address,
                 hostStore, smallMessageBytes);
     }
 
+    /**
+     * {@return this configuration with rank 0 hosting the rendezvous store or not}
+     *
+     * @param host whether rank 0 runs the store; false when a {@link RendezvousServer} is started apart
+     */
     public CommunicatorConfig withHostStore(boolean host) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
                 host, smallMessageBytes);
     }
 
+    /**
+     * {@return this configuration with another small-message size}
+     *
+     * @param bytes the size up to which {@link Algorithm#AUTO} takes the latency-bound algorithms
+     */
     public CommunicatorConfig withSmallMessageBytes(long bytes) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
                 hostStore, bytes);

@@ -25,7 +25,7 @@ public enum DataType {
         this.byteSize = byteSize;
     }
 
-    /** Bytes per element; segments must be aligned to it. */
+    /** {@return the bytes per element}; segments of this type must be aligned to it. */
     public int byteSize() {
         return byteSize;
     }

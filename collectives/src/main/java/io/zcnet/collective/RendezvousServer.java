@@ -67,7 +67,17 @@ public final class RendezvousServer implements AutoCloseable {
 
     /**
      * Listens on {@code bind} (port 0: any free port) for a communicator of {@code size} ranks, all of which
-     * must have joined, and every round finished, within {@code timeout} of now.
+     * must have joined, and every round finished, within {@code timeout} of now. Returns once the socket is
+     * bound: ranks may connect from then on.
+     *
+     * @param bind    the address to listen on; the ranks' store address
+     * @param size    the number of ranks of the communicator (at least 1)
+     * @param timeout how long, from now, the whole rendezvous may take; past it the rounds fail naming the
+     *                ranks that are missing
+     * @return the running store; {@link #close()} it when the ranks are done, or let it end by itself
+     * @throws IOException              if the address cannot be bound
+     * @throws IllegalArgumentException if {@code bind} is null, {@code timeout} is not positive or {@code size}
+     *                                  is below 1
      */
     public static RendezvousServer start(InetSocketAddress bind, int size, Duration timeout) throws IOException {
         if (bind == null || timeout == null || timeout.isNegative() || timeout.isZero()) {
@@ -89,17 +99,27 @@ public final class RendezvousServer implements AutoCloseable {
         return server;
     }
 
-    /** Where it listens. */
+    /** {@return where it listens}, with the port picked when {@code bind} had port 0 */
     public InetSocketAddress address() {
         return (InetSocketAddress) socket.getLocalSocketAddress();
     }
 
-    /** Why the rendezvous failed, or null while it has not. */
+    /**
+     * {@return why the rendezvous failed, or null while it has not}; any thread. Final once
+     * {@link #await(Duration)} has returned true.
+     */
     public String failure() {
         return failure;
     }
 
-    /** Waits up to {@code timeout} for the server to end; true once it has. */
+    /**
+     * Waits up to {@code timeout} for the store to end: every rank hung up after its last round, the
+     * rendezvous failed, or the store was closed. What the store did happens-before this returns true.
+     *
+     * @param timeout how long to wait at most
+     * @return true once the store has ended, false if it still runs
+     * @throws InterruptedException if the calling thread is interrupted while waiting
+     */
     public boolean await(Duration timeout) throws InterruptedException {
         return thread.join(timeout);
     }
