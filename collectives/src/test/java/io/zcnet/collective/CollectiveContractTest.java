@@ -18,6 +18,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -168,9 +170,11 @@ abstract class CollectiveContractTest {
     @Test
     void aRankThatNeverJoinsFailsTheRendezvousNamingIt() throws Exception {
         CommunicatorConfig config = smallSlots().withEngine(engine()).withHostStore(false)
-                .withTimeouts(Duration.ofSeconds(30), Duration.ofMillis(1500));
+                .withTimeouts(Duration.ofSeconds(30), Duration.ofMillis(2500));
+        // A thread per rank: the common pool has one worker on two cores, and rank 1 would wait behind rank 0.
         try (RendezvousServer store = RendezvousServer.start(new InetSocketAddress("127.0.0.1", 0), 3,
-                config.connectTimeout())) {
+                config.connectTimeout());
+             ExecutorService ranks = Executors.newFixedThreadPool(2)) {
             List<CompletableFuture<Communicator>> joining = new ArrayList<>();
             for (int r = 0; r < 2; r++) {
                 int rank = r;
@@ -180,7 +184,7 @@ abstract class CollectiveContractTest {
                     } catch (IOException e) {
                         throw new CompletionException(e);
                     }
-                }));
+                }, ranks));
             }
             for (var f : joining) {
                 ExecutionException e = assertThrows(ExecutionException.class,
