@@ -75,9 +75,13 @@ final class RendezvousClient implements AutoCloseable {
     byte[][] exchange(byte[] mine, long deadline) throws IOException {
         socket.setSoTimeout(Math.max(1, millisLeft(deadline, store)) + REPORT_GRACE_MILLIS);
         try {
-            out.writeInt(mine.length);
-            out.write(mine);
-            out.flush();
+            try {
+                out.writeInt(mine.length);
+                out.write(mine);
+                out.flush();
+            } catch (IOException sendFailed) {
+                throw verdictOr(sendFailed);
+            }
             if (in.readUnsignedByte() != RendezvousServer.OK) {
                 throw new IOException("the rendezvous at " + store + " failed: " + in.readUTF());
             }
@@ -96,6 +100,22 @@ final class RendezvousClient implements AutoCloseable {
         } catch (SocketTimeoutException e) {
             throw new IOException("the rendezvous at " + store + " did not finish within the connect timeout", e);
         }
+    }
+
+    /**
+     * A store that failed the round (two ranks claiming one number, say) says why and closes, and the
+     * close can break this rank's send before it reads that: the reason, still queued here, beats the
+     * broken pipe.
+     */
+    private IOException verdictOr(IOException sendFailed) {
+        try {
+            if (in.readUnsignedByte() != RendezvousServer.OK) {
+                return new IOException("the rendezvous at " + store + " failed: " + in.readUTF(), sendFailed);
+            }
+        } catch (IOException nothingQueued) {
+            sendFailed.addSuppressed(nothingQueued);
+        }
+        return sendFailed;
     }
 
     private static int millisLeft(long deadline, InetSocketAddress store) throws IOException {
