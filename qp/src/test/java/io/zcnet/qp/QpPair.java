@@ -71,6 +71,12 @@ final class QpPair implements AutoCloseable {
         assertEquals(bytes, wc.byteCount(), wc::toString);
     }
 
+    /** A completion of work request {@code wrId} with {@code status}, named in the message when it is not. */
+    static void assertStatus(WorkCompletion wc, long wrId, int status) {
+        assertEquals(wrId, wc.workRequestId(), wc::toString);
+        assertEquals(WorkCompletion.statusName(status), WorkCompletion.statusName(wc.status()), wc::toString);
+    }
+
     /** Fills {@code length} bytes at {@code offset} of {@code region} with a pattern from {@code seed}. */
     static void fill(MemoryRegion region, long offset, long length, long seed) {
         SplittableRandom random = new SplittableRandom(seed);

@@ -1,6 +1,7 @@
 package io.zcnet.qp;
 
 import static io.zcnet.qp.QpPair.assertFilled;
+import static io.zcnet.qp.QpPair.assertStatus;
 import static io.zcnet.qp.QpPair.assertSuccess;
 import static io.zcnet.qp.QpPair.fill;
 import static io.zcnet.qp.QpPair.next;
@@ -409,11 +410,6 @@ abstract class QueuePairContractTest {
                 p.serverRegion.remoteKey(), 0)));
         assertSuccess(next(p.client), wrId, WorkCompletion.OP_RDMA_WRITE, bytes);
         assertFilled(p.serverRegion, 0, bytes, seed);
-    }
-
-    private static void assertStatus(WorkCompletion wc, long wrId, int status) {
-        assertEquals(wrId, wc.workRequestId(), wc::toString);
-        assertEquals(WorkCompletion.statusName(status), WorkCompletion.statusName(wc.status()), wc::toString);
     }
 
     private static void awaitState(QueuePair qp, QpState state) throws InterruptedException {
