@@ -6,18 +6,27 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Runs one {@link EventLoop} on a thread of its own: the loop is created on that thread (so with
  * io_uring the thread is the single issuer from the start) and closed on it.
  *
  * <p>{@link #execute} and {@link #call} are for any thread; {@link #close} stops the loop, lets it
- * cancel what is in flight, and joins the thread within a bounded time.
+ * cancel what is in flight, and joins the thread within a bounded time. {@link #runDriving} lends the loop
+ * thread to work that waits on the loop many times in a row, such as a small collective operation's rounds:
+ * the work runs between two polls and polls the loop itself while it waits, so each of its waits ends when
+ * the kernel wakes the loop thread, with no second thread to wake after it.
  */
 public final class EventLoopThread implements AutoCloseable {
     /** How long a blocking loop sleeps in the kernel before it looks at its stop flag again. */
     private static final long BLOCKING_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private static final long JOIN_MILLIS = 15_000;
+    /** How often a caller of {@link #runDriving} looks whether the loop thread is still alive. */
+    private static final long JOB_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** Spins of a caller of {@link #runDriving} before it parks: short jobs end without a park. */
+    private static final int JOB_SPINS = 200;
 
     private final Thread thread;
     private final EventLoopConfig config;
@@ -25,6 +34,13 @@ public final class EventLoopThread implements AutoCloseable {
     private volatile boolean stopping;
     private volatile EventLoop loop;
     private volatile Throwable failure;
+    /** One {@link #runDriving} at a time: its caller holds this while its job is handed over. */
+    private final ReentrantLock jobLock = new ReentrantLock();
+    /** The job handed over and not yet run, or null. Set by the caller, cleared by the loop thread. */
+    private volatile LoopJob job;
+    private volatile Thread jobCaller;
+    private volatile Throwable jobFailure;
+    private volatile boolean jobDone;
 
     private EventLoopThread(String name, EventLoopConfig config) {
         this.config = config;
@@ -95,9 +111,103 @@ public final class EventLoopThread implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs {@code job} on the loop thread between two polls, after the tasks queued before it, and returns
+     * when it has run; rethrows what it threw. The job may call {@link EventLoop#poll} on this thread's loop (it owns the loop while it runs),
+     * so it waits for completions in the kernel itself; everything else the loop does (other tasks,
+     * timers, other connections) waits until the job returns, so it must be bounded. Called on the loop
+     * thread itself, it runs {@code job} at once (from a handler or task, the job must then not poll).
+     * Callers from several threads take turns. Allocates nothing.
+     *
+     * <p>The caller waits until the job has run, also when interrupted (the job may be using the caller's
+     * memory); its interrupt status stays set, so a job that knows its caller's thread can look at it and
+     * end early.
+     *
+     * @param job the work to run on the loop thread
+     * @throws Exception what {@code job} threw
+     * @throws IllegalStateException if the loop thread stopped before it ran the job
+     */
+    public void runDriving(LoopJob job) throws Exception {
+        if (job == null) {
+            throw new IllegalArgumentException("job is null");
+        }
+        if (Thread.currentThread() == thread) {
+            job.run();
+            return;
+        }
+        jobLock.lock();
+        try {
+            jobDone = false;
+            jobFailure = null;
+            jobCaller = Thread.currentThread();
+            this.job = job;
+            loop.wakeup();
+            awaitJob();
+            Throwable t = jobFailure;
+            jobFailure = null;
+            if (t instanceof Exception e) {
+                throw e;
+            } else if (t instanceof Error e) {
+                throw e;
+            } else if (t != null) {
+                throw new IllegalStateException(t);
+            }
+        } finally {
+            jobCaller = null;
+            jobLock.unlock();
+        }
+    }
+
+    private void awaitJob() {
+        int spins = 0;
+        while (!jobDone) {
+            if (++spins < JOB_SPINS) {
+                Thread.onSpinWait();
+            } else if (Thread.currentThread().isInterrupted()) {
+                // Park would return at once; the status stays set for the job to see, so yield instead.
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(this, JOB_CHECK_NANOS);
+            }
+            if (spins >= JOB_SPINS && !thread.isAlive() && !jobDone) {
+                job = null;
+                throw new IllegalStateException("event loop thread " + thread.getName() + " stopped before it ran"
+                        + " the job" + (failure == null ? "" : ": " + failure));
+            }
+        }
+    }
+
+    /** Loop thread: runs the job handed over, if any; true if there was one. */
+    private boolean runJob(EventLoop own) {
+        LoopJob j = job;
+        if (j == null) {
+            return false;
+        }
+        try {
+            // Tasks queued before the job was handed over run first, as they would have with execute():
+            // a post the caller made just before (its doorbell) is taken before the job, say, closes.
+            if (own.hasTasks()) {
+                own.poll(0);
+            }
+            j.run();
+        } catch (Throwable t) {
+            jobFailure = t;
+        }
+        Thread caller = jobCaller; // read first: once jobDone is set, the caller may leave and another come
+        job = null;
+        jobDone = true;
+        LockSupport.unpark(caller);
+        return true;
+    }
+
     /** {@return the failure that ended the loop thread, if any} */
     public Throwable failure() {
         return failure;
+    }
+
+    /** {@return the loop thread, for checks such as which memory it may access} */
+    public Thread thread() {
+        return thread;
     }
 
     /** {@return whether the loop thread still runs} */
@@ -117,11 +227,13 @@ public final class EventLoopThread implements AutoCloseable {
         try {
             if (config.idle() == null) {
                 while (!stopping) {
-                    own.poll(BLOCKING_POLL_NANOS);
+                    if (!runJob(own)) {
+                        own.poll(BLOCKING_POLL_NANOS);
+                    }
                 }
             } else {
                 while (!stopping) {
-                    config.idle().idle(own.poll(0));
+                    config.idle().idle(runJob(own) ? 1 : own.poll(0));
                 }
             }
         } catch (Throwable t) {

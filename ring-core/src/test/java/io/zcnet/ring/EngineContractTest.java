@@ -912,6 +912,59 @@ abstract class EngineContractTest {
     }
 
     @Test
+    void aDrivingJobRunsOnTheLoopThreadAndWaitsForItsCompletionsByPollingItself() throws Exception {
+        EventLoopThread t = h.thread();
+        AtomicLong fired = new AtomicLong();
+        int handler = h.call(() -> loop.registerHandler((op, tag, result, flags) -> fired.incrementAndGet()));
+        AtomicReference<Thread> ranOn = new AtomicReference<>();
+        AtomicLong polls = new AtomicLong();
+        for (int round = 0; round < 3; round++) {
+            long before = fired.get();
+            t.runDriving(() -> {
+                ranOn.set(Thread.currentThread());
+                loop.timeout(handler, 1, 20 * MILLIS);
+                long deadline = System.nanoTime() + Recorder.WAIT_MILLIS * MILLIS;
+                // Nothing else runs the loop while the job does: only its own polls deliver the timeout.
+                while (fired.get() == before && System.nanoTime() < deadline) {
+                    loop.poll(50 * MILLIS);
+                    polls.incrementAndGet();
+                }
+            });
+            assertEquals(before + 1, fired.get(), "the job's own polls delivered its timeout, round " + round);
+        }
+        assertEquals(t.thread(), ranOn.get(), "the job ran on the loop thread");
+        assertTrue(polls.get() >= 3, "each job polled the loop: " + polls.get());
+        assertEquals("ran after", h.call(() -> "ran after"), "the loop goes on running tasks after the jobs");
+    }
+
+    @Test
+    void aDrivingJobsFailureReachesItsCallerAndOneStartedOnTheLoopThreadRunsAtOnce() throws Exception {
+        EventLoopThread t = h.thread();
+        IOException thrown = new IOException("the job failed");
+        IOException got = assertThrows(IOException.class, () -> t.runDriving(() -> {
+            throw thrown;
+        }));
+        assertEquals(thrown, got, "the job's own exception, unwrapped");
+        AtomicReference<Thread> inner = new AtomicReference<>();
+        h.call(() -> {
+            t.runDriving(() -> inner.set(Thread.currentThread()));
+            return null;
+        });
+        assertEquals(t.thread(), inner.get(), "a job from the loop thread ran there, at once");
+        assertThrows(IllegalArgumentException.class, () -> t.runDriving(null));
+    }
+
+    @Test
+    void aDrivingJobForAStoppedLoopThreadFailsInsteadOfWaitingForever() throws Exception {
+        EventLoopThread t = EventLoopThread.start("zcnet-stopped", EventLoopConfig.defaults().withEngine(engine()));
+        t.close();
+        AtomicBoolean ran = new AtomicBoolean();
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> t.runDriving(() -> ran.set(true)));
+        assertTrue(e.getMessage().contains("stopped"), e::getMessage);
+        assertFalse(ran.get(), "the job did not run");
+    }
+
+    @Test
     void executeWakesALoopBlockedInPoll() throws Exception {
         // EventLoopThread blocks up to 500 ms per poll. The wake-up counter, not the latency, says the
         // wake-up ended that wait: two busy cores can hold any thread back as long. Eight rounds, and
