@@ -10,6 +10,7 @@ import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.EventLoopThread;
+import io.zcnet.ring.LoopJob;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -296,6 +297,58 @@ public final class QpContext implements AutoCloseable {
             throw e;
         }
         return socket;
+    }
+
+    // ---------------------------------------------------------------- running on the loop
+
+    /**
+     * Runs {@code job} on this context's loop thread, between two turns of the loop, and returns when it has
+     * run. Inside the job the thread may post and poll this context's queue pairs and wait for them with
+     * {@link #progress(long)}, which runs the loop: each wait then ends when the kernel wakes this one thread,
+     * instead of the loop thread waking the job's thread after it. For bounded work that waits on completions
+     * many times in a row (a small collective's rounds, a burst of round trips); while it runs the loop does
+     * nothing else, so it must not compute for long between its waits. Callers from several threads take
+     * turns; the job may touch only memory the loop thread may access (not a segment confined to the
+     * caller). Allocates nothing.
+     *
+     * @param job the work; made once, it may be run many times
+     * @throws Exception what {@code job} threw
+     * @throws IllegalStateException if the context is closed or its loop thread stopped
+     */
+    public void runOnLoop(LoopJob job) throws Exception {
+        checkOpen();
+        thread.runDriving(job);
+    }
+
+    /**
+     * Runs one turn of the loop from inside a {@link #runOnLoop} job: waits up to {@code timeoutNanos} for
+     * completions (none if work is already queued, such as a post's), then handles them, so the queue pairs'
+     * completion rings hold what arrived when it returns.
+     *
+     * @param timeoutNanos how long to wait for a completion: 0 not at all
+     * @return how many completions and tasks the turn handled
+     * @throws IllegalStateException off the loop thread, or from a handler or task of the loop
+     * @throws IllegalArgumentException if {@code timeoutNanos} is negative
+     */
+    public int progress(long timeoutNanos) {
+        if (timeoutNanos < 0) {
+            throw new IllegalArgumentException("timeoutNanos " + timeoutNanos + " is negative");
+        }
+        if (!loop.inLoop()) {
+            throw new IllegalStateException("progress() runs the loop: call it inside a runOnLoop job, not on "
+                    + Thread.currentThread().getName());
+        }
+        return loop.poll(timeoutNanos);
+    }
+
+    /**
+     * {@return whether a {@link #runOnLoop} job may touch {@code segment}: false for a segment confined to
+     * another thread}
+     *
+     * @param segment the memory a job would read or write
+     */
+    public boolean loopCanAccess(MemorySegment segment) {
+        return segment.isAccessibleBy(thread.thread());
     }
 
     // ---------------------------------------------------------------- for listeners (loop thread)

@@ -398,10 +398,24 @@ public final class QueuePair implements AutoCloseable {
                 f.completeExceptionally(e);
             }
         });
+        // An interrupt does not cut the wait short: the control path (a close above all) must finish, and
+        // the loop answers within the bound; the caller's interrupt status is kept for it to act on.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        boolean interrupted = false;
         try {
-            return f.get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new IllegalStateException("event loop did not answer: " + e, e);
+            while (true) {
+                try {
+                    return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (Exception e) {
+                    throw new IllegalStateException("event loop did not answer: " + e, e);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
