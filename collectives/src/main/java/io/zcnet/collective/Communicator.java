@@ -3,6 +3,7 @@ package io.zcnet.collective;
 import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QueuePair;
 import io.zcnet.ring.EngineKind;
+import io.zcnet.ring.LoopJob;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -54,8 +55,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * throw {@link IllegalArgumentException} before anything is sent and leave the communicator usable.
  *
  * <h2>Threads</h2>
- * Operations run on the calling thread (the queue pairs' loop thread moves the bytes meanwhile), which is
- * the only thread that touches the caller's segments, so segments of a confined arena work. A
+ * A large operation runs on the calling thread, which reduces and copies while the queue pairs' loop thread
+ * moves the bytes. A small one (up to {@link CommunicatorConfig#loopThreadBytes()}) is latency-bound: the
+ * caller hands it to the loop thread, which runs it and waits for each round's message in the kernel
+ * itself, so a round costs one thread wake-up instead of the two of a caller waiting for the loop thread.
+ * It stays on the calling thread when a segment is confined to that thread (the loop thread may not touch
+ * it), so segments of a confined arena work too, only slower for small operations. A
  * communicator runs one operation at a time: any thread may call, but calls must not overlap (a second
  * concurrent call throws {@link IllegalStateException}); what one call wrote happens-before the next call on
  * the same communicator returns. The steady-state data path allocates nothing.
@@ -81,6 +86,7 @@ public final class Communicator implements AutoCloseable {
     private final long[] sendStarts;
     private final long[] receiveStarts;
     private final AtomicBoolean busy = new AtomicBoolean();
+    private final Call call = new Call();
     private boolean closed;
 
     private Communicator(int rank, int size, CommunicatorConfig config, QpContext context, Staging staging,
@@ -90,7 +96,7 @@ public final class Communicator implements AutoCloseable {
         this.config = config;
         this.context = context;
         this.staging = staging;
-        this.links = new Links(rank, byRank, config.timeout().toNanos());
+        this.links = new Links(rank, context, byRank, config.timeout().toNanos());
         for (Link l : links.all()) {
             l.qp.onCompletions(links.wakeUp);
         }
@@ -200,8 +206,7 @@ public final class Communicator implements AutoCloseable {
     public void barrier() throws CollectiveException {
         enter();
         try {
-            links.begin(Immediate.BARRIER);
-            barrier.run();
+            perform(Immediate.BARRIER, 0, null, null);
         } finally {
             busy.set(false);
         }
@@ -286,13 +291,14 @@ public final class Communicator implements AutoCloseable {
             }
             if (size == 1) {
                 Ring.copyUnlessSame(input, 0, output, 0, bytes);
-            } else if (a == Algorithm.RING) {
-                links.begin(Immediate.ALLREDUCE_RING);
+                return;
+            }
+            call.set(input, output, count, type, op, 0);
+            if (a == Algorithm.RING) {
                 ring.slicing.even(count);
-                ring.run(Ring.ALLREDUCE, input, output, type, op, 0, config.slots(), config.slotBytes());
+                perform(Immediate.ALLREDUCE_RING, bytes, input, output);
             } else {
-                links.begin(Immediate.ALLREDUCE_HALVING_DOUBLING);
-                halvingDoubling.allreduce(input, output, count, type, op, config.slotBytes());
+                perform(Immediate.ALLREDUCE_HALVING_DOUBLING, bytes, input, output);
             }
         } finally {
             busy.set(false);
@@ -382,8 +388,8 @@ public final class Communicator implements AutoCloseable {
         if (size == 1) {
             Ring.copyUnlessSame(input, 0, output, 0, mine * e);
         } else {
-            links.begin(Immediate.REDUCE_SCATTER_RING);
-            ring.run(Ring.REDUCE_SCATTER, input, output, type, op, 0, config.slots(), config.slotBytes());
+            call.set(input, output, total, type, op, 0);
+            perform(Immediate.REDUCE_SCATTER_RING, total * e, input, output);
         }
     }
 
@@ -488,13 +494,10 @@ public final class Communicator implements AutoCloseable {
         }
         if (size == 1) {
             Ring.copyUnlessSame(input, 0, output, 0, mine * e);
-        } else if (a == Algorithm.RING) {
-            links.begin(Immediate.ALLGATHER_RING);
-            ring.run(Ring.ALLGATHER, input, output, type, null, 0, config.slots(), config.slotBytes());
-        } else {
-            links.begin(Immediate.ALLGATHER_DIRECT);
-            direct.allgather(input, output, starts, type, config.slotBytes());
+            return;
         }
+        call.set(input, output, total, type, null, 0);
+        perform(a == Algorithm.RING ? Immediate.ALLGATHER_RING : Immediate.ALLGATHER_DIRECT, total * e, input, output);
     }
 
     // ---------------------------------------------------------------- broadcast
@@ -555,20 +558,13 @@ public final class Communicator implements AutoCloseable {
             if (count == 0 || size == 1) {
                 return;
             }
-            switch (a) {
-                case TREE -> {
-                    links.begin(Immediate.BROADCAST_TREE);
-                    tree.broadcast(buffer, count, type.byteSize(), root, config.slotBytes());
-                }
-                case RING -> {
-                    links.begin(Immediate.BROADCAST_RING);
-                    chain.broadcast(buffer, count, type.byteSize(), root, config.slotBytes());
-                }
-                default -> {
-                    links.begin(Immediate.BROADCAST_DIRECT);
-                    direct.broadcast(buffer, count, type, root, config.slotBytes());
-                }
-            }
+            call.set(buffer, buffer, count, type, null, root);
+            int schedule = switch (a) {
+                case TREE -> Immediate.BROADCAST_TREE;
+                case RING -> Immediate.BROADCAST_RING;
+                default -> Immediate.BROADCAST_DIRECT;
+            };
+            perform(schedule, count * type.byteSize(), buffer, null);
         } finally {
             busy.set(false);
         }
@@ -644,13 +640,14 @@ public final class Communicator implements AutoCloseable {
             }
             if (size == 1) {
                 Ring.copyUnlessSame(input, 0, into, 0, bytes);
-            } else if (a == Algorithm.TREE) {
-                links.begin(Immediate.REDUCE_TREE);
-                tree.reduce(input, into, count, type, op, root, config.slotBytes());
+                return;
+            }
+            call.set(input, into, count, type, op, root);
+            if (a == Algorithm.TREE) {
+                perform(Immediate.REDUCE_TREE, bytes, input, into);
             } else {
-                links.begin(Immediate.REDUCE_RING);
                 ring.slicing.even(count);
-                ring.run(Ring.REDUCE, input, into, type, op, root, config.slots(), config.slotBytes());
+                perform(Immediate.REDUCE_RING, bytes, input, into);
             }
         } finally {
             busy.set(false);
@@ -746,11 +743,78 @@ public final class Communicator implements AutoCloseable {
         if (sending == 0 && receiving == 0) {
             return;
         }
-        links.begin(Immediate.ALL_TO_ALL);
-        direct.allToAll(input, sendStarts, output, receiveStarts, type, config.slotBytes());
+        call.set(input, output, 0, type, null, 0);
+        perform(Immediate.ALL_TO_ALL, Math.max(sending, receiving) * e, input, output);
     }
 
     // ---------------------------------------------------------------- plumbing
+
+    /**
+     * Runs the operation {@code schedule} with the arguments in {@link #call}: on the context's loop thread
+     * when it moves at most {@link CommunicatorConfig#loopThreadBytes()} (unless that is 0) and the loop thread may touch its
+     * segments (null: none), so each of its waits is one wake-up of that thread; else on this thread, which
+     * reduces and copies while the loop thread moves the bytes.
+     */
+    private void perform(int schedule, long bytes, MemorySegment a, MemorySegment b) throws CollectiveException {
+        call.schedule = schedule;
+        long limit = config.loopThreadBytes();
+        boolean here = limit == 0 || bytes > limit || a != null && !context.loopCanAccess(a)
+                || b != null && !context.loopCanAccess(b);
+        links.run(call, here);
+    }
+
+    /**
+     * The operation being performed, with its arguments: made once, so that handing an operation to the loop
+     * thread allocates nothing. What the caller wrote before the hand-off the loop thread sees.
+     */
+    private final class Call implements LoopJob {
+        int schedule;
+        MemorySegment input;
+        MemorySegment output;
+        long count;
+        DataType type;
+        ReduceOp op;
+        int root;
+
+        void set(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int root) {
+            this.input = input;
+            this.output = output;
+            this.count = count;
+            this.type = type;
+            this.op = op;
+            this.root = root;
+        }
+
+        @Override
+        public void run() throws CollectiveException {
+            try {
+                links.begin(schedule);
+                int slots = config.slots();
+                int slotBytes = config.slotBytes();
+                switch (schedule) {
+                    case Immediate.BARRIER -> barrier.run();
+                    case Immediate.ALLREDUCE_RING -> ring.run(Ring.ALLREDUCE, input, output, type, op, 0, slots, slotBytes);
+                    case Immediate.ALLREDUCE_HALVING_DOUBLING ->
+                            halvingDoubling.allreduce(input, output, count, type, op, slotBytes);
+                    case Immediate.REDUCE_SCATTER_RING ->
+                            ring.run(Ring.REDUCE_SCATTER, input, output, type, op, 0, slots, slotBytes);
+                    case Immediate.ALLGATHER_RING -> ring.run(Ring.ALLGATHER, input, output, type, null, 0, slots, slotBytes);
+                    case Immediate.ALLGATHER_DIRECT -> direct.allgather(input, output, ring.slicing.starts, type, slotBytes);
+                    case Immediate.BROADCAST_TREE -> tree.broadcast(input, count, type.byteSize(), root, slotBytes);
+                    case Immediate.BROADCAST_RING -> chain.broadcast(input, count, type.byteSize(), root, slotBytes);
+                    case Immediate.BROADCAST_DIRECT -> direct.broadcast(input, count, type, root, slotBytes);
+                    case Immediate.REDUCE_TREE -> tree.reduce(input, output, count, type, op, root, slotBytes);
+                    case Immediate.REDUCE_RING -> ring.run(Ring.REDUCE, input, output, type, op, root, slots, slotBytes);
+                    case Immediate.ALL_TO_ALL -> direct.allToAll(input, sendStarts, output, receiveStarts, type, slotBytes);
+                    default -> throw new IllegalStateException("no operation " + schedule);
+                }
+            } finally {
+                // The caller's memory is not kept beyond the call.
+                input = null;
+                output = null;
+            }
+        }
+    }
 
     /** The algorithm asked for, or for AUTO the one for the size, refusing one the operation does not have. */
     private Algorithm choose(Algorithm asked, Set<Algorithm> allowed, String operation, long bytes, Algorithm small,
@@ -792,8 +856,7 @@ public final class Communicator implements AutoCloseable {
         try {
             if (!links.isBroken() && size > 1) {
                 try {
-                    links.begin(Immediate.BARRIER);
-                    barrier.run();
+                    perform(Immediate.BARRIER, 0, null, null);
                     links.drainSends();
                 } catch (CollectiveException e) {
                     // A peer left without closing, or failed: there is nothing left to hand over.

@@ -30,10 +30,15 @@ import java.time.Duration;
  * @param hostStore         whether rank 0 runs the rendezvous store at the store address itself; false when
  *                          a {@link RendezvousServer} is started apart
  * @param smallMessageBytes the size up to which {@link Algorithm#AUTO} takes the latency-bound algorithms
+ * @param loopThreadBytes   the size up to which an operation runs on the rank's loop thread rather than the
+ *                          caller's, when that thread may touch the operation's segments (not confined to the
+ *                          caller): each wait of its rounds is then one wake-up of one thread, where the
+ *                          caller's thread would wait for the loop thread to wake it. 0: every operation runs
+ *                          on the caller's thread
  */
 public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePairs, int slots, int slotBytes,
         Duration timeout, Duration connectTimeout, InetAddress listenAddress, boolean hostStore,
-        long smallMessageBytes) {
+        long smallMessageBytes, long loopThreadBytes) {
 
     /** Most staging slots per peer and direction. */
     public static final int MAX_SLOTS = 64;
@@ -46,7 +51,8 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      * @throws IllegalArgumentException if {@code engine} or {@code queuePairs} is null, {@code slots} is outside
      *                                  1 .. {@link #MAX_SLOTS} or not below both queue depths, {@code slotBytes}
      *                                  is not a multiple of 64 in 64 .. {@link #MAX_SLOT_BYTES}, a timeout is
-     *                                  null or not positive, or {@code smallMessageBytes} is negative
+     *                                  null or not positive, or {@code smallMessageBytes} or
+     *                                  {@code loopThreadBytes} is negative
      */
     public CommunicatorConfig {
         if (engine == null || queuePairs == null) {
@@ -69,6 +75,9 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
         if (smallMessageBytes < 0) {
             throw new IllegalArgumentException("smallMessageBytes " + smallMessageBytes + " is negative");
         }
+        if (loopThreadBytes < 0) {
+            throw new IllegalArgumentException("loopThreadBytes " + loopThreadBytes + " is negative");
+        }
     }
 
     private static void requirePositive(Duration d, String what) {
@@ -80,11 +89,11 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     /**
      * {@return the engine from {@code -Dzcnet.engine} (auto by default), {@link QpConfig#defaults()}, 4 slots of
      * 256 KiB, a 30 s timeout, 60 s to connect, listening where the store connection leaves from, rank 0
-     * hosting the store, 64 KiB small messages}
+     * hosting the store, 64 KiB small messages, operations up to 64 KiB on the loop thread}
      */
     public static CommunicatorConfig defaults() {
         return new CommunicatorConfig(EventLoopConfig.choiceFromProperty(), QpConfig.defaults(), 4, 256 * 1024,
-                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024);
+                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024, 64 * 1024);
     }
 
     /**
@@ -94,7 +103,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withEngine(EventLoopConfig.Choice choice) {
         return new CommunicatorConfig(choice, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes);
+                hostStore, smallMessageBytes, loopThreadBytes);
     }
 
     /**
@@ -104,7 +113,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withQueuePairs(QpConfig config) {
         return new CommunicatorConfig(engine, config, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes);
+                hostStore, smallMessageBytes, loopThreadBytes);
     }
 
     /**
@@ -116,7 +125,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withSlots(int count, int bytes) {
         return new CommunicatorConfig(engine, queuePairs, count, bytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes);
+                hostStore, smallMessageBytes, loopThreadBytes);
     }
 
     /**
@@ -127,7 +136,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withTimeouts(Duration operation, Duration connect) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, operation, connect, listenAddress,
-                hostStore, smallMessageBytes);
+                hostStore, smallMessageBytes, loopThreadBytes);
     }
 
     /**
@@ -138,7 +147,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withListenAddress(InetAddress address) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, address,
-                hostStore, smallMessageBytes);
+                hostStore, smallMessageBytes, loopThreadBytes);
     }
 
     /**
@@ -148,7 +157,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withHostStore(boolean host) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                host, smallMessageBytes);
+                host, smallMessageBytes, loopThreadBytes);
     }
 
     /**
@@ -158,6 +167,16 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withSmallMessageBytes(long bytes) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, bytes);
+                hostStore, bytes, loopThreadBytes);
+    }
+
+    /**
+     * {@return this configuration with another limit for operations on the loop thread}
+     *
+     * @param bytes the size up to which an operation runs on the rank's loop thread; 0: none does
+     */
+    public CommunicatorConfig withLoopThreadBytes(long bytes) {
+        return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
+                hostStore, smallMessageBytes, bytes);
     }
 }

@@ -1,7 +1,9 @@
 package io.zcnet.collective;
 
+import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QpState;
 import io.zcnet.qp.WorkCompletion;
+import io.zcnet.ring.LoopJob;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -11,7 +13,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A rank's links to all its peers and the one loop that drives them: the algorithms post sends and consume
  * arrivals, and when they can do neither they {@link #await} here, which polls every link's queue pair,
- * spins a little, then parks until a queue pair's completion listener wakes it. Every wait checks every
+ * spins a little, then parks until a queue pair's completion listener wakes it. An operation that runs on
+ * the context's loop thread ({@link #runOnLoop}) waits by running the loop instead. Every wait checks every
  * link, so a failure anywhere (a peer's process gone, a queue pair ended by a peer whose own operation
  * failed) ends the running operation at once, and a wait with nothing moving for the timeout ends it too:
  * no operation can hang.
@@ -20,8 +23,8 @@ import java.util.concurrent.locks.LockSupport;
  * makes the immediate of every message ({@link Immediate}), which the receiver checks before it touches the
  * bytes.
  *
- * <p>One thread at a time (the caller of the operation); {@link #wakeUp} runs on the loop threads. Nothing
- * here allocates until an operation fails.
+ * <p>One thread at a time (the caller of the operation, or the loop thread it handed the operation to);
+ * {@link #wakeUp} runs on the loop thread. Nothing here allocates until an operation fails.
  */
 final class Links {
     /** Polls of every link before the waiting thread parks. */
@@ -32,6 +35,7 @@ final class Links {
     private static final long BLAME_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private final int rank;
+    private final QpContext context;
     private final Link[] byRank;
     private final Link[] all;
     private final long timeoutNanos;
@@ -44,10 +48,15 @@ final class Links {
     private long sequence;
     private long lastProgress;
     private CollectiveException broken;
+    /** The thread that called the running operation: its interrupt ends the operation wherever it runs. */
+    private Thread caller;
+    /** Whether the running operation runs on the loop thread, which then waits by running the loop. */
+    private boolean onLoop;
 
     /** @param byRank the link to each rank, null at {@code rank} */
-    Links(int rank, Link[] byRank, long timeoutNanos) {
+    Links(int rank, QpContext context, Link[] byRank, long timeoutNanos) {
         this.rank = rank;
+        this.context = context;
         this.byRank = byRank;
         this.timeoutNanos = timeoutNanos;
         List<Link> present = new ArrayList<>();
@@ -84,6 +93,35 @@ final class Links {
             l.operationConsumed = 0;
         }
         lastProgress = System.nanoTime();
+    }
+
+    /**
+     * Runs {@code operation} (which calls {@link #begin} and the algorithm) on the context's loop thread, or on
+     * this thread when {@code here}; either way it waits as its thread must.
+     */
+    void run(LoopJob operation, boolean here) throws CollectiveException {
+        caller = Thread.currentThread();
+        if (here) {
+            onLoop = false;
+            try {
+                operation.run();
+            } catch (CollectiveException | RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+            return;
+        }
+        onLoop = true;
+        try {
+            context.runOnLoop(operation);
+        } catch (CollectiveException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        } finally {
+            onLoop = false;
+        }
     }
 
     /** Whether an earlier operation failed. */
@@ -154,9 +192,13 @@ final class Links {
                 throw fail(-1, "nothing arrived and no send completed for " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)
                         + " ms (" + pending() + ")", null);
             }
-            if (Thread.interrupted()) {
-                Thread.currentThread().interrupt();
+            if (caller.isInterrupted()) {
                 throw fail(-1, "the calling thread was interrupted (" + pending() + ")", null);
+            }
+            if (onLoop) {
+                // The loop thread itself: one turn handles the posts just made, or waits in the kernel.
+                context.progress(PARK_NANOS);
+                continue;
             }
             if (++idle < SPINS) {
                 Thread.onSpinWait();

@@ -21,17 +21,21 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The communicator's operations on one engine, ranks as threads over loopback: the whole matrix for 1 to 8
  * ranks with small slots (so a few thousand elements are many pieces and loops), a few large operations
  * with the default slots, many operations in a row, and the errors: disagreeing ranks, a rank that never
- * comes, and a rank that fails mid-operation. Subclassed once per engine.
+ * comes, and a rank that fails mid-operation. The matrix and the errors run both ways an operation can
+ * run ({@link Where}). Subclassed once per engine.
  */
 @Timeout(300)
 abstract class CollectiveContractTest {
@@ -42,12 +46,32 @@ abstract class CollectiveContractTest {
         return CommunicatorConfig.defaults().withSlots(2, 4096);
     }
 
-    @ParameterizedTest(name = "{0} ranks")
-    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
-    void everyOperationMatchesASequentialReference(int size) throws Exception {
-        try (RankGroup group = RankGroup.start(size, engine(), smallSlots())) {
+    /** Where the operations of a test run: the two paths of {@link Communicator}, each with all its waits. */
+    enum Where {
+        /** Every operation on the loop thread: shared memory, and no size limit below the tests' largest. */
+        LOOP_THREAD,
+        /** Every operation on the calling thread: memory confined to it, which the loop thread may not touch. */
+        CALLER;
+
+        CommunicatorConfig config(CommunicatorConfig base) {
+            return this == LOOP_THREAD ? base.withLoopThreadBytes(1L << 30) : base;
+        }
+
+        Arena arena() {
+            return this == LOOP_THREAD ? Arena.ofShared() : Arena.ofConfined();
+        }
+    }
+
+    static Stream<Arguments> sizesAndPaths() {
+        return Stream.of(Where.values()).flatMap(w -> Stream.of(1, 2, 3, 4, 5, 6, 7, 8).map(n -> Arguments.of(n, w)));
+    }
+
+    @ParameterizedTest(name = "{0} ranks, {1}")
+    @MethodSource("sizesAndPaths")
+    void everyOperationMatchesASequentialReference(int size, Where where) throws Exception {
+        try (RankGroup group = RankGroup.start(size, engine(), where.config(smallSlots()))) {
             group.run(c -> {
-                try (Arena arena = Arena.ofConfined()) {
+                try (Arena arena = where.arena()) {
                     everyOperation(new Matrix(c, arena), size);
                 }
             });
@@ -194,12 +218,14 @@ abstract class CollectiveContractTest {
         }
     }
 
-    @Test
-    void manyOperationsInARowOfEveryKind() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Where.class)
+    void manyOperationsInARowOfEveryKind(Where where) throws Exception {
         // One slot per peer: every message waits for the one before it to be consumed, the tightest flow control.
-        try (RankGroup group = RankGroup.start(3, engine(), CommunicatorConfig.defaults().withSlots(1, 2048))) {
+        CommunicatorConfig oneSlot = where.config(CommunicatorConfig.defaults().withSlots(1, 2048));
+        try (RankGroup group = RankGroup.start(3, engine(), oneSlot)) {
             group.run(c -> {
-                try (Arena arena = Arena.ofConfined()) {
+                try (Arena arena = where.arena()) {
                     Matrix m = new Matrix(c, arena);
                     for (int i = 0; i < 300; i++) {
                         long count = 1 + i * 37L % 2000;
@@ -216,12 +242,13 @@ abstract class CollectiveContractTest {
         }
     }
 
-    @Test
-    void ranksThatDisagreeOnTheCountFailInsteadOfMixingData() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Where.class)
+    void ranksThatDisagreeOnTheCountFailInsteadOfMixingData(Where where) throws Exception {
         List<String> messages = new CopyOnWriteArrayList<>();
-        try (RankGroup group = RankGroup.start(2, engine(), smallSlots())) {
+        try (RankGroup group = RankGroup.start(2, engine(), where.config(smallSlots()))) {
             group.run(c -> {
-                try (Arena arena = Arena.ofConfined()) {
+                try (Arena arena = where.arena()) {
                     MemorySegment data = arena.allocate(4000);
                     long count = c.rank() == 0 ? 100 : 200;
                     CollectiveException e = assertThrows(CollectiveException.class,
@@ -238,12 +265,16 @@ abstract class CollectiveContractTest {
                 messages::toString);
     }
 
-    @Test
-    void ranksThatCallDifferentOperationsFail() throws Exception {
-        try (RankGroup group = RankGroup.start(3, engine(), smallSlots())) {
+    @ParameterizedTest
+    @EnumSource(Where.class)
+    void ranksThatCallDifferentOperationsFail(Where where) throws Exception {
+        try (RankGroup group = RankGroup.start(3, engine(), where.config(smallSlots()))) {
             group.run(c -> {
-                try (Arena arena = Arena.ofConfined()) {
+                try (Arena arena = where.arena()) {
                     MemorySegment data = arena.allocate(4000);
+                    // Settles every link's first receive credits: a WRITE waiting for its peer's first credit
+                    // is flushed, never sent, when its rank fails first and closes its queue pairs.
+                    c.barrier();
                     // The root of a broadcast only sends, so it may learn of the mismatch only in its next call.
                     CollectiveException e = assertThrows(CollectiveException.class, () -> {
                         if (c.rank() == 0) {
@@ -262,15 +293,17 @@ abstract class CollectiveContractTest {
         }
     }
 
-    @Test
-    void aRankThatNeverComesFailsTheOthersWithinTheTimeout() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Where.class)
+    void aRankThatNeverComesFailsTheOthersWithinTheTimeout(Where where) throws Exception {
         Duration timeout = Duration.ofMillis(800);
-        try (RankGroup group = RankGroup.start(3, engine(), smallSlots().withTimeouts(timeout, Duration.ofSeconds(30)))) {
+        CommunicatorConfig config = where.config(smallSlots().withTimeouts(timeout, Duration.ofSeconds(30)));
+        try (RankGroup group = RankGroup.start(3, engine(), config)) {
             group.run(c -> {
                 if (c.rank() == 2) {
                     return; // sits this operation out
                 }
-                try (Arena arena = Arena.ofConfined()) {
+                try (Arena arena = where.arena()) {
                     MemorySegment data = arena.allocate(4000);
                     long start = System.nanoTime();
                     CollectiveException e = assertThrows(CollectiveException.class,
@@ -282,11 +315,36 @@ abstract class CollectiveContractTest {
         }
     }
 
-    @Test
-    void aRankFailingMidOperationFailsEveryOtherRank() throws Exception {
-        try (RankGroup group = RankGroup.start(5, engine(), smallSlots())) {
+    @ParameterizedTest
+    @EnumSource(Where.class)
+    void anInterruptedCallersOperationFailsSayingSoAndKeepsTheInterrupt(Where where) throws Exception {
+        CommunicatorConfig config = where.config(smallSlots().withTimeouts(Duration.ofSeconds(60), Duration.ofSeconds(30)));
+        try (RankGroup group = RankGroup.start(3, engine(), config)) {
             group.run(c -> {
-                try (Arena arena = Arena.ofConfined()) {
+                if (c.rank() == 2) {
+                    return; // sits this operation out: the others wait for it until interrupted
+                }
+                try (Arena arena = where.arena()) {
+                    MemorySegment data = arena.allocate(4000);
+                    long start = System.nanoTime();
+                    Thread.currentThread().interrupt();
+                    CollectiveException e = assertThrows(CollectiveException.class,
+                            () -> c.allreduce(data, 1000, DataType.FLOAT, ReduceOp.SUM));
+                    long millis = (System.nanoTime() - start) / 1_000_000;
+                    assertTrue(Thread.interrupted(), "the caller's interrupt status is kept");
+                    assertTrue(e.getMessage().contains("interrupted"), e::getMessage);
+                    assertTrue(millis < 20_000, () -> "failed after " + millis + " ms, not at the interrupt: " + e);
+                }
+            });
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Where.class)
+    void aRankFailingMidOperationFailsEveryOtherRank(Where where) throws Exception {
+        try (RankGroup group = RankGroup.start(5, engine(), where.config(smallSlots()))) {
+            group.run(c -> {
+                try (Arena arena = where.arena()) {
                     MemorySegment data = arena.allocate(4L << 20);
                     if (c.rank() == 3) {
                         Thread.sleep(50);
