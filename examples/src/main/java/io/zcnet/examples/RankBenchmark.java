@@ -44,7 +44,7 @@ final class RankBenchmark {
     private final Communicator comm;
     private final Plan plan;
     private final int refillEvery;
-    private final Arena agreeArena = Arena.ofConfined();
+    private final Arena agreeArena = Arena.ofShared();
     private final MemorySegment agreed = agreeArena.allocate(ValueLayout.JAVA_DOUBLE, 4);
     private int sinceFill;
 
@@ -97,7 +97,7 @@ final class RankBenchmark {
     private CollectiveResult measure(Item item, long bytes) throws CollectiveException {
         CollectiveOp op = item.op();
         Algorithm algorithm = op.resolve(item.algorithm());
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofShared()) {
             Workload w = Workload.of(op, comm, arena, bytes, algorithm);
             w.fill();
             comm.barrier();
