@@ -14,7 +14,7 @@ import java.util.concurrent.locks.LockSupport;
  * A rank's links to all its peers and the one loop that drives them: the algorithms post sends and consume
  * arrivals, and when they can do neither they {@link #await} here, which polls every link's queue pair,
  * spins a little, then parks until a queue pair's completion listener wakes it. An operation that runs on
- * the context's loop thread ({@link #runOnLoop}) waits by running the loop instead. Every wait checks every
+ * the context's loop thread ({@link #run}) waits by running the loop instead. Every wait checks every
  * link, so a failure anywhere (a peer's process gone, a queue pair ended by a peer whose own operation
  * failed) ends the running operation at once, and a wait with nothing moving for the timeout ends it too:
  * no operation can hang.
