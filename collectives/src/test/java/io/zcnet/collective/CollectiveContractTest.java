@@ -50,11 +50,14 @@ abstract class CollectiveContractTest {
     enum Where {
         /** Every operation on the loop thread: shared memory, and no size limit below the tests' largest. */
         LOOP_THREAD,
-        /** Every operation on the calling thread: memory confined to it, which the loop thread may not touch. */
+        /**
+         * Every operation on the calling thread: memory confined to it, which the loop thread may not touch, and
+         * no limit, so that a barrier (which has no memory) stays there too.
+         */
         CALLER;
 
         CommunicatorConfig config(CommunicatorConfig base) {
-            return this == LOOP_THREAD ? base.withLoopThreadBytes(1L << 30) : base;
+            return base.withLoopThreadBytes(this == LOOP_THREAD ? 1L << 30 : 0);
         }
 
         Arena arena() {
