@@ -51,8 +51,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * queue pair fails, the ranks disagree about the operation, or nothing moves for
  * {@link CommunicatorConfig#timeout()}, the operation throws a {@link CollectiveException} naming the peer
  * where one is to blame, and the communicator is broken: it closes its queue pairs, so every other rank's
- * operation fails promptly too rather than waiting, and every later call throws at once. Argument errors
- * throw {@link IllegalArgumentException} before anything is sent and leave the communicator usable.
+ * operation fails promptly too rather than waiting, and every later call throws at once. Interrupting the
+ * calling thread, before or during an operation, fails it the same way (saying so) and keeps the thread's
+ * interrupt status. Argument errors throw {@link IllegalArgumentException} before anything is sent and
+ * leave the communicator usable.
  *
  * <h2>Threads</h2>
  * A large operation runs on the calling thread, which reduces and copies while the queue pairs' loop thread

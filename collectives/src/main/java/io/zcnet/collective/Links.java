@@ -79,7 +79,7 @@ final class Links {
     /**
      * Starts an operation of {@code schedule}: numbers it and restarts every link's message count.
      *
-     * @throws CollectiveException if an earlier operation failed
+     * @throws CollectiveException if an earlier operation failed, or the calling thread is interrupted
      */
     void begin(int schedule) throws CollectiveException {
         if (broken != null) {
@@ -93,6 +93,11 @@ final class Links {
             l.operationConsumed = 0;
         }
         lastProgress = System.nanoTime();
+        if (caller.isInterrupted()) {
+            // Before anything is sent: a peer that fails first and closes its links must not turn this
+            // rank's own reason into theirs.
+            throw fail(-1, "the calling thread was interrupted before the operation began", null);
+        }
     }
 
     /**
@@ -101,20 +106,13 @@ final class Links {
      */
     void run(LoopJob operation, boolean here) throws CollectiveException {
         caller = Thread.currentThread();
-        if (here) {
-            onLoop = false;
-            try {
-                operation.run();
-            } catch (CollectiveException | RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-            return;
-        }
-        onLoop = true;
+        onLoop = !here;
         try {
-            context.runOnLoop(operation);
+            if (here) {
+                operation.run();
+            } else {
+                context.runOnLoop(operation);
+            }
         } catch (CollectiveException | RuntimeException e) {
             throw e;
         } catch (Exception e) {

@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -320,23 +321,56 @@ abstract class CollectiveContractTest {
 
     @ParameterizedTest
     @EnumSource(Where.class)
-    void anInterruptedCallersOperationFailsSayingSoAndKeepsTheInterrupt(Where where) throws Exception {
+    void anOperationCalledWithTheInterruptSetFailsBeforeItBeginsAndKeepsTheInterrupt(Where where) throws Exception {
+        whileRank2SitsOut(where, (c, data) -> {
+            Thread.currentThread().interrupt();
+            CollectiveException e = assertThrows(CollectiveException.class,
+                    () -> c.allreduce(data, 1000, DataType.FLOAT, ReduceOp.SUM));
+            assertTrue(Thread.interrupted(), "the caller's interrupt status is kept");
+            assertTrue(e.getMessage().contains("interrupted before the operation began"), e::getMessage);
+        });
+    }
+
+    @ParameterizedTest
+    @EnumSource(Where.class)
+    void aCallerInterruptedWhileWaitingFailsSayingSoAndItsPeerFailsToo(Where where) throws Exception {
+        whileRank2SitsOut(where, (c, data) -> {
+            Thread caller = Thread.currentThread();
+            Thread interrupter = c.rank() == 0
+                    ? Thread.ofPlatform().start(() -> {
+                        LockSupport.parkNanos(300_000_000L);
+                        caller.interrupt();
+                    })
+                    : null;
+            long start = System.nanoTime();
+            CollectiveException e = assertThrows(CollectiveException.class,
+                    () -> c.allreduce(data, 1000, DataType.FLOAT, ReduceOp.SUM));
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(millis < 20_000, () -> "failed after " + millis + " ms, not at the interrupt: " + e);
+            if (interrupter != null) {
+                interrupter.join();
+                assertTrue(Thread.interrupted(), "the caller's interrupt status is kept");
+                assertTrue(e.getMessage().contains("the calling thread was interrupted ("), e::getMessage);
+            } else {
+                assertEquals(0, e.peer(), e::getMessage);
+            }
+        });
+    }
+
+    /** What ranks 0 and 1 of three do with 4000 bytes of memory while rank 2 never calls: they wait for it. */
+    private interface WithoutRank2 {
+        void run(Communicator c, MemorySegment data) throws Exception;
+    }
+
+    private void whileRank2SitsOut(Where where, WithoutRank2 body) throws Exception {
         CommunicatorConfig config = where.config(smallSlots().withTimeouts(Duration.ofSeconds(60), Duration.ofSeconds(30)));
         try (RankGroup group = RankGroup.start(3, engine(), config)) {
             group.run(c -> {
                 if (c.rank() == 2) {
-                    return; // sits this operation out: the others wait for it until interrupted
+                    return;
                 }
                 try (Arena arena = where.arena()) {
-                    MemorySegment data = arena.allocate(4000);
-                    long start = System.nanoTime();
-                    Thread.currentThread().interrupt();
-                    CollectiveException e = assertThrows(CollectiveException.class,
-                            () -> c.allreduce(data, 1000, DataType.FLOAT, ReduceOp.SUM));
-                    long millis = (System.nanoTime() - start) / 1_000_000;
-                    assertTrue(Thread.interrupted(), "the caller's interrupt status is kept");
-                    assertTrue(e.getMessage().contains("interrupted"), e::getMessage);
-                    assertTrue(millis < 20_000, () -> "failed after " + millis + " ms, not at the interrupt: " + e);
+                    body.run(c, arena.allocate(4000));
                 }
             });
         }
