@@ -61,7 +61,8 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
         if (slots < 1 || slots > MAX_SLOTS) {
             throw new IllegalArgumentException("slots " + slots + " outside 1.." + MAX_SLOTS);
         }
-        // A link posts up to `slots` WRITEs and receives, and one SEND and one receive more while connecting.
+        // A link posts up to `slots` WRITEs and receives, one SEND and one receive more while connecting, and
+        // one empty WRITE more when closing.
         if (slots >= queuePairs.sendQueueDepth() || slots >= queuePairs.receiveQueueDepth()) {
             throw new IllegalArgumentException("slots " + slots + " needs queue depths above it, the queue pairs have "
                     + queuePairs.sendQueueDepth() + "/" + queuePairs.receiveQueueDepth());

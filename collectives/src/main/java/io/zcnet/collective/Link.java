@@ -28,7 +28,10 @@ import java.lang.foreign.MemorySegment;
  * message, so the peer's {@code n}-th message cannot start before this side is done with message
  * {@code n - slots}, the one that occupied the same slot: a receive credit stands for a free slot, and no
  * release message is needed. An outbox slot is free again when the WRITE from it completes (the peer has
- * the bytes).
+ * the bytes). Only some WRITEs are signaled: one once half the slots are in flight and none signaled is
+ * outstanding, whose completion frees every slot before it too. The others complete silently, so the
+ * peer acknowledges them on its next message to this rank instead of with a frame each, which in a
+ * latency-bound exchange is a wake-up of this rank saved per message.
  *
  * <p>Owned by the thread running the communicator's operation; the loop thread only runs the wake-up.
  */
@@ -52,6 +55,8 @@ final class Link {
 
     private long posted;
     private long completed;
+    /** One past the last signaled WRITE posted: while above {@link #completed}, a completion is on its way. */
+    private long signaledUpTo;
     private long arrived;
     private long consumed;
     /** Messages of the running operation sent and consumed on this link: the immediates' index. */
@@ -116,12 +121,32 @@ final class Link {
         long slot = posted % slots;
         request.writeWithImmediate(posted, outboxKey, outboxArea + slot * slotBytes, bytes, peerInboxKey,
                 peerInboxArea + slot * slotBytes, immediate);
-        if (!qp.postSend(request)) {
-            // The send queue is deeper than the slots (CommunicatorConfig checks it): it cannot be full.
+        boolean signal = signaledUpTo <= completed && posted + 1 - completed >= Math.max(1, slots / 2);
+        post(signal ? request : request.unsignaled());
+        posted++;
+        if (signal) {
+            signaledUpTo = posted;
+        }
+        operationSent++;
+    }
+
+    private void post(WorkRequest wr) {
+        if (!qp.postSend(wr)) {
+            // The send queue is deeper than the slots, plus this flush (CommunicatorConfig checks it).
             throw new IllegalStateException("send queue of the link to rank " + peer + " is full");
         }
-        posted++;
-        operationSent++;
+    }
+
+    /**
+     * Makes the WRITEs in flight complete: if the last is unsignaled, a signaled empty WRITE after it (which
+     * consumes no receive of the peer) completes, and with it, every one before.
+     */
+    void flushSends() {
+        if (signaledUpTo < posted) {
+            // Its work request id is the last WRITE's, so its completion counts up to `posted`.
+            post(request.write(posted - 1, outboxKey, outboxArea, 0, peerInboxKey, peerInboxArea));
+            signaledUpTo = posted;
+        }
     }
 
     /** Sends posted whose WRITE has not completed yet. */
@@ -169,7 +194,7 @@ final class Link {
                 failure = WorkCompletion.opcodeName(wc.opcode()) + " completed with "
                         + WorkCompletion.statusName(wc.status());
             } else if (wc.opcode() == WorkCompletion.OP_RDMA_WRITE) {
-                completed++;
+                completed = wc.workRequestId() + 1; // a signaled WRITE completes the unsignaled before it
             } else if (wc.opcode() == WorkCompletion.OP_RECV_RDMA_WITH_IMM) {
                 int slot = (int) (arrived % slots);
                 arrivedImmediate[slot] = wc.immediate();

@@ -330,6 +330,7 @@ final class Links {
      */
     void drainSends() throws CollectiveException {
         for (Link l : all) {
+            l.flushSends();
             while (l.sendsInFlight() > 0) {
                 await();
             }

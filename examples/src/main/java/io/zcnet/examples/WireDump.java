@@ -157,6 +157,7 @@ final class WireDump {
         field(sb, "more_segments", h.moreSegments());
         field(sb, "rtr", h.rtr());
         field(sb, "rtr_ack", h.rtrAck());
+        field(sb, "ack_request", h.ackRequest());
         name(sb, "opcode").append('"').append(Opcode.name(h.opcode())).append('"');
         field(sb, "msn", h.msn());
         field(sb, "offset", h.messageOffset());
@@ -219,6 +220,9 @@ final class WireDump {
         }
         if (h.rtrAck()) {
             sb.append(" rtr_ack");
+        }
+        if (h.ackRequest()) {
+            sb.append(" ack_request");
         }
         if (h.timestampPresent()) {
             sb.append(" ts=").append(Integer.toUnsignedLong(h.timestamp()));
@@ -330,6 +334,7 @@ final class WireDump {
                 .moreSegments(bool(fields, "more_segments"))
                 .rtr(bool(fields, "rtr"))
                 .rtrAck(bool(fields, "rtr_ack"))
+                .ackRequest(bool(fields, "ack_request"))
                 .opcode(opcode)
                 .msn((int) number(fields, "msn", 0, 0xFFFF))
                 .messageOffsetAndSegment((int) number(fields, "offset", 0, FrameHeader.MAX_MESSAGE_OFFSET),

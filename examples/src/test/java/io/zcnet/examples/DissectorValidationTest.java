@@ -123,6 +123,10 @@ class DissectorValidationTest {
         cases.put("rtr on a SEND", with(first, h -> h.rtr(true)));
         cases.put("rtr and rtr_ack", with(ack, h -> h.rtr(true).rtrAck(true)));
         cases.put("rtr_ack", with(ack, h -> h.rtrAck(true)));
+        cases.put("ack_request on a LAST", with(last, h -> h.ackRequest(true)));
+        cases.put("ack_request on a FIRST", with(first, h -> h.ackRequest(true)));
+        cases.put("ack_request on an ACKNOWLEDGE", with(ack, h -> h.ackRequest(true)));
+        cases.put("ack_request on a read request", with(read, h -> h.ackRequest(true)));
         cases.put("timestamp without its flag", with(first, h -> h.timestamp(5)));
         cases.put("echo without the flag", with(first, h -> h.timestampEcho(5)));
         cases.put("immediate on SEND_FIRST", with(first, h -> h.immData(1)));

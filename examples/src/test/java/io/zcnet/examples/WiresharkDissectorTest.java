@@ -58,7 +58,7 @@ class WiresharkDissectorTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final int HANDSHAKE = 96;
     private static final List<String> FRAME_FIELDS = List.of("ver", "timestamp_present", "more_segments", "rtr",
-            "rtr_ack", "opcode", "msn", "offset", "seg", "icrc", "icrc_ok", "timestamp", "timestamp_echo", "imm_data",
+            "rtr_ack", "ack_request", "opcode", "msn", "offset", "seg", "icrc", "icrc_ok", "timestamp", "timestamp_echo", "imm_data",
             "length", "ext_length", "subflow", "rkey", "region_offset", "rsn", "read_length", "sink_rkey", "sink_offset",
             "payload", "error", "nak.syndrome", "nak.failed_msn");
     private static final List<String> HANDSHAKE_FIELDS = List.of("type", "version", "flags", "segment_size",
@@ -245,19 +245,20 @@ class WiresharkDissectorTest {
         assertTrue(handshakes.values().stream().flatMap(List::stream)
                 .anyMatch(m -> m.get("type").equals("1") && !m.get("silence_ms").equals("0")), "an OPEN's silence_ms");
         Set<Integer> opcodes = new TreeSet<>();
-        boolean[] seen = new boolean[4]; // rtr, rtr_ack, nak, icrc
+        boolean[] seen = new boolean[5]; // rtr, rtr_ack, nak, icrc, ack_request
         frames.values().forEach(l -> l.forEach(m -> {
             opcodes.add(Integer.parseInt(m.get("opcode")));
             seen[0] |= m.get("rtr").equals("true");
             seen[1] |= m.get("rtr_ack").equals("true");
             seen[2] |= m.get("opcode").equals(Integer.toString(Opcode.ACKNOWLEDGE)) && !m.get("seg").equals("0");
             seen[3] |= "true".equals(m.get("icrc_ok"));
+            seen[4] |= m.get("ack_request").equals("true");
         }));
         assertTrue(opcodes.containsAll(Set.of(Opcode.SEND_FIRST, Opcode.SEND_MIDDLE, Opcode.SEND_LAST, Opcode.SEND_ONLY,
                 Opcode.SEND_LAST_WITH_IMMEDIATE, Opcode.RDMA_WRITE_FIRST, Opcode.RDMA_WRITE_LAST,
                 Opcode.RDMA_WRITE_LAST_WITH_IMMEDIATE, Opcode.RDMA_READ_REQUEST, Opcode.RDMA_READ_RESPONSE_FIRST,
                 Opcode.RDMA_READ_RESPONSE_LAST, Opcode.ACKNOWLEDGE)), "opcodes captured: " + opcodes);
-        assertTrue(seen[0] && seen[1] && seen[2] && seen[3], "RTR, RTR_ACK, a NAK and ICRCs were captured");
+        assertTrue(seen[0] && seen[1] && seen[2] && seen[3] && seen[4], "RTR, RTR_ACK, a NAK, ICRCs and an ACK request were captured");
     }
 
     // ---------------------------------------------------------------- what tshark reads
@@ -314,7 +315,7 @@ class WiresharkDissectorTest {
         }
         while (!values.get("opcode").isEmpty()) {
             Map<String, String> m = new LinkedHashMap<>();
-            for (String f : List.of("ver", "timestamp_present", "more_segments", "rtr", "rtr_ack", "opcode", "msn",
+            for (String f : List.of("ver", "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "opcode", "msn",
                     "offset", "seg", "icrc")) {
                 m.put(f, value(f, values.get(f).pop()));
             }
@@ -344,7 +345,7 @@ class WiresharkDissectorTest {
     /** tshark's text of a field as {@link #dump} gives it: decimal numbers, true/false. */
     private static String value(String field, String text) {
         return switch (field) {
-            case "timestamp_present", "more_segments", "rtr", "rtr_ack", "icrc_ok" -> Boolean.toString(text.equals("1"));
+            case "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "icrc_ok" -> Boolean.toString(text.equals("1"));
             default -> number(text, false);
         };
     }

@@ -17,7 +17,7 @@ import java.lang.foreign.StructLayout;
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |ver|T|M|R|A|0 0|    opcode     |              msn              |  0
+ * |ver|T|M|R|A|K|0|    opcode     |              msn              |  0
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |          message byte offset (24 bits)        |  segment (8)  |  4
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -33,7 +33,7 @@ import java.lang.foreign.StructLayout;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |          ext_length           |            subflow            | 28
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- *   T = timestamp_present, M = more_segments, R = rtr, A = rtr_ack
+ *   T = timestamp_present, M = more_segments, R = rtr, A = rtr_ack, K = ack_request
  * </pre>
  *
  * <p>The header is followed by {@code ext_length} bytes of extension, a length the opcode alone decides
@@ -98,8 +98,14 @@ public final class FrameHeader {
     public static final int FLAG_RTR = 1 << 3;
     /** {@code flags} bit 2: on an ACKNOWLEDGE of a new subflow, the peer's RTR was seen. */
     public static final int FLAG_RTR_ACK = 1 << 2;
-    /** Bits 1-0 of {@code flags}: must be zero. */
-    public static final int FLAGS_RESERVED = 0b11;
+    /**
+     * {@code flags} bit 1: on the last frame of a message, the sender asks for an ACKNOWLEDGE that covers the
+     * message as soon as it is complete (a signaled work request waits for it); without it the receiver may
+     * let the acknowledgement ride on its next frame (docs/wire-format.md, section 5.3).
+     */
+    public static final int FLAG_ACK_REQUEST = 1 << 1;
+    /** Bit 0 of {@code flags}: must be zero. */
+    public static final int FLAGS_RESERVED = 0b1;
 
     /** Largest byte offset inside a message (24 bits); a message holds at most this many bytes. */
     public static final int MAX_MESSAGE_OFFSET = (1 << 24) - 1;
@@ -252,6 +258,21 @@ public final class FrameHeader {
      */
     public FrameHeader rtrAck(boolean on) {
         return flag(FLAG_RTR_ACK, on);
+    }
+
+    /** {@return whether {@link #FLAG_ACK_REQUEST} is set} */
+    public boolean ackRequest() {
+        return (flags() & FLAG_ACK_REQUEST) != 0;
+    }
+
+    /**
+     * Sets or clears {@link #FLAG_ACK_REQUEST}.
+     *
+     * @param on whether to set it
+     * @return this flyweight
+     */
+    public FrameHeader ackRequest(boolean on) {
+        return flag(FLAG_ACK_REQUEST, on);
     }
 
     private FrameHeader flag(int bit, boolean on) {

@@ -72,6 +72,11 @@ public final class FrameValidator {
         if (rtrBits != 0 && (!acknowledge || rtrBits == (FrameHeader.FLAG_RTR | FrameHeader.FLAG_RTR_ACK))) {
             return FrameError.BAD_FLAGS;
         }
+        // An ACK request asks for an acknowledgement of the message the frame ends; a READ request's is its
+        // response, and an ACKNOWLEDGE is never acknowledged.
+        if ((flags & FrameHeader.FLAG_ACK_REQUEST) != 0 && (more || acknowledge || opcode == Opcode.RDMA_READ_REQUEST)) {
+            return FrameError.BAD_FLAGS;
+        }
         if ((flags & FrameHeader.FLAG_TIMESTAMP_PRESENT) == 0 && header.timestamp() != 0) {
             return FrameError.RESERVED_FIELD;
         }

@@ -134,6 +134,9 @@ public final class MessageAssembler {
     private int peerFailedMsn = NegativeAcknowledge.NO_MESSAGE;
     private long framesAccepted;
     private long duplicates;
+    /** The MSN of the last frame that asked for an acknowledgement, while that is not yet answered. */
+    private boolean ackRequested;
+    private int ackRequestedMsn;
     /** Passes of the ICRC over a frame: a work counter for tests, never timed. */
     private long icrcPasses;
 
@@ -455,7 +458,32 @@ public final class MessageAssembler {
         } else if (result == DUPLICATE) {
             duplicates++;
         }
+        if (header.ackRequest() && (result == ACCEPTED || result == DUPLICATE)) {
+            // A duplicate asks too: its sender may have lost the acknowledgement with a failed subflow.
+            ackRequested = true;
+            ackRequestedMsn = header.msn();
+        }
         return result;
+    }
+
+    /**
+     * {@return whether a frame asked for an acknowledgement ({@link FrameHeader#FLAG_ACK_REQUEST}) that
+     * {@link #acknowledgedMsn()} now gives and that was not yet sent}: the sender waits for it, so it should
+     * not wait for a frame of this side to ride on.
+     */
+    public boolean isAcknowledgeRequested() {
+        return ackRequested && Msn.distance(ackRequestedMsn, acknowledgedMsn()) < Msn.MODULUS / 2;
+    }
+
+    /**
+     * Notes that an ACKNOWLEDGE of {@code ackMsn} was sent: a request for a message up to it is answered.
+     *
+     * @param ackMsn the MSN the acknowledgement carried
+     */
+    public void acknowledgeSent(int ackMsn) {
+        if (ackRequested && Msn.distance(ackRequestedMsn, ackMsn) < Msn.MODULUS / 2) {
+            ackRequested = false;
+        }
     }
 
     // ---------------------------------------------------------------- frames, direct placement

@@ -57,6 +57,7 @@ public final class Segmenter {
     private long regionOffset;
     private int immediate;
     private int rsn;
+    private boolean ackRequest;
     private long frameCount;
     private int messageCount;
     // Message size and frames per message of the current work request: chunk-sized for WRITE and READ
@@ -279,6 +280,7 @@ public final class Segmenter {
         this.regionOffset = regionOffset;
         this.immediate = 0;
         this.rsn = 0;
+        this.ackRequest = false;
         this.messageBytes = chunk;
         this.framesPerMessage = 1;
         this.messageCount = (int) messages;
@@ -359,6 +361,7 @@ public final class Segmenter {
         this.regionOffset = destination;
         this.immediate = immediate;
         this.rsn = rsn;
+        this.ackRequest = false;
         if (length > FramingConfig.MAX_MESSAGE_SIZE) { // only a WRITE: the callers checked the others
             this.messageBytes = chunk;
             this.framesPerMessage = framesPerChunk;
@@ -384,6 +387,23 @@ public final class Segmenter {
                     + " messages, more than the MSN space allows in flight");
         }
         return (int) n;
+    }
+
+    /**
+     * Sets {@link FrameHeader#FLAG_ACK_REQUEST} on the last frame of the work request begun last (a SEND,
+     * WRITE or READ RESPONSE; a READ request's answer is its response): the sender waits for its
+     * acknowledgement. Cleared by every {@code begin}.
+     *
+     * @param on whether the last frame asks for an acknowledgement
+     * @return this segmenter
+     * @throws IllegalStateException if the work request begun last is a READ request, or none was begun
+     */
+    public Segmenter requestAcknowledge(boolean on) {
+        if (kind == 0 || on && kind == Opcode.KIND_READ_REQUEST) {
+            throw new IllegalStateException(kind == 0 ? "no work request begun" : "a READ request is answered by its response");
+        }
+        this.ackRequest = on;
+        return this;
     }
 
     /** {@return how many frames the current work request has} */
@@ -465,7 +485,8 @@ public final class Segmenter {
                 .msn(frameMsn)
                 .messageOffsetAndSegment(offsetInMessage, segment & FrameHeader.SEGMENT_MASK)
                 .length(bytes)
-                .extLength(ext);
+                .extLength(ext)
+                .ackRequest(ackRequest && index == frameCount - 1);
         if (Opcode.hasImmediate(opcode)) {
             header.immData(immediate);
         }

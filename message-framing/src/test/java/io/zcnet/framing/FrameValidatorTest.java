@@ -41,6 +41,10 @@ class FrameValidatorTest {
         assertEquals(FrameError.OK, check(h -> h.opcode(Opcode.ACKNOWLEDGE).extLength(0).moreSegments(false).rtr(true)
                 .messageOffsetAndSegment(0, 0).length(0).immData(5)));
         assertEquals(FrameError.OK, check(h -> h.timestampPresent(true).timestamp(99).timestampEcho(3).subflow(9)));
+        assertEquals(FrameError.OK, check(h -> h.opcode(Opcode.RDMA_WRITE_LAST).moreSegments(false).extLength(12).length(1)
+                .ackRequest(true)));
+        assertEquals(FrameError.OK, check(h -> h.opcode(Opcode.SEND_ONLY).moreSegments(false).messageOffsetAndSegment(0, 0)
+                .length(0).ackRequest(true)));
     }
 
     @Test
@@ -48,7 +52,11 @@ class FrameValidatorTest {
         assertEquals(FrameError.BAD_VERSION, check(h -> h.version(0)));
         assertEquals(FrameError.BAD_VERSION, check(h -> h.version(2)));
         assertEquals(FrameError.RESERVED_BITS, check(h -> h.flags(h.flags() | 1)));
-        assertEquals(FrameError.RESERVED_BITS, check(h -> h.flags(h.flags() | 2)));
+        assertEquals(FrameError.BAD_FLAGS, check(h -> h.ackRequest(true)), "an ACK request on a frame that ends no message");
+        assertEquals(FrameError.BAD_FLAGS, check(h -> h.opcode(Opcode.ACKNOWLEDGE).extLength(0).moreSegments(false)
+                .messageOffsetAndSegment(0, 0).length(0).ackRequest(true)), "an ACK request on an ACKNOWLEDGE");
+        assertEquals(FrameError.BAD_FLAGS, check(h -> h.opcode(Opcode.RDMA_READ_REQUEST).moreSegments(false).extLength(28)
+                .messageOffsetAndSegment(0, 0).length(0).ackRequest(true)), "an ACK request on a READ request");
         assertEquals(FrameError.BAD_OPCODE, check(h -> h.opcode(0x12)));
         assertEquals(FrameError.BAD_OPCODE, check(h -> h.opcode(0xFF)));
         assertEquals(FrameError.BAD_EXTENSION_LENGTH, check(h -> h.extLength(12)));

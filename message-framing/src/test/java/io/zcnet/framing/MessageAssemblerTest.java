@@ -93,6 +93,27 @@ class MessageAssemblerTest {
     }
 
     @Test
+    void anAcknowledgeRequestIsDueOnceItsMessageIsCompleteAndAnsweredByAnAcknowledgementThatCoversIt() {
+        post(1, 1024);
+        post(2, 1024);
+        List<byte[]> plain = send(0, 0, new byte[3]);
+        List<byte[]> asking = TestFrames.all(segmenter.beginSend(1, 1, MemorySegment.ofArray(new byte[2 * MSS]), 0, 2 * MSS)
+                .requestAcknowledge(true));
+        assertEquals(MessageAssembler.ACCEPTED, offer(plain.get(0)));
+        assertFalse(assembler.isAcknowledgeRequested(), "no frame asked");
+        assertEquals(MessageAssembler.ACCEPTED, offer(asking.get(1)));
+        assertFalse(assembler.isAcknowledgeRequested(), "MSN 1 is not complete: no acknowledgement covers it yet");
+        assertEquals(MessageAssembler.ACCEPTED, offer(asking.get(0)));
+        assertTrue(assembler.isAcknowledgeRequested());
+        assembler.acknowledgeSent(0);
+        assertTrue(assembler.isAcknowledgeRequested(), "an acknowledgement of MSN 0 does not answer a request for MSN 1");
+        assembler.acknowledgeSent(assembler.acknowledgedMsn());
+        assertFalse(assembler.isAcknowledgeRequested());
+        assertEquals(MessageAssembler.DUPLICATE, offer(asking.get(1)));
+        assertTrue(assembler.isAcknowledgeRequested(), "a duplicate asks again: the first answer may be lost");
+    }
+
+    @Test
     void zeroByteAndImmediateMessages() {
         post(1, 16);
         post(2, 16);

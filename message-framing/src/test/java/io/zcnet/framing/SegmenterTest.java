@@ -183,6 +183,22 @@ class SegmenterTest {
     }
 
     @Test
+    void anAcknowledgeRequestRidesOnTheLastFrameOfTheWorkRequestOnlyAndEveryBeginClearsIt() {
+        MemorySegment src = MemorySegment.ofArray(TestFrames.pattern(3 * MSS, 1));
+        List<byte[]> frames = TestFrames.all(segmenter.beginWrite(4, src, 0, 3 * MSS - 5, 0x77, 0).requestAcknowledge(true));
+        assertEquals(3, frames.size());
+        for (int i = 0; i < 3; i++) {
+            assertValid(frames.get(i));
+            assertEquals(i == 2, h.ackRequest(), "frame " + i);
+        }
+        assertValid(TestFrames.all(segmenter.beginSend(7, 0, src, 0, 1)).get(0));
+        assertFalse(h.ackRequest(), "a new work request starts without the request");
+        segmenter.beginReadRequest(5, 11, 100, 10, 22, 200);
+        assertThrows(IllegalStateException.class, () -> segmenter.requestAcknowledge(true));
+        assertThrows(IllegalStateException.class, () -> new Segmenter(config).requestAcknowledge(true));
+    }
+
+    @Test
     void readRequestsAreOneFramePerMessage() {
         segmenter.beginReadRequest(5, 11, 100, 3L * config.messageChunk() + 1, 22, 200);
         List<byte[]> frames = TestFrames.all(segmenter);

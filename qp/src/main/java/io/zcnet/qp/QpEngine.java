@@ -423,11 +423,12 @@ final class QpEngine implements CompletionHandler {
             return;
         }
         stampMicros = QpClock.micros();
-        if (ackDue) {
+        if (ackDue && acknowledgeUrgent()) {
             sendAcknowledge(null);
         }
         while (true) {
             if (resendHead < resendTail) {
+                rideAcknowledge();
                 if (!resendOne()) {
                     break;
                 }
@@ -452,6 +453,7 @@ final class QpEngine implements CompletionHandler {
                 continue;
             }
             long index = ledger.handed[i];
+            rideAcknowledge();
             Subflow s = sendFrame(fresh, ledger.firstFrame[i] + index, index);
             if (s == null) {
                 break;
@@ -463,6 +465,31 @@ final class QpEngine implements CompletionHandler {
                 s.sender.flush();
             }
         }
+    }
+
+    /** An acknowledgement owed but not urgent leaves with the frame about to go: the same sendmsg, no frame of its own. */
+    private void rideAcknowledge() {
+        if (ackDue) {
+            sendAcknowledge(null);
+        }
+    }
+
+    /**
+     * Whether the acknowledgement owed should leave now rather than ride on this side's next frame: the peer
+     * asked for it (a signaled work request waits), or it runs short of message window or receive credits.
+     * Otherwise it waits for a frame of this side, or the next heartbeat, so a stream of unsignaled
+     * messages, or a collective's exchange, costs no frame (and no wake-up of the peer) per message.
+     */
+    private boolean acknowledgeUrgent() {
+        if (assembler.isAcknowledgeRequested()) {
+            return true;
+        }
+        if (Msn.distance(ackedMsnSent, assembler.acknowledgedMsn()) * 2 >= framing.messageWindow()) {
+            return true;
+        }
+        int posted = assembler.postedReceives();
+        int peerCredits = creditSent - (assembler.creditLimit() - posted);
+        return assembler.creditLimit() != creditSent && peerCredits * 2 <= posted;
     }
 
     /** Sends the oldest queued resend; false when no subflow has room for it. */
@@ -545,6 +572,10 @@ final class QpEngine implements CompletionHandler {
         // segmenter can be begun (and say how many messages and frames it has) before anything is claimed.
         ledger.firstMsn[i] = flow.nextMsn();
         ledger.rsn[i] = flow.nextReceiveSequence();
+        // A signaled request is waited for; an unsignaled one only once this side runs short of send queue
+        // or message window, which the peer cannot see. The rest is acknowledged lazily.
+        ledger.ackRequest[i] = kind != WorkRequest.RDMA_READ && (ledger.signaled[i]
+                || ledger.userEntries * 2 >= config.sendQueueDepth() || flow.unacknowledged() * 2 >= framing.messageWindow());
         beginSegmenter(fresh, i);
         int n = fresh.messageCount();
         boolean consumes = kind == WorkRequest.SEND || kind == WorkRequest.SEND_WITH_IMM;
@@ -615,6 +646,9 @@ final class QpEngine implements CompletionHandler {
             case SendLedger.READ_RESPONSE -> s.beginReadResponse(first, local, ledger.sinkRkey[i], ledger.sinkOffset[i]);
             default -> throw new IllegalStateException("ledger entry of kind " + ledger.kind[i]);
         }
+        if (ledger.ackRequest[i]) {
+            s.requestAcknowledge(true);
+        }
     }
 
     /**
@@ -639,6 +673,7 @@ final class QpEngine implements CompletionHandler {
         ackedMsnSent = msn;
         creditSent = credit;
         ackDue = false;
+        assembler.acknowledgeSent(msn);
         return true;
     }
 
@@ -667,7 +702,8 @@ final class QpEngine implements CompletionHandler {
             takeReadRequests();
         }
         retire();
-        if (assembler.acknowledgedMsn() != ackedMsnSent || assembler.creditLimit() != creditSent) {
+        if (assembler.acknowledgedMsn() != ackedMsnSent || assembler.creditLimit() != creditSent
+                || assembler.isAcknowledgeRequested()) {
             ackDue = true;
         }
     }
@@ -844,7 +880,7 @@ final class QpEngine implements CompletionHandler {
         // The end of this turn is running: taking them must not queue another.
         takePosted();
         endOfTurnQueued = false;
-        if (state == QpState.RTS && ackDue) {
+        if (state == QpState.RTS && ackDue && acknowledgeUrgent()) {
             sendAcknowledge(null);
         }
         pump();
@@ -881,6 +917,9 @@ final class QpEngine implements CompletionHandler {
                 sendAcknowledge(s);
             }
             s.sentSinceTick = false;
+        }
+        if (ackDue && state == QpState.RTS) {
+            sendAcknowledge(null); // owed since a frame left: no acknowledgement waits longer than a tick
         }
         pump();
     }

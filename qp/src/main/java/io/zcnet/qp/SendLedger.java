@@ -36,6 +36,8 @@ final class SendLedger {
 
     // Set when the entry is begun (its MSNs claimed).
     final boolean[] begun;
+    /** Whether its last frame asks the peer for a prompt acknowledgement (FrameHeader.FLAG_ACK_REQUEST). */
+    final boolean[] ackRequest;
     final int[] firstMsn;
     /** The receive sequence number a receive-consuming entry names (SEND, WRITE with immediate). */
     final int[] rsn;
@@ -75,6 +77,7 @@ final class SendLedger {
         sinkOffset = new long[capacity];
         earlyStatus = new int[capacity];
         begun = new boolean[capacity];
+        ackRequest = new boolean[capacity];
         firstMsn = new int[capacity];
         rsn = new int[capacity];
         messages = new int[capacity];

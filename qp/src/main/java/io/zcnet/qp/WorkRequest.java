@@ -230,7 +230,10 @@ public final class WorkRequest {
 
     /**
      * No completion on success ({@code IBV_SEND_SIGNALED} left out); a failure still completes, and a
-     * later signaled completion implies this one succeeded.
+     * later signaled completion implies this one succeeded. Since nothing waits for it, the peer acknowledges
+     * it lazily, on its next frame to this side (or at once when this side's queue or window runs half
+     * full), where a signaled request asks for its acknowledgement at once: signaling one request in
+     * several saves the peer a frame, and a wake-up of this side, per request.
      *
      * @return this holder
      */

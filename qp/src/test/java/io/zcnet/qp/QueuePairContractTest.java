@@ -201,6 +201,96 @@ abstract class QueuePairContractTest {
         }
     }
 
+    /** A heartbeat only every 15 s: what these tests see acknowledged was acknowledged by the policy, not a tick. */
+    private QpConfig quietConfig() {
+        return config().withTimeouts(config().handshakeTimeout(), Duration.ofSeconds(60));
+    }
+
+    private static long framesSent(QueuePair qp) {
+        return qp.statistics().subflows().stream().mapToLong(QpStatistics.SubflowStatistics::frames).sum();
+    }
+
+    @Test
+    void unsignaledMessagesCostThePeerNoFrameEachWhileASignaledOneIsAcknowledgedAtOnce() throws Exception {
+        try (QpPair p = new QpPair(engine(), quietConfig(), MIB)) {
+            for (int i = 0; i < 32; i++) {
+                assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), 0, 0));
+            }
+            WorkRequest wr = new WorkRequest();
+            assertTrue(p.client.postSend(wr.writeWithImmediate(100, p.clientRegion.localKey(), 0, 100,
+                    p.serverRegion.remoteKey(), 0, 0)));
+            assertSuccess(next(p.client), 100, WorkCompletion.OP_RDMA_WRITE, 100);
+            next(p.server);
+            long before = framesSent(p.server);
+            for (int i = 0; i < 10; i++) {
+                assertTrue(p.client.postSend(wr.writeWithImmediate(i, p.clientRegion.localKey(), 0, 100,
+                        p.serverRegion.remoteKey(), 0, i).unsignaled()));
+            }
+            for (int i = 0; i < 10; i++) {
+                assertEquals(i, next(p.server).immediate());
+            }
+            assertEquals(before, framesSent(p.server), "the server acknowledged unsignaled messages nobody waits for");
+            assertTrue(p.client.postSend(wr.writeWithImmediate(200, p.clientRegion.localKey(), 0, 100,
+                    p.serverRegion.remoteKey(), 0, 10)));
+            assertSuccess(next(p.client), 200, WorkCompletion.OP_RDMA_WRITE, 100);
+            assertEquals(10, next(p.server).immediate());
+            assertEquals(before + 1, framesSent(p.server), "one acknowledgement for all eleven");
+        }
+    }
+
+    @Test
+    void unsignaledWorkBeyondTheSendQueueAndTheReceiveCreditsKeepsFlowing() throws Exception {
+        // Nobody waits for an unsignaled completion, but the sender's queue and the receiver's credits run
+        // out: the sender asks for an acknowledgement at half its queue, the receiver grants credit at half.
+        QpConfig config = quietConfig().withQueueDepths(16, 16);
+        try (QpPair p = new QpPair(engine(), config, MIB)) {
+            WorkRequest wr = new WorkRequest();
+            for (int i = 0; i < 100; i++) {
+                wr.write(i, p.clientRegion.localKey(), 0, 100, p.serverRegion.remoteKey(), 0).unsignaled();
+                long deadline = System.nanoTime() + QpPair.WAIT.toNanos();
+                while (!p.client.postSend(wr)) {
+                    assertTrue(System.nanoTime() < deadline, () -> "the send queue stayed full: " + p.client);
+                    Thread.onSpinWait();
+                }
+            }
+            for (int i = 0; i < 4; i++) {
+                assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), 0, 0));
+            }
+            // Receives go back as messages land: four credits carry all sixty SENDs.
+            int[] arrived = {0};
+            for (int i = 0; i < 60; i++) {
+                wr.sendWithImmediate(1000 + i, p.clientRegion.localKey(), 0, 0, i);
+                long deadline = System.nanoTime() + QpPair.WAIT.toNanos();
+                while (!p.client.postSend(i == 59 ? wr : wr.unsignaled())) {
+                    assertTrue(System.nanoTime() < deadline, () -> "the send queue stayed full: " + p.client);
+                    repostArrivals(p, arrived);
+                }
+            }
+            WorkCompletion done = new WorkCompletion();
+            long deadline = System.nanoTime() + QpPair.WAIT.toNanos();
+            while (!p.client.poll(done)) {
+                assertTrue(System.nanoTime() < deadline, () -> "stalled after " + arrived[0] + " SENDs: " + p.client);
+                repostArrivals(p, arrived);
+            }
+            assertSuccess(done, 1059, WorkCompletion.OP_SEND, 0);
+            while (arrived[0] < 60) {
+                assertTrue(System.nanoTime() < deadline, () -> "only " + arrived[0] + " SENDs arrived");
+                repostArrivals(p, arrived);
+            }
+        }
+    }
+
+    /** Takes the server's arrivals, checking their order, and posts each receive again. */
+    private static void repostArrivals(QpPair p, int[] arrived) {
+        WorkCompletion received = new WorkCompletion();
+        while (p.server.poll(received)) {
+            assertTrue(received.isSuccess(), received::toString);
+            assertEquals(arrived[0]++, received.immediate());
+            assertTrue(p.server.postReceive(received.workRequestId(), p.serverRegion.localKey(), 0, 0));
+        }
+        Thread.onSpinWait();
+    }
+
     @Test
     void stripedOverSeveralSubflowsEveryByteArrivesOnce() throws Exception {
         QpConfig config = config().withSubflows(4);
