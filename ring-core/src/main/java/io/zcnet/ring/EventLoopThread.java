@@ -27,6 +27,11 @@ public final class EventLoopThread implements AutoCloseable {
     private static final long JOB_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /** Spins of a caller of {@link #runDriving} before it parks: short jobs end without a park. */
     private static final int JOB_SPINS = 200;
+    /**
+     * A caller spins only while the jobs before took less than this: one that waits on the network (a
+     * collective's rounds) would spin in vain, on a core the threads it waits for may need.
+     */
+    private static final long SHORT_JOB_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
     private final Thread thread;
     private final EventLoopConfig config;
@@ -41,6 +46,8 @@ public final class EventLoopThread implements AutoCloseable {
     private volatile Thread jobCaller;
     private volatile Throwable jobFailure;
     private volatile boolean jobDone;
+    /** How long the last job ran: written by the loop thread before {@link #jobDone}, read by the next caller. */
+    private long lastJobNanos;
 
     private EventLoopThread(String name, EventLoopConfig config) {
         this.config = config;
@@ -159,7 +166,7 @@ public final class EventLoopThread implements AutoCloseable {
     }
 
     private void awaitJob() {
-        int spins = 0;
+        int spins = lastJobNanos < SHORT_JOB_NANOS ? 0 : JOB_SPINS;
         while (!jobDone) {
             if (++spins < JOB_SPINS) {
                 Thread.onSpinWait();
@@ -183,6 +190,7 @@ public final class EventLoopThread implements AutoCloseable {
         if (j == null) {
             return false;
         }
+        long start = System.nanoTime();
         try {
             // Tasks queued before the job was handed over run first, as they would have with execute():
             // a post the caller made just before (its doorbell) is taken before the job, say, closes.
@@ -193,6 +201,7 @@ public final class EventLoopThread implements AutoCloseable {
         } catch (Throwable t) {
             jobFailure = t;
         }
+        lastJobNanos = System.nanoTime() - start;
         Thread caller = jobCaller; // read first: once jobDone is set, the caller may leave and another come
         job = null;
         jobDone = true;
