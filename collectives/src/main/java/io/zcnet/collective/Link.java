@@ -28,14 +28,20 @@ import java.lang.foreign.MemorySegment;
  * message, so the peer's {@code n}-th message cannot start before this side is done with message
  * {@code n - slots}, the one that occupied the same slot: a receive credit stands for a free slot, and no
  * release message is needed. An outbox slot is free again when the WRITE from it completes (the peer has
- * the bytes). Only some WRITEs are signaled: one once half the slots are in flight and none signaled is
- * outstanding, whose completion frees every slot before it too. The others complete silently, so the
- * peer acknowledges them on its next message to this rank instead of with a frame each, which in a
- * latency-bound exchange is a wake-up of this rank saved per message.
+ * the bytes). Small WRITEs are signaled only some of the time: one once half the slots are in flight and
+ * none signaled is outstanding, whose completion frees every slot before it too. The others complete
+ * silently, so the peer acknowledges them on its next message to this rank instead of with a frame each,
+ * which in a latency-bound exchange is a wake-up of this rank saved per message. Large ones are all
+ * signaled, so a stream of them gets every slot back as soon as the peer has it.
  *
  * <p>Owned by the thread running the communicator's operation; the loop thread only runs the wake-up.
  */
 final class Link {
+    /**
+     * A WRITE of at least this many bytes is always signaled: in a stream of them, each slot is needed back
+     * as soon as the peer has it, and an acknowledgement frame per WRITE costs nothing next to its bytes.
+     */
+    private static final int SIGNALED_BYTES = 16 * 1024;
     final int peer;
     final QueuePair qp;
     private final int slots;
@@ -121,7 +127,8 @@ final class Link {
         long slot = posted % slots;
         request.writeWithImmediate(posted, outboxKey, outboxArea + slot * slotBytes, bytes, peerInboxKey,
                 peerInboxArea + slot * slotBytes, immediate);
-        boolean signal = signaledUpTo <= completed && posted + 1 - completed >= Math.max(1, slots / 2);
+        boolean signal = bytes >= SIGNALED_BYTES
+                || signaledUpTo <= completed && posted + 1 - completed >= Math.max(1, slots / 2);
         post(signal ? request : request.unsignaled());
         posted++;
         if (signal) {
