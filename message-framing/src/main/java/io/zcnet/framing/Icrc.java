@@ -13,18 +13,23 @@ import java.util.zip.CRC32C;
  * keep its ICRC. Like the InfiniBand ICRC it covers what the end points care about and leaves out what a hop
  * rewrites.
  *
- * <p>Allocation-free in steady state: the header is masked in a 32-byte scratch array and the payload is
- * fed through cached {@link ByteBuffer} views of the last few payload segments seen, so a receiver that
- * reuses its buffers, or a sender gathering from a few regions, allocates nothing. Not thread-safe: one
- * instance per thread.
+ * <p>Allocation-free in steady state: the header is masked in a 32-byte scratch array, a payload piece of
+ * up to {@link #COPIED_BYTES} is copied into a scratch array too (frames in a receive ring arrive in one
+ * buffer of many after another, which no cache of views could hold), and a larger one is fed through
+ * cached {@link ByteBuffer} views of the last few segments seen, so a receiver placing into its posted
+ * buffers, or a sender gathering from a few regions, allocates nothing. Not thread-safe: one instance per
+ * thread.
  */
 public final class Icrc {
 
     /** Payload segments whose views are kept. */
     private static final int VIEWS = 4;
+    /** Payload pieces up to this size are copied, not viewed: the copy costs less than a view's allocation. */
+    static final int COPIED_BYTES = 4096;
 
     private final CRC32C crc = new CRC32C();
     private final byte[] header = new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH];
+    private final byte[] copied = new byte[COPIED_BYTES];
     private final SgeCursor cursor = new SgeCursor();
     private final MemorySegment[] viewed = new MemorySegment[VIEWS];
     private final ByteBuffer[] views = new ByteBuffer[VIEWS];
@@ -72,7 +77,7 @@ public final class Icrc {
             throw new IllegalArgumentException("payload of " + length + " bytes does not fit at offset " + payloadOffset);
         }
         if (length > 0) {
-            crc.update(slice(payload, payloadOffset, (int) length));
+            update(payload, payloadOffset, (int) length);
         }
         return (int) crc.getValue();
     }
@@ -97,7 +102,7 @@ public final class Icrc {
         long length = startHeader(headers, headerOffset);
         cursor.over(payload, position, length);
         while (cursor.next()) {
-            crc.update(slice(cursor.segment(), cursor.offset(), (int) cursor.length()));
+            update(cursor.segment(), cursor.offset(), (int) cursor.length());
         }
         return (int) crc.getValue();
     }
@@ -145,6 +150,15 @@ public final class Icrc {
 
     private static int extLength(MemorySegment segment, long headerOffset) {
         return segment.get(WireLayouts.U16, headerOffset + FrameHeader.EXT_LENGTH_OFFSET) & 0xFFFF;
+    }
+
+    private void update(MemorySegment payload, long offset, int length) {
+        if (length <= COPIED_BYTES) {
+            MemorySegment.copy(payload, ValueLayout.JAVA_BYTE, offset, copied, 0, length);
+            crc.update(copied, 0, length);
+        } else {
+            crc.update(slice(payload, offset, length));
+        }
     }
 
     // One view per distinct payload segment, a few kept: a receiver reusing its buffers, or a sender
