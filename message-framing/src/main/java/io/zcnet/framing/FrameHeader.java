@@ -101,7 +101,7 @@ public final class FrameHeader {
     /**
      * {@code flags} bit 1: on the last frame of a message, the sender asks for an ACKNOWLEDGE that covers the
      * message as soon as it is complete (a signaled work request waits for it); without it the receiver may
-     * let the acknowledgement ride on its next frame (docs/wire-format.md, section 5.3).
+     * let the acknowledgement ride on its next frame (docs/wire-format.md, section 10).
      */
     public static final int FLAG_ACK_REQUEST = 1 << 1;
     /** Bit 0 of {@code flags}: must be zero. */
