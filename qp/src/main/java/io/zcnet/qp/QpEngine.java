@@ -880,10 +880,7 @@ final class QpEngine implements CompletionHandler {
         // The end of this turn is running: taking them must not queue another.
         takePosted();
         endOfTurnQueued = false;
-        if (state == QpState.RTS && ackDue && acknowledgeUrgent()) {
-            sendAcknowledge(null);
-        }
-        pump();
+        pump(); // an urgent ACKNOWLEDGE leaves first; one that is not rides on a frame it sends, or waits
     }
 
     // ---------------------------------------------------------------- heartbeat, errors, close
