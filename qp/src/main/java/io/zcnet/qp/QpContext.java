@@ -59,11 +59,11 @@ public final class QpContext implements AutoCloseable {
     /** Subflows ending gracefully (last frame leaving, the peer's FIN awaited). Loop thread only. */
     private int lingering;
 
-    private QpContext(EventLoopConfig.Choice engine) throws IOException {
+    private QpContext(EventLoopConfig loopConfig) throws IOException {
         this.pool = BufferPool.create(PoolConfig.of(new SizeClass(RING_BUFFER_SIZE, RING_BUFFERS)));
         EventLoopThread t = null;
         try {
-            t = EventLoopThread.start("zcnet-qp", EventLoopConfig.defaults().withEngine(engine));
+            t = EventLoopThread.start("zcnet-qp", loopConfig);
             EventLoop l = t.loop();
             this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
             this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
@@ -84,7 +84,7 @@ public final class QpContext implements AutoCloseable {
      * @throws IOException if no engine can start its event loop
      */
     public static QpContext open() throws IOException {
-        return new QpContext(EventLoopConfig.choiceFromProperty());
+        return new QpContext(EventLoopConfig.defaults());
     }
 
     /**
@@ -97,7 +97,26 @@ public final class QpContext implements AutoCloseable {
         if (engine == null) {
             throw new IllegalArgumentException("engine choice is null");
         }
-        return new QpContext(engine);
+        return new QpContext(EventLoopConfig.defaults().withEngine(engine));
+    }
+
+    /**
+     * {@return a context whose loop is built as {@code loopConfig} says: its engine, queue sizes, and whether the
+     * loop thread sleeps in the kernel when idle or busy-polls ({@link EventLoopConfig#withIdle})}
+     *
+     * @param loopConfig how to build the context's event loop
+     * @throws IOException if that engine cannot run here, with the reason
+     */
+    public static QpContext open(EventLoopConfig loopConfig) throws IOException {
+        if (loopConfig == null) {
+            throw new IllegalArgumentException("loop configuration is null");
+        }
+        return new QpContext(loopConfig);
+    }
+
+    /** {@return whether the loop thread busy-polls rather than sleeping in the kernel when idle} */
+    public boolean isBusyPolling() {
+        return thread.isBusyPolling();
     }
 
     /** {@return the engine the loop runs on} */

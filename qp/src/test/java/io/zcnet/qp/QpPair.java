@@ -35,8 +35,13 @@ final class QpPair implements AutoCloseable {
     final MemoryRegion serverRegion;
 
     QpPair(EventLoopConfig.Choice engine, QpConfig config, long regionBytes) throws Exception {
-        serverContext = QpContext.open(engine);
-        clientContext = QpContext.open(engine);
+        this(EventLoopConfig.defaults().withEngine(engine), config, regionBytes);
+    }
+
+    /** Both contexts' loops built as {@code loops} says (its idle strategy, if any, must keep no state). */
+    QpPair(EventLoopConfig loops, QpConfig config, long regionBytes) throws Exception {
+        serverContext = QpContext.open(loops);
+        clientContext = QpContext.open(loops);
         listener = serverContext.listen(new InetSocketAddress("127.0.0.1", 0), config);
         client = clientContext.connect(listener.address(), config);
         server = listener.accept(WAIT);

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.LoopIdle;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -114,6 +115,33 @@ abstract class QueuePairContractTest {
                 assertFilled(p.clientRegion, offset, SIZES[i], 40 + i);
                 offset += SIZES[i];
             }
+        }
+    }
+
+    @Test
+    void busyPollingContextsCarrySendsWritesAndReads() throws Exception {
+        EventLoopConfig busy = EventLoopConfig.defaults().withEngine(engine()).withIdle(LoopIdle.yielding());
+        try (QpPair p = new QpPair(busy, config(), 4L * MIB)) {
+            assertTrue(p.clientContext.isBusyPolling() && p.serverContext.isBusyPolling());
+            WorkRequest wr = new WorkRequest();
+            int bytes = MIB + 7;
+            fill(p.clientRegion, 0, bytes, 1);
+            assertTrue(p.server.postReceive(10, p.serverRegion.localKey(), 0, bytes));
+            assertTrue(p.client.postSend(wr.send(1, p.clientRegion.localKey(), 0, bytes)));
+            assertSuccess(next(p.server), 10, WorkCompletion.OP_RECV, bytes);
+            assertFilled(p.serverRegion, 0, bytes, 1);
+            assertSuccess(next(p.client), 1, WorkCompletion.OP_SEND, bytes);
+
+            writeVerified(p, 2, bytes, 2);
+
+            fill(p.serverRegion, 2 * MIB, bytes, 3);
+            assertTrue(p.client.postSend(wr.read(3, p.clientRegion.localKey(), 2 * MIB, bytes, p.serverRegion.remoteKey(),
+                    2 * MIB)));
+            assertSuccess(next(p.client), 3, WorkCompletion.OP_RDMA_READ, bytes);
+            assertFilled(p.clientRegion, 2 * MIB, bytes, 3);
+        }
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            assertFalse(p.clientContext.isBusyPolling(), "a context sleeps when idle unless told otherwise");
         }
     }
 

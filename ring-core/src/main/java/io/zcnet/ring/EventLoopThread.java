@@ -170,8 +170,10 @@ public final class EventLoopThread implements AutoCloseable {
         while (!jobDone) {
             if (++spins < JOB_SPINS) {
                 Thread.onSpinWait();
-            } else if (Thread.currentThread().isInterrupted()) {
-                // Park would return at once; the status stays set for the job to see, so yield instead.
+            } else if (config.idle() != null || Thread.currentThread().isInterrupted()) {
+                // In busy-poll mode the caller polls too, giving the core away between looks: a park would
+                // make the end of every job wait for a wake-up, which busy polling is there to avoid. With the
+                // interrupt set, park would return at once: the status stays set for the job to see.
                 Thread.yield();
             } else {
                 LockSupport.parkNanos(this, JOB_CHECK_NANOS);
@@ -217,6 +219,11 @@ public final class EventLoopThread implements AutoCloseable {
     /** {@return the loop thread, for checks such as which memory it may access} */
     public Thread thread() {
         return thread;
+    }
+
+    /** {@return whether the loop thread busy-polls ({@link EventLoopConfig#idle()} is set) rather than sleeping} */
+    public boolean isBusyPolling() {
+        return config.idle() != null;
     }
 
     /** {@return whether the loop thread still runs} */

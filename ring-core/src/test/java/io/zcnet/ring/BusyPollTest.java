@@ -4,10 +4,14 @@ import io.zcnet.ring.uring.Uring;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -72,5 +76,49 @@ class BusyPollTest {
             assertTrue(closeMillis < 10_000, "a busy-polling loop stops, took " + closeMillis + " ms");
             assertFalse(thread.isAlive());
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
+    void theCallerOfADrivingJobOnABusyPollingLoopPollsInsteadOfSleeping(EventLoopConfig.Choice choice)
+            throws Exception {
+        assumeTrue(choice != EventLoopConfig.Choice.URING || Uring.availability().usable(),
+                () -> "io_uring not usable: " + Uring.availability().reason());
+        EventLoopThread thread = EventLoopThread.start("busy-job-" + choice, EventLoopConfig.defaults()
+                .withEngine(choice).withIdle(LoopIdle.yielding()));
+        Thread caller = Thread.currentThread();
+        Set<Thread.State> callerStates = ConcurrentHashMap.newKeySet();
+        AtomicBoolean jobRunning = new AtomicBoolean();
+        AtomicReference<Thread> ranOn = new AtomicReference<>();
+        Thread sampler = Thread.ofPlatform().name("busy-job-sampler").start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                if (jobRunning.get()) {
+                    callerStates.add(caller.getState());
+                }
+                Thread.onSpinWait();
+            }
+        });
+        try {
+            assertTrue(thread.isBusyPolling());
+            for (int round = 0; round < 3; round++) {
+                thread.runDriving(() -> {
+                    ranOn.set(Thread.currentThread());
+                    jobRunning.set(true);
+                    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
+                    while (System.nanoTime() < end) {
+                        thread.loop().poll(0); // a job that waits on the network long after the caller's spins
+                    }
+                    jobRunning.set(false);
+                });
+            }
+        } finally {
+            sampler.interrupt();
+            sampler.join();
+            thread.close();
+        }
+        assertEquals(thread.thread(), ranOn.get(), "the job ran on the loop thread");
+        assertTrue(callerStates.contains(Thread.State.RUNNABLE), "the caller was seen waiting: " + callerStates);
+        assertFalse(callerStates.contains(Thread.State.TIMED_WAITING) || callerStates.contains(Thread.State.WAITING),
+                "in busy-poll mode the caller of a job polls: a park would make the job's end wait for a wake-up: " + callerStates);
     }
 }
