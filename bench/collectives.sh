@@ -8,8 +8,9 @@
 #   mpi   Open MPI's MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block over its TCP transport
 #         (Debian's openmpi-bin and libopenmpi-dev), algorithm as Open MPI picks it;
 #         bench/collectives/mpi_bench.c, started by mpirun through bench/collectives/netns-agent.sh.
-#   zcnet ./zcnet allreduce, when ZCNET=1 (the hook below; its interface is fixed here, its program is not
-#         written yet).
+#   zcnet ./zcnet allreduce, when ZCNET=1 (the hook below); its 8-byte latency twice: as it runs by default
+#         (threads sleep while they wait) and with --busy-poll (zcnet+busy-poll: threads poll and yield, as
+#         Open MPI's ranks here do).
 #   bench/collectives.sh [rate-mbit] [max-size]   default 1000 Mbit/s and 256M (K, M, G: powers of 1024);
 #                                                 about 7 minutes at the defaults on a quiet machine,
 #                                                 under 10 with other load on the cores
@@ -168,12 +169,13 @@ mpi_forced_algo() {
 
 # collect KIND COMMAND...: runs COMMAND (coll_spawn or coll_mpirun), then adds the RESULT lines of its
 # output to $results as KIND lines (RESULT: bandwidth, LATENCY: the 8-byte runs), also those of a run that
-# failed part way; fails as COMMAND did.
+# failed part way; fails as COMMAND did. With collect_impl set, its lines name that implementation instead.
+collect_impl=""
 collect() {
   local kind="$1" status=0
   shift
   "$@" || status=$?
-  sed -n "s/^RESULT /$kind /p" "$coll_out" >>"$results"
+  sed -n "s/^RESULT /$kind /p" "$coll_out" | sed "${collect_impl:+s/ impl=[^ ]* / impl=$collect_impl /}" >>"$results"
   return "$status"
 }
 
@@ -202,7 +204,12 @@ run_impl() {
       zcnet_args=(--ops "$zcnet_ops" "${common[@]}")
       collect RESULT coll_spawn zcnet-bw "$run_limit" zcnet_cmd || return 1
       zcnet_args=(--ops allreduce "${latency[@]}")
-      collect LATENCY coll_spawn zcnet-lat 300 zcnet_cmd ;;
+      collect LATENCY coll_spawn zcnet-lat 300 zcnet_cmd || return 1
+      # Again with every rank's threads polling, as Open MPI's ranks do (mpi_yield_when_idle above).
+      zcnet_args=(--ops allreduce --busy-poll "${latency[@]}")
+      collect_impl=zcnet+busy-poll
+      if ! collect LATENCY coll_spawn zcnet-busy-lat 300 zcnet_cmd; then collect_impl=""; return 1; fi
+      collect_impl="" ;;
     *) die "unknown implementation $1 (IMPLS takes gloo, mpi, zcnet)" ;;
   esac
 }

@@ -3,6 +3,8 @@ package io.zcnet.collective;
 import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QueuePair;
 import io.zcnet.ring.EngineKind;
+import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.LoopIdle;
 import io.zcnet.ring.LoopJob;
 
 import java.io.IOException;
@@ -62,7 +64,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * caller hands it to the loop thread, which runs it and waits for each round's message in the kernel
  * itself, so a round costs one thread wake-up instead of the two of a caller waiting for the loop thread.
  * It stays on the calling thread when a segment is confined to that thread (the loop thread may not touch
- * it), so segments of a confined arena work too, only slower for small operations. A
+ * it), so segments of a confined arena work too, only slower for small operations. With
+ * {@link CommunicatorConfig#busyPoll()} no thread of the rank sleeps: the loop thread and the waiting caller
+ * poll and yield the core instead, so no round or hand-off waits for a wake-up, at the price of the cores. A
  * communicator runs one operation at a time: any thread may call, but calls must not overlap (a second
  * concurrent call throws {@link IllegalStateException}); what one call wrote happens-before the next call on
  * the same communicator returns. The steady-state data path allocates nothing.
@@ -153,7 +157,8 @@ public final class Communicator implements AutoCloseable {
         QpContext context = null;
         Staging staging = null;
         try {
-            context = QpContext.open(config.engine());
+            EventLoopConfig loop = EventLoopConfig.defaults().withEngine(config.engine());
+            context = QpContext.open(config.busyPoll() ? loop.withIdle(LoopIdle.yielding()) : loop);
             staging = new Staging(context, rank, size, config.slots(), config.slotBytes());
             Link[] links;
             try (RendezvousClient client = RendezvousClient.join(store, rank, size, deadline)) {

@@ -35,10 +35,15 @@ import java.time.Duration;
  *                          caller): each wait of its rounds is then one wake-up of one thread, where the
  *                          caller's thread would wait for the loop thread to wake it. 0: every operation runs
  *                          on the caller's thread
+ * @param busyPoll          whether the rank's threads poll instead of sleeping: the loop thread never blocks in
+ *                          the kernel, and an operation's waits (on the loop thread or the caller's) poll and
+ *                          yield the core between polls, as MPI's progress engines do. Each round and hand-off
+ *                          of a latency-bound operation then costs no wake-up, at the price of the rank's
+ *                          threads taking every core the scheduler gives them, also between operations
  */
 public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePairs, int slots, int slotBytes,
         Duration timeout, Duration connectTimeout, InetAddress listenAddress, boolean hostStore,
-        long smallMessageBytes, long loopThreadBytes) {
+        long smallMessageBytes, long loopThreadBytes, boolean busyPoll) {
 
     /** Most staging slots per peer and direction. */
     public static final int MAX_SLOTS = 64;
@@ -90,11 +95,11 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     /**
      * {@return the engine from {@code -Dzcnet.engine} (auto by default), {@link QpConfig#defaults()}, 4 slots of
      * 256 KiB, a 30 s timeout, 60 s to connect, listening where the store connection leaves from, rank 0
-     * hosting the store, 64 KiB small messages, operations up to 64 KiB on the loop thread}
+     * hosting the store, 64 KiB small messages, operations up to 64 KiB on the loop thread, sleeping when idle}
      */
     public static CommunicatorConfig defaults() {
         return new CommunicatorConfig(EventLoopConfig.choiceFromProperty(), QpConfig.defaults(), 4, 256 * 1024,
-                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024, 64 * 1024);
+                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024, 64 * 1024, false);
     }
 
     /**
@@ -104,7 +109,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withEngine(EventLoopConfig.Choice choice) {
         return new CommunicatorConfig(choice, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll);
     }
 
     /**
@@ -114,7 +119,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withQueuePairs(QpConfig config) {
         return new CommunicatorConfig(engine, config, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll);
     }
 
     /**
@@ -126,7 +131,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withSlots(int count, int bytes) {
         return new CommunicatorConfig(engine, queuePairs, count, bytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll);
     }
 
     /**
@@ -137,7 +142,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withTimeouts(Duration operation, Duration connect) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, operation, connect, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll);
     }
 
     /**
@@ -148,7 +153,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withListenAddress(InetAddress address) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, address,
-                hostStore, smallMessageBytes, loopThreadBytes);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll);
     }
 
     /**
@@ -158,7 +163,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withHostStore(boolean host) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                host, smallMessageBytes, loopThreadBytes);
+                host, smallMessageBytes, loopThreadBytes, busyPoll);
     }
 
     /**
@@ -168,7 +173,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withSmallMessageBytes(long bytes) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, bytes, loopThreadBytes);
+                hostStore, bytes, loopThreadBytes, busyPoll);
     }
 
     /**
@@ -178,6 +183,16 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withLoopThreadBytes(long bytes) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, bytes);
+                hostStore, smallMessageBytes, bytes, busyPoll);
+    }
+
+    /**
+     * {@return this configuration with the rank's threads polling or sleeping when idle}
+     *
+     * @param on true: poll and yield the core between polls ({@link #busyPoll()}); false: sleep until woken
+     */
+    public CommunicatorConfig withBusyPoll(boolean on) {
+        return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
+                hostStore, smallMessageBytes, loopThreadBytes, on);
     }
 }

@@ -39,6 +39,8 @@ final class Links {
     private final Link[] byRank;
     private final Link[] all;
     private final long timeoutNanos;
+    /** Whether the context's loop busy-polls: every wait here then polls and yields instead of sleeping. */
+    private final boolean busyPoll;
     private final WorkCompletion completion = new WorkCompletion();
     /** Run by every queue pair's loop after a turn that added completions. */
     final Runnable wakeUp = this::wakeUp;
@@ -59,6 +61,7 @@ final class Links {
         this.context = context;
         this.byRank = byRank;
         this.timeoutNanos = timeoutNanos;
+        this.busyPoll = context.isBusyPolling();
         List<Link> present = new ArrayList<>();
         for (Link l : byRank) {
             if (l != null) {
@@ -194,12 +197,23 @@ final class Links {
                 throw fail(-1, "the calling thread was interrupted (" + pending() + ")", null);
             }
             if (onLoop) {
-                // The loop thread itself: one turn handles the posts just made, or waits in the kernel.
-                context.progress(PARK_NANOS);
+                // The loop thread itself: one turn handles the posts just made, or waits in the kernel, or
+                // when busy-polling looks without waiting and gives the core away if nothing came.
+                if (busyPoll) {
+                    if (context.progress(0) == 0) {
+                        Thread.yield();
+                    }
+                } else {
+                    context.progress(PARK_NANOS);
+                }
                 continue;
             }
             if (++idle < SPINS) {
                 Thread.onSpinWait();
+                continue;
+            }
+            if (busyPoll) {
+                Thread.yield(); // the busy-polling loop thread wakes nobody
                 continue;
             }
             sleeper = Thread.currentThread();

@@ -82,6 +82,21 @@ abstract class CollectiveContractTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Where.class)
+    void busyPollingRanksMatchTheReferenceToo(Where where) throws Exception {
+        int size = 3;
+        CommunicatorConfig config = where.config(smallSlots()).withBusyPoll(true);
+        try (RankGroup group = RankGroup.start(size, engine(), config)) {
+            group.run(c -> {
+                assertTrue(c.config().busyPoll(), "the rank runs with the configuration given");
+                try (Arena arena = where.arena()) {
+                    everyOperation(new Matrix(c, arena), size);
+                }
+            });
+        }
+    }
+
     private static void everyOperation(Matrix m, int size) throws Exception {
         boolean inPlace = false;
         for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.HALVING_DOUBLING}) {

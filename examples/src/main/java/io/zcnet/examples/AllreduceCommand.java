@@ -96,6 +96,11 @@ final class AllreduceCommand implements Callable<Integer> {
     @Mixin
     EngineOption engine;
 
+    @Option(names = "--busy-poll",
+            description = "Every rank's threads poll and yield the core instead of sleeping, as MPI's progress"
+                    + " engines do: the lowest small-message latency, every core busy throughout.")
+    boolean busyPoll;
+
     @Option(names = "--netns",
             description = "Run each rank in a network namespace of its own, joined by a bridge, every link shaped"
                     + " with tc tbf to --rate-mbit both ways (needs root and iproute2).")
@@ -177,14 +182,14 @@ final class AllreduceCommand implements Callable<Integer> {
         InetSocketAddress store = new InetSocketAddress(address(peers.get(0)), port);
         CommunicatorConfig defaults = CommunicatorConfig.defaults();
         CommunicatorConfig config = defaults.withEngine(engine.choice()).withListenAddress(mine)
-                .withQueuePairs(defaults.queuePairs().withSubflows(subflows));
+                .withQueuePairs(defaults.queuePairs().withSubflows(subflows)).withBusyPoll(busyPoll);
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         try (Communicator comm = Communicator.rendezvous(rank, n, store, config)) {
             if (rank == 0) {
                 out.println("# zcnet allreduce: " + n + " ranks, engine " + comm.engine().name().toLowerCase(Locale.ROOT)
                         + ", store " + store.getAddress().getHostAddress() + ":" + port + ", " + subflows
-                        + " subflow(s) per queue pair, float32 sum");
+                        + " subflow(s) per queue pair, float32 sum" + (busyPoll ? ", busy-polling" : ""));
                 out.flush();
             }
             return RankBenchmark.run(comm, plan, out, err) ? 0 : 1;
@@ -289,13 +294,17 @@ final class AllreduceCommand implements Callable<Integer> {
 
     private List<String> rankArguments(RankBenchmark.Plan plan, int k, int n, List<String> addresses, int storePort) {
         List<String> items = plan.items().stream().map(RankBenchmark.Item::label).toList();
-        return List.of("allreduce", "--rank", String.valueOf(k), "--ranks", String.valueOf(n), "--peers",
+        List<String> args = new ArrayList<>(List.of("allreduce", "--rank", String.valueOf(k), "--ranks", String.valueOf(n), "--peers",
                 String.join(",", addresses), "--port", String.valueOf(storePort), "--ops", String.join(",", items),
                 "--min-bytes", String.valueOf(plan.minBytes()), "--max-bytes", String.valueOf(plan.maxBytes()),
                 "--budget", String.valueOf(plan.budget()), "--warmup", String.valueOf(plan.warmup()),
                 "--min-iters", String.valueOf(plan.minIters()), "--max-iters", String.valueOf(plan.maxIters()),
                 "--engine", engine.engine, "--subflows", String.valueOf(subflows),
-                "--parent-pid", String.valueOf(ProcessHandle.current().pid()));
+                "--parent-pid", String.valueOf(ProcessHandle.current().pid())));
+        if (busyPoll) {
+            args.add("--busy-poll");
+        }
+        return args;
     }
 
     /** A port nobody listens on now, for rank 0's store (another program could still take it first). */

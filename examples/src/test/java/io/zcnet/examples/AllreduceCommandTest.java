@@ -55,6 +55,19 @@ class AllreduceCommandTest {
         assertTrue(output.contains("summary: 13 results, all checks ok"), output);
     }
 
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
+    void busyPollReachesEveryRankAndTheResultsStayRight(EventLoopConfig.Choice engine) {
+        assumeUsable(engine);
+        String output = run(0, "allreduce", "--ranks", "2", "--busy-poll", "--engine",
+                engine.name().toLowerCase(Locale.ROOT), "--min-bytes", "8", "--max-bytes", "1K", "--budget", "0.02",
+                "--warmup", "0.01");
+        // Rank 0, a child JVM, prints the header: it says busy-polling only if the option reached it.
+        assertTrue(output.contains("float32 sum, busy-polling"), output);
+        assertEquals(8, rows(output, false).size(), output);
+        assertTrue(output.contains("summary: 8 results, all checks ok"), output);
+    }
+
     @Test
     void ranksInNetworkNamespacesStayUnderTheBoundAndLeaveNothingBehind() throws Exception {
         String why = NetnsTopology.unavailableReason();
