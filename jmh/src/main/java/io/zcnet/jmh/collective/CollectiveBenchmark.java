@@ -65,6 +65,10 @@ public class CollectiveBenchmark {
     @Param({"4096", "1048576"})
     public int bytes;
 
+    /** Whether the ranks busy-poll ({@link CommunicatorConfig#busyPoll()}); {@code -p busyPoll=true,false} for both. */
+    @Param({"false"})
+    public boolean busyPoll;
+
     private final Arena arena = Arena.ofShared();
     private final List<Thread> others = new ArrayList<>();
     private final com.sun.management.ThreadMXBean threadBean =
@@ -81,7 +85,7 @@ public class CollectiveBenchmark {
     @Setup(Level.Trial)
     public void join() throws Exception {
         CommunicatorConfig config = CommunicatorConfig.defaults().withEngine(EventLoopConfig.parseChoice(engine))
-                .withHostStore(false).withTimeouts(Duration.ofMinutes(10), Duration.ofSeconds(60));
+                .withHostStore(false).withTimeouts(Duration.ofMinutes(10), Duration.ofSeconds(60)).withBusyPoll(busyPoll);
         communicators = new Communicator[ranks];
         inputs = new MemorySegment[ranks];
         outputs = new MemorySegment[ranks];
