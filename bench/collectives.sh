@@ -38,7 +38,9 @@
 #   five; allreduce:ring_api and allgather:api, Gloo's newer allreduce()/allgather() entry points, can be
 #   added), MPI_OPS (default "allreduce,allgather,reduce_scatter"), MPI_FORCED (default 1: each MPI
 #   operation runs a second time with the algorithm forced, see below; 0: only Open MPI's own choice),
-#   ZCNET_OPS (the hook's --ops, default "allreduce,allgather,reduce_scatter"), QUIET_WAIT (seconds to
+#   ZCNET_OPS (the hook's --ops, default "allreduce,allgather,reduce_scatter"), ZCNET_JIT_WARMUP (seconds of
+#   untimed operations of every kind at sizes up to 1 MiB before zcnet's first timed size, default 30: four
+#   JVMs on two cores compile that long, and the per-size warm-up is too short for it), QUIET_WAIT (seconds to
 #   wait, before each implementation's runs, for 3 s in which under 15% of the CPUs were busy; default 0:
 #   not at all), KEEP_LOGS (a directory to copy every program's output into).
 #
@@ -104,6 +106,7 @@ mpi_ops="${MPI_OPS:-allreduce,allgather,reduce_scatter}"
 mpi_forced="${MPI_FORCED:-1}"
 zcnet_ops="${ZCNET_OPS:-allreduce,allgather,reduce_scatter}"
 zcnet_port=7100
+zcnet_jit_warmup="${ZCNET_JIT_WARMUP:-30}"
 b_gbps="$(rx_divide "$rate" 1000 %.3f)"
 
 coll_require_root
@@ -201,8 +204,9 @@ run_impl() {
       fi
       collect LATENCY coll_mpirun mpi-lat 300 "$coll_build_dir/mpi_bench" --ops allreduce "${latency[@]}" ;;
     zcnet)
-      zcnet_args=(--ops "$zcnet_ops" "${common[@]}")
-      collect RESULT coll_spawn zcnet-bw "$run_limit" zcnet_cmd || return 1
+      zcnet_args=(--ops "$zcnet_ops" --jit-warmup "$zcnet_jit_warmup" "${common[@]}")
+      collect RESULT coll_spawn zcnet-bw "$(awk -v l="$run_limit" -v j="$zcnet_jit_warmup" 'BEGIN { printf "%.0f", l + 2 * j }')" \
+        zcnet_cmd || return 1
       zcnet_args=(--ops allreduce "${latency[@]}")
       collect LATENCY coll_spawn zcnet-lat 300 zcnet_cmd || return 1
       # Again with every rank's threads polling, as Open MPI's ranks do (mpi_yield_when_idle above).
@@ -221,6 +225,9 @@ echo "# peers: Gloo $(dpkg-query -W -f '${Version}' libgloo-dev 2>/dev/null || e
   "Open MPI $(dpkg-query -W -f '${Version}' openmpi-bin 2>/dev/null || echo '?') (pml ob1, btl tcp,self, mpi_yield_when_idle 1," \
   "mpirun in the switch namespace, ranks started by netns-agent.sh), $(g++ --version | head -n 1)"
 echo "# per size: warm-up ${warmup} s (at least 1 op, checked), timed ${budget} s ($min_iters..$max_iters ops); latency: 8 B, ${lat_seconds} s, at least 100 ops"
+if [[ " $impls " == *" zcnet "* ]]; then
+  echo "# zcnet: before its first size, ${zcnet_jit_warmup} s of untimed operations up to 1 MiB for the JIT (--jit-warmup)"
+fi
 echo "# load before: $(uptime)"
 for impl in $impls; do
   rx_wait_quiet "${QUIET_WAIT:-0}"

@@ -81,6 +81,12 @@ final class AllreduceCommand implements Callable<Integer> {
             description = "Seconds of warm-up per size; its first operation, checked, always runs. Default: ${DEFAULT-VALUE}.")
     double warmup;
 
+    @Option(names = "--jit-warmup", defaultValue = "0", paramLabel = "S",
+            description = "Seconds, before the first size, of untimed operations of every kind asked for at sizes up"
+                    + " to " + RankBenchmark.JIT_WARMUP_MAX_LABEL + ", so the JIT has compiled both the small- and the"
+                    + " large-message paths before anything is timed. Default: ${DEFAULT-VALUE}.")
+    double jitWarmup;
+
     @Option(names = "--min-iters", defaultValue = "1", paramLabel = "N",
             description = "Timed operations per size at least. Default: ${DEFAULT-VALUE}.")
     long minIters;
@@ -298,6 +304,7 @@ final class AllreduceCommand implements Callable<Integer> {
                 String.join(",", addresses), "--port", String.valueOf(storePort), "--ops", String.join(",", items),
                 "--min-bytes", String.valueOf(plan.minBytes()), "--max-bytes", String.valueOf(plan.maxBytes()),
                 "--budget", String.valueOf(plan.budget()), "--warmup", String.valueOf(plan.warmup()),
+                "--jit-warmup", String.valueOf(plan.jitWarmup()),
                 "--min-iters", String.valueOf(plan.minIters()), "--max-iters", String.valueOf(plan.maxIters()),
                 "--engine", engine.engine, "--subflows", String.valueOf(subflows),
                 "--parent-pid", String.valueOf(ProcessHandle.current().pid())));
@@ -327,6 +334,9 @@ final class AllreduceCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--budget must be in (0, 3600] and --warmup in [0, 3600] seconds, got "
                     + budget + " and " + warmup);
         }
+        if (!(jitWarmup >= 0) || jitWarmup > 3600) {
+            throw new IllegalArgumentException("--jit-warmup must be in [0, 3600] seconds, got " + jitWarmup);
+        }
         if (minIters < 1 || maxIters < minIters || maxIters > MAX_ITERS) {
             throw new IllegalArgumentException("need 1 <= --min-iters <= --max-iters <= " + MAX_ITERS + ", got "
                     + minIters + " and " + maxIters);
@@ -340,7 +350,7 @@ final class AllreduceCommand implements Callable<Integer> {
             op.resolve(a); // refuses an algorithm the operation does not have, before any rank starts
             items.add(new RankBenchmark.Item(op, a));
         }
-        return new RankBenchmark.Plan(items, min, max, budget, warmup, minIters, maxIters);
+        return new RankBenchmark.Plan(items, min, max, budget, warmup, jitWarmup, minIters, maxIters);
     }
 
     private int fail(String why) {

@@ -36,10 +36,21 @@ final class RankBenchmark {
         }
     }
 
-    /** Sizes in bytes from {@code minBytes}, doubling, up to {@code maxBytes}; times in seconds. */
-    record Plan(List<Item> items, long minBytes, long maxBytes, double budget, double warmup, long minIters,
-            long maxIters) {
+    /**
+     * Sizes in bytes from {@code minBytes}, doubling, up to {@code maxBytes}; times in seconds. {@code jitWarmup}
+     * comes once, before everything: untimed operations of every item at every size of the plan up to
+     * {@link #JIT_WARMUP_MAX_BYTES}, an equal share of the time each.
+     */
+    record Plan(List<Item> items, long minBytes, long maxBytes, double budget, double warmup, double jitWarmup,
+            long minIters, long maxIters) {
     }
+
+    /**
+     * Largest size the JIT warm-up runs: above the small-message algorithms and the loop-thread limit (64 KiB),
+     * so the ring on the caller's thread is compiled too, and small enough that every size gets many operations.
+     */
+    static final long JIT_WARMUP_MAX_BYTES = 1L << 20;
+    static final String JIT_WARMUP_MAX_LABEL = "1 MiB";
 
     private final Communicator comm;
     private final Plan plan;
@@ -68,17 +79,17 @@ final class RankBenchmark {
     }
 
     private boolean runAll(PrintWriter out, PrintWriter err) throws CollectiveException {
+        if (plan.jitWarmup() > 0) {
+            warmUpJit(out);
+        }
         boolean allOk = true;
         for (Item item : plan.items()) {
-            long unit = item.op().unit(comm.size());
-            long first = item.op() == CollectiveOp.BARRIER ? 0 : plan.minBytes();
-            long last = item.op() == CollectiveOp.BARRIER ? 0 : plan.maxBytes();
-            for (long size = first; size <= last; size = Math.max(1, size * 2)) {
-                long bytes = size - size % unit;
+            for (long size = first(item); size <= last(item); size = Math.max(1, size * 2)) {
+                long bytes = bytes(item, size);
                 if (bytes == 0 && item.op() != CollectiveOp.BARRIER) {
                     if (comm.rank() == 0) {
-                        err.println("zcnet allreduce: " + item.label() + " skips " + size + " bytes (less than " + unit
-                                + ", a float per rank)");
+                        err.println("zcnet allreduce: " + item.label() + " skips " + size + " bytes (less than "
+                                + item.op().unit(comm.size()) + ", a float per rank)");
                         err.flush();
                     }
                     continue;
@@ -92,6 +103,62 @@ final class RankBenchmark {
             }
         }
         return allOk;
+    }
+
+    private long first(Item item) {
+        return item.op() == CollectiveOp.BARRIER ? 0 : plan.minBytes();
+    }
+
+    private long last(Item item) {
+        return item.op() == CollectiveOp.BARRIER ? 0 : plan.maxBytes();
+    }
+
+    /** {@code size} rounded down to a whole number of floats per rank where the operation splits it so. */
+    private long bytes(Item item, long size) {
+        return size - size % item.op().unit(comm.size());
+    }
+
+    /**
+     * Untimed operations of every item at every size of the plan up to {@link #JIT_WARMUP_MAX_BYTES} (or at its
+     * first size, when that is larger), each
+     * for an equal share of {@code jitWarmup} seconds (of the slowest rank), so the timed ones that follow
+     * find compiled code: four JVMs on two cores compile for tens of seconds, which the first sizes would
+     * otherwise measure. Rank 0 says so in a comment line.
+     */
+    private void warmUpJit(PrintWriter out) throws CollectiveException {
+        int runs = 0;
+        long largest = 0;
+        for (Item item : plan.items()) {
+            largest = Math.max(largest, warmUpLimit(item));
+            for (long size = first(item); size <= warmUpLimit(item); size = Math.max(1, size * 2)) {
+                runs += bytes(item, size) > 0 || item.op() == CollectiveOp.BARRIER ? 1 : 0;
+            }
+        }
+        long ops = 0;
+        for (Item item : plan.items()) {
+            for (long size = first(item); size <= warmUpLimit(item); size = Math.max(1, size * 2)) {
+                long bytes = bytes(item, size);
+                if (bytes == 0 && item.op() != CollectiveOp.BARRIER) {
+                    continue;
+                }
+                try (Arena arena = Arena.ofShared()) {
+                    Workload w = Workload.of(item.op(), comm, arena, bytes, item.op().resolve(item.algorithm()));
+                    w.fill();
+                    sinceFill = 0;
+                    ops += batches(w, plan.jitWarmup() / runs, 1, plan.maxIters()).count;
+                }
+            }
+        }
+        if (comm.rank() == 0) {
+            out.println("# JIT warm-up: " + plan.jitWarmup() + " s, " + ops + " untimed operations at " + runs
+                    + " operation sizes up to " + ResultTable.size(largest));
+            out.flush();
+        }
+    }
+
+    /** The largest size the JIT warm-up runs for {@code item}: at least the plan's first. */
+    private long warmUpLimit(Item item) {
+        return Math.max(first(item), Math.min(last(item), JIT_WARMUP_MAX_BYTES));
     }
 
     private CollectiveResult measure(Item item, long bytes) throws CollectiveException {

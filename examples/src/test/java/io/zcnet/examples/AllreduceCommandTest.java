@@ -45,7 +45,11 @@ class AllreduceCommandTest {
     void threeLocalRanksRunEveryOperationAndCheckEveryResult(EventLoopConfig.Choice engine) {
         assumeUsable(engine);
         String output = run(0, "allreduce", "--ranks", "3", "--engine", engine.name().toLowerCase(Locale.ROOT), "--ops",
-                ALL_OPS, "--min-bytes", "1K", "--max-bytes", "2K", "--budget", "0.02", "--warmup", "0.01");
+                ALL_OPS, "--min-bytes", "1K", "--max-bytes", "2K", "--budget", "0.02", "--warmup", "0.01",
+                "--jit-warmup", "0.3");
+        // Rank 0, a child JVM, reports the warm-up: every operation at both sizes, the barrier once.
+        assertTrue(output.contains("# JIT warm-up: 0.3 s, "), output);
+        assertTrue(output.contains(" untimed operations at 13 operation sizes up to 2K"), output);
         List<String[]> rows = rows(output, false);
         // Two sizes of each operation that moves data (rounded down to whole floats per rank where it
         // splits them: 1020 and 2040 bytes among three ranks), one barrier.
@@ -130,6 +134,7 @@ class AllreduceCommandTest {
                 .contains("one address per rank (3), got 1 addresses"));
         assertTrue(run(1, with(rank, "allreduce", "--rank", "0", "--netns")).contains("does not go with --rank"));
         assertTrue(run(1, "allreduce", "--peers", "127.0.0.1").contains("--peers goes with --rank"));
+        assertTrue(run(1, "allreduce", "--jit-warmup", "-1").contains("--jit-warmup must be in [0, 3600] seconds"));
         assertTrue(run(1, "allreduce", "--ops", "allreduce,scatter").contains("no operation 'scatter'"));
         assertTrue(run(1, "allreduce", "--ops", "allgather:tree").contains("allgather has no tree algorithm"));
         assertTrue(run(1, "allreduce", "--ops", "allreduce,reduce_scatter", "--algorithm", "halving_doubling")
