@@ -29,11 +29,16 @@ final class QueuePairEnds implements AutoCloseable {
     private volatile String failure;
 
     QueuePairEnds(EventLoopConfig.Choice engine, QpConfig config) throws IOException, InterruptedException {
+        this(EventLoopConfig.defaults().withEngine(engine), config);
+    }
+
+    /** Both contexts' loops built as {@code loops} says: engine, and busy polling if its idle strategy is set. */
+    QueuePairEnds(EventLoopConfig loops, QpConfig config) throws IOException, InterruptedException {
         QpContext serverSide = null;
         QpContext clientSide = null;
         try {
-            serverSide = QpContext.open(engine);
-            clientSide = QpContext.open(engine);
+            serverSide = QpContext.open(loops);
+            clientSide = QpContext.open(loops);
             QpListener listener = serverSide.listen(new InetSocketAddress("127.0.0.1", 0), config);
             client = clientSide.connect(listener.address(), config);
             server = listener.accept(Duration.ofSeconds(10));

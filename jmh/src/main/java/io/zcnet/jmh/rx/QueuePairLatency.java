@@ -6,6 +6,7 @@ import io.zcnet.qp.QueuePair;
 import io.zcnet.qp.WorkCompletion;
 import io.zcnet.qp.WorkRequest;
 import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.LoopIdle;
 
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.SingleWriterRecorder;
@@ -33,7 +34,10 @@ import java.util.Map;
  * the measured interval's histogram ends the RESULT line as
  * {@code p50_us p99_us p999_us mean_us max_us}; {@code messages} and {@code msg_per_s} count round trips.
  *
- * <pre>QueuePairLatency --engine uring|nio --op send|read --seconds S --warmup W --size 64 --icrc false</pre>
+ * <p>{@code --busy-poll true} builds both contexts' loops busy-polling ({@link LoopIdle#yielding()}): no
+ * loop thread sleeps in the kernel, so no round trip waits for a wake-up.
+ *
+ * <pre>QueuePairLatency --engine uring|nio --op send|read --seconds S --warmup W --size 64 --icrc false --busy-poll false</pre>
  */
 public final class QueuePairLatency {
     /** Longest round trip the histogram holds; a longer one is recorded as this (and shows as the max). */
@@ -61,7 +65,7 @@ public final class QueuePairLatency {
     private long startedNanos;
     private long sequence;
 
-    private QueuePairLatency(EventLoopConfig.Choice engine, Op op, int size, boolean icrc, DeliveryCount roundTrips)
+    private QueuePairLatency(EventLoopConfig loops, Op op, int size, boolean icrc, DeliveryCount roundTrips)
             throws IOException, InterruptedException {
         if (size < 1) {
             throw new IllegalArgumentException("size " + size + " must be at least 1");
@@ -69,7 +73,7 @@ public final class QueuePairLatency {
         this.op = op;
         this.size = size;
         this.roundTrips = roundTrips;
-        ends = new QueuePairEnds(engine, QpConfig.defaults().withIcrc(icrc));
+        ends = new QueuePairEnds(loops, QpConfig.defaults().withIcrc(icrc));
         client = ends.client;
         server = ends.server;
         // Slots 0..RECEIVES-1 take receives; slot RECEIVES is what this end sends (or the READ's source/sink).
@@ -152,19 +156,23 @@ public final class QueuePairLatency {
 
     public static void main(String[] args) throws Exception {
         RunOptions options = RunOptions.parse(args, Map.of("engine", "uring", "op", "send", "seconds", "5",
-                "warmup", Long.toString(MeasuredInterval.MESSAGES_WARMUP.toSeconds()), "size", "64", "icrc", "false"));
+                "warmup", Long.toString(MeasuredInterval.MESSAGES_WARMUP.toSeconds()), "size", "64", "icrc", "false",
+                "busy-poll", "false"));
         EventLoopConfig.Choice engine = EventLoopConfig.parseChoice(options.text("engine"));
+        boolean busyPoll = Boolean.parseBoolean(options.text("busy-poll"));
+        EventLoopConfig loops = EventLoopConfig.defaults().withEngine(engine);
         Op op = switch (options.text("op")) {
             case "send" -> Op.SEND;
             case "read" -> Op.READ;
             default -> throw new IllegalArgumentException("--op wants send or read, not '" + options.text("op") + "'");
         };
-        String impl = "zcnet-qp-" + op.name().toLowerCase(Locale.ROOT) + "-" + engine.name().toLowerCase(Locale.ROOT);
+        String impl = "zcnet-qp-" + op.name().toLowerCase(Locale.ROOT) + "-" + engine.name().toLowerCase(Locale.ROOT)
+                + (busyPoll ? "-busy-poll" : "");
         DeliveryCount roundTrips = new DeliveryCount();
         QueuePairLatency run = null;
         try {
-            run = new QueuePairLatency(engine, op, options.integer("size"), Boolean.parseBoolean(options.text("icrc")),
-                    roundTrips);
+            run = new QueuePairLatency(busyPoll ? loops.withIdle(LoopIdle.yielding()) : loops, op, options.integer("size"),
+                    Boolean.parseBoolean(options.text("icrc")), roundTrips);
             run.startRoundTrip();
             MeasuredInterval.run(impl, roundTrips, Duration.ofSeconds(options.integer("warmup")),
                     options.integer("seconds"), run.new Latencies());
