@@ -213,7 +213,7 @@ final class Links {
                 continue;
             }
             if (busyPoll) {
-                Thread.yield(); // the busy-polling loop thread wakes nobody
+                Thread.yield(); // never park: each completion would then wait for this thread's wake-up
                 continue;
             }
             sleeper = Thread.currentThread();

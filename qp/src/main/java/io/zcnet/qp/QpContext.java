@@ -103,6 +103,8 @@ public final class QpContext implements AutoCloseable {
     /**
      * {@return a context whose loop is built as {@code loopConfig} says: its engine, queue sizes, and whether the
      * loop thread sleeps in the kernel when idle or busy-polls ({@link EventLoopConfig#withIdle})}
+     * The idle strategy, if any, then serves this context's loop thread alone: give each context its own unless
+     * it keeps no state ({@link io.zcnet.ring.LoopIdle#yielding()} keeps none).
      *
      * @param loopConfig how to build the context's event loop
      * @throws IOException if that engine cannot run here, with the reason
