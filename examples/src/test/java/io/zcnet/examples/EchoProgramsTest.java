@@ -3,7 +3,6 @@ package io.zcnet.examples;
 import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.LoopIdle;
-import io.zcnet.ring.uring.Uring;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -12,7 +11,6 @@ import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The echo server and client programs against each other, on each engine. */
 class EchoProgramsTest {
@@ -20,8 +18,7 @@ class EchoProgramsTest {
     @ParameterizedTest
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
     void clientAndServerAgreeInBothModes(EventLoopConfig.Choice engine) throws Exception {
-        assumeTrue(engine != EventLoopConfig.Choice.URING || Uring.availability().usable(),
-                () -> "io_uring not usable: " + Uring.availability().reason());
+        BulkRunTest.assumeUsable(engine);
         EventLoopConfig config = EventLoopConfig.defaults().withEngine(engine);
         try (EchoServer server = EchoServer.start(config, new InetSocketAddress("127.0.0.1", 0))) {
             assertEquals(engine.name(), server.features().engine().name());
@@ -47,8 +44,7 @@ class EchoProgramsTest {
     @ParameterizedTest
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
     void busyPollingClientAndServerEchoToo(EventLoopConfig.Choice engine) throws Exception {
-        assumeTrue(engine != EventLoopConfig.Choice.URING || Uring.availability().usable(),
-                () -> "io_uring not usable: " + Uring.availability().reason());
+        BulkRunTest.assumeUsable(engine);
         EventLoopConfig config = EventLoopConfig.defaults().withEngine(engine).withIdle(LoopIdle.busySpin());
         try (EchoServer server = EchoServer.start(config, new InetSocketAddress("127.0.0.1", 0))) {
             EchoClient.Result r = EchoClient.run(new EchoClient.Settings(server.address(), 64, EchoClient.Mode.PINGPONG,

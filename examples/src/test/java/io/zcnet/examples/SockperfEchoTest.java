@@ -1,7 +1,6 @@
 package io.zcnet.examples;
 
 import io.zcnet.ring.EventLoopConfig;
-import io.zcnet.ring.uring.Uring;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -42,8 +41,7 @@ class SockperfEchoTest {
     private static final Path SOCKPERF = Path.of("/usr/bin/sockperf");
 
     private static EchoServer start(EventLoopConfig.Choice engine) throws IOException {
-        assumeTrue(engine != EventLoopConfig.Choice.URING || Uring.availability().usable(),
-                () -> "io_uring not usable: " + Uring.availability().reason());
+        BulkRunTest.assumeUsable(engine);
         return EchoServer.start(EventLoopConfig.defaults().withEngine(engine),
                 new InetSocketAddress("127.0.0.1", 0), EchoServer.Protocol.SOCKPERF);
     }

@@ -1,6 +1,5 @@
 package io.zcnet.ring;
 
-import io.zcnet.ring.uring.Uring;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -17,7 +16,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Busy-poll mode: an {@link EventLoopThread} given an idle strategy never blocks in the kernel,
@@ -41,8 +39,7 @@ class BusyPollTest {
     @ParameterizedTest
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
     void aBusyPollingLoopRunsOperationsAndTasksAndStopsPromptly(EventLoopConfig.Choice choice) throws Exception {
-        assumeTrue(choice != EventLoopConfig.Choice.URING || Uring.availability().usable(),
-                () -> "io_uring not usable: " + Uring.availability().reason());
+        RequiresUring.assumeUsable(choice);
         CountingIdle idle = new CountingIdle();
         EventLoopThread thread = EventLoopThread.start("busy-" + choice, EventLoopConfig.defaults()
                 .withEngine(choice).withIdle(idle));
@@ -82,8 +79,7 @@ class BusyPollTest {
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
     void theCallerOfADrivingJobOnABusyPollingLoopPollsInsteadOfSleeping(EventLoopConfig.Choice choice)
             throws Exception {
-        assumeTrue(choice != EventLoopConfig.Choice.URING || Uring.availability().usable(),
-                () -> "io_uring not usable: " + Uring.availability().reason());
+        RequiresUring.assumeUsable(choice);
         EventLoopThread thread = EventLoopThread.start("busy-job-" + choice, EventLoopConfig.defaults()
                 .withEngine(choice).withIdle(LoopIdle.yielding()));
         Thread caller = Thread.currentThread();

@@ -1,6 +1,5 @@
 package io.zcnet.ring;
 
-import io.zcnet.ring.uring.Uring;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
@@ -14,7 +13,6 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The loop counters as a user sees them in a JFR recording, on each engine. */
 class LoopStatisticsEventTest {
@@ -24,8 +22,7 @@ class LoopStatisticsEventTest {
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
     void aRecordingShowsAnOpenLoopsCountersAndForgetsItOnceClosed(EventLoopConfig.Choice choice,
             @TempDir Path dir) throws Exception {
-        assumeTrue(choice != EventLoopConfig.Choice.URING || Uring.availability().usable(),
-                () -> "io_uring not usable: " + Uring.availability().reason());
+        RequiresUring.assumeUsable(choice);
         EventLoop loop = EventLoops.open(EventLoopConfig.defaults().withEngine(choice));
         long id = loop.counters().id();
         int[] completed = new int[1];

@@ -14,4 +14,14 @@ interface RequiresUring {
         Availability uring = Uring.availability();
         assumeTrue(uring.usable(), () -> "io_uring not usable here: " + uring.reason());
     }
+
+    /**
+     * For a test parameterized by engine: skips it, with the kernel's reason, where it asks for io_uring and
+     * io_uring cannot run.
+     */
+    static void assumeUsable(EventLoopConfig.Choice choice) {
+        if (choice == EventLoopConfig.Choice.URING) {
+            requireUring();
+        }
+    }
 }
