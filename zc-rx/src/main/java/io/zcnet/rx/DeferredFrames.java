@@ -16,8 +16,10 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Bounded on purpose: a peer can make frames wait only as far as the slots go; past that the connection
  * that brought one more fails ({@link #reserve} answers -1), instead of buffering without bound. One store
- * per assembler, shared by every receiver feeding it, on the assembler's loop thread. Allocated once;
- * nothing per frame.
+ * per assembler, shared by every receiver feeding it, on the assembler's loop thread. Its memory (slots of a
+ * segment each, 4 MiB for a queue pair's 64 slots of 64 KiB) is allocated when the first frame must wait,
+ * once: a failover is rare, and a process with thousands of queue pairs should not hold megabytes for each
+ * in case. Nothing per frame.
  */
 public final class DeferredFrames implements AutoCloseable {
     /** Header and extension bytes a kept frame may have. */
@@ -25,7 +27,8 @@ public final class DeferredFrames implements AutoCloseable {
 
     private final MessageAssembler assembler;
     private final Arena arena = Arena.ofShared();
-    private final MemorySegment memory;
+    /** Every slot's bytes; null until the first frame is kept. */
+    private MemorySegment memory;
     private final int slotSize;
     /** Bytes of the frame in each slot; 0 when free. */
     private final int[] length;
@@ -53,7 +56,6 @@ public final class DeferredFrames implements AutoCloseable {
         }
         this.assembler = assembler;
         this.slotSize = MAX_HEADER + segmentSize;
-        this.memory = arena.allocate((long) slots * slotSize, 64);
         this.length = new int[slots];
         this.complete = new boolean[slots];
         this.arrival = new long[slots];
@@ -66,6 +68,13 @@ public final class DeferredFrames implements AutoCloseable {
     int reserve(int bytes) {
         if (bytes > slotSize) {
             throw new IllegalArgumentException("a frame of " + bytes + " bytes exceeds a slot of " + slotSize);
+        }
+        if (memory == null) {
+            try {
+                memory = arena.allocate((long) length.length * slotSize, 64);
+            } catch (OutOfMemoryError e) {
+                return -1; // the connection that brought the frame fails, not the loop thread (whyFull says so)
+            }
         }
         for (int i = 0; i < length.length; i++) {
             if (length[i] == 0) {
@@ -98,6 +107,19 @@ public final class DeferredFrames implements AutoCloseable {
     /** {@return how many frames are kept} */
     public int held() {
         return held;
+    }
+
+    /** {@return bytes of native memory the store holds: 0 until a frame has had to wait} */
+    public long allocatedBytes() {
+        return memory == null ? 0 : memory.byteSize();
+    }
+
+    /** {@return why {@link #reserve} answered -1, for the message of the connection it fails} */
+    String whyFull() {
+        return memory == null
+                ? "no memory for the store of frames waiting for placements in flight (" + (long) length.length * slotSize
+                        + " bytes)"
+                : "more than " + held + " frames wait for placements in flight";
     }
 
     /**

@@ -429,7 +429,7 @@ public final class FrameReceiver implements AutoCloseable {
             case MessageAssembler.DEFERRED -> {
                 int slot = deferred.reserve(headerBytes + length);
                 if (slot < 0) {
-                    failStream(0, "more than " + deferred.held() + " frames wait for placements in flight");
+                    failStream(0, deferred.whyFull());
                     return false;
                 }
                 MemorySegment.copy(bytes, offset, deferred.slot(slot), 0, headerBytes);
@@ -461,7 +461,7 @@ public final class FrameReceiver implements AutoCloseable {
     private void keep(MemorySegment bytes, long offset, int frameBytes) {
         int slot = deferred.reserve(frameBytes);
         if (slot < 0) {
-            failStream(0, "more than " + deferred.held() + " frames wait for placements in flight");
+            failStream(0, deferred.whyFull());
             return;
         }
         MemorySegment.copy(bytes, offset, deferred.slot(slot), 0, frameBytes);

@@ -463,12 +463,14 @@ abstract class FrameReceiverContractTest {
         long half = stream.length() / 2;
         stream.writeTo(first.peer.getOutputStream(), random, 4096, 0, half);
         waitFor(f, () -> first.assembler.pendingPlacements() == 1, "the first copy's placement waiting for its payload");
+        assertEquals(0L, (long) f.onLoop(first.deferred::allocatedBytes), "no memory is held before a frame must wait");
         // The same frame on the other connection (a resend after a failover) is kept: that placement may still fail.
         OutputStream secondOut = second.peer.getOutputStream();
         boolean copyWhole = abort != Abort.BREAK_DURING_THE_COPY;
         stream.writeTo(secondOut, random, 4096, 0, copyWhole ? stream.length() : half);
         waitFor(f, () -> first.deferred.held() == 1 && (!copyWhole || second.receiver.counters().framesDeferred() == 1),
                 "the second copy kept");
+        assertTrue((long) f.onLoop(first.deferred::allocatedBytes) >= 64 * 1024, "the store took its memory for it");
         if (abort == Abort.CLOSE_AFTER_THE_COPY) {
             f.onLoop(() -> {
                 first.receiver.close();
