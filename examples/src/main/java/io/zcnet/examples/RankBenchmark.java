@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -126,31 +127,29 @@ final class RankBenchmark {
      * otherwise measure. Rank 0 says so in a comment line.
      */
     private void warmUpJit(PrintWriter out) throws CollectiveException {
-        int runs = 0;
-        long largest = 0;
+        List<Item> items = new ArrayList<>();
+        List<Long> sizes = new ArrayList<>();
         for (Item item : plan.items()) {
-            largest = Math.max(largest, warmUpLimit(item));
             for (long size = first(item); size <= warmUpLimit(item); size = Math.max(1, size * 2)) {
-                runs += bytes(item, size) > 0 || item.op() == CollectiveOp.BARRIER ? 1 : 0;
+                if (bytes(item, size) > 0 || item.op() == CollectiveOp.BARRIER) {
+                    items.add(item);
+                    sizes.add(bytes(item, size));
+                }
             }
         }
         long ops = 0;
-        for (Item item : plan.items()) {
-            for (long size = first(item); size <= warmUpLimit(item); size = Math.max(1, size * 2)) {
-                long bytes = bytes(item, size);
-                if (bytes == 0 && item.op() != CollectiveOp.BARRIER) {
-                    continue;
-                }
-                try (Arena arena = Arena.ofShared()) {
-                    Workload w = Workload.of(item.op(), comm, arena, bytes, item.op().resolve(item.algorithm()));
-                    w.fill();
-                    sinceFill = 0;
-                    ops += batches(w, plan.jitWarmup() / runs, 1, plan.maxIters()).count;
-                }
+        for (int k = 0; k < items.size(); k++) {
+            Item item = items.get(k);
+            try (Arena arena = Arena.ofShared()) {
+                Workload w = Workload.of(item.op(), comm, arena, sizes.get(k), item.op().resolve(item.algorithm()));
+                w.fill();
+                sinceFill = 0;
+                ops += batches(w, plan.jitWarmup() / items.size(), 1, plan.maxIters()).count;
             }
         }
         if (comm.rank() == 0) {
-            out.println("# JIT warm-up: " + plan.jitWarmup() + " s, " + ops + " untimed operations at " + runs
+            long largest = sizes.stream().mapToLong(Long::longValue).max().orElse(0);
+            out.println("# JIT warm-up: " + plan.jitWarmup() + " s, " + ops + " untimed operations at " + items.size()
                     + " operation sizes up to " + ResultTable.size(largest));
             out.flush();
         }

@@ -120,8 +120,8 @@ public final class EventLoopThread implements AutoCloseable {
 
     /**
      * Runs {@code job} on the loop thread between two polls, after the tasks queued before it, and returns
-     * when it has run; rethrows what it threw. The job may call {@link EventLoop#poll} on this thread's loop (it owns the loop while it runs),
-     * so it waits for completions in the kernel itself; everything else the loop does (other tasks,
+     * when it has run; rethrows what it threw. The job may call {@link EventLoop#poll} on this thread's loop
+     * (it owns the loop while it runs), so it waits for completions in the kernel itself; everything else the loop does (other tasks,
      * timers, other connections) waits until the job returns, so it must be bounded. Called on the loop
      * thread itself, it runs {@code job} at once (from a handler or task, the job must then not poll).
      * Callers from several threads take turns. Allocates nothing.
@@ -170,7 +170,7 @@ public final class EventLoopThread implements AutoCloseable {
         while (!jobDone) {
             if (++spins < JOB_SPINS) {
                 Thread.onSpinWait();
-            } else if (config.idle() != null || Thread.currentThread().isInterrupted()) {
+            } else if (isBusyPolling() || Thread.currentThread().isInterrupted()) {
                 // In busy-poll mode the caller polls too, giving the core away between looks: a park would
                 // make the end of every job wait for a wake-up, which busy polling is there to avoid. With the
                 // interrupt set, park would return at once: the status stays set for the job to see.
