@@ -318,8 +318,11 @@ public abstract sealed class EventLoop implements AutoCloseable
         }
     }
 
-    /** Whether tasks are waiting, so the engine should not block. */
-    protected final boolean hasTasks() {
+    /**
+     * {@return whether tasks are waiting for the next poll} The engine then does not block in it; a thread that
+     * drives the loop itself polls again rather than leave them.
+     */
+    public final boolean hasTasks() {
         return !tasks.isEmpty();
     }
 

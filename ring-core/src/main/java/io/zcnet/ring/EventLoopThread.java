@@ -11,7 +11,9 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Runs one {@link EventLoop} on a thread of its own: the loop is created on that thread (so with
- * io_uring the thread is the single issuer from the start) and closed on it.
+ * io_uring the thread is the single issuer from the start) and closed on it. Or, {@linkplain #adopt adopted},
+ * on the thread that opened it, which then drives it itself whenever it waits, as an Agrona
+ * {@code AgentInvoker} or an MPI progress engine does: no second thread, so no wake-up between them.
  *
  * <p>{@link #execute} and {@link #call} are for any thread; {@link #close} stops the loop, lets it
  * cancel what is in flight, and joins the thread within a bounded time. {@link #runDriving} lends the loop
@@ -34,6 +36,8 @@ public final class EventLoopThread implements AutoCloseable {
     private static final long SHORT_JOB_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
     private final Thread thread;
+    /** Whether {@link #thread} is the caller that {@linkplain #adopt adopted} the loop rather than a thread of ours. */
+    private final boolean adopted;
     private final EventLoopConfig config;
     private final CompletableFuture<EventLoop> started = new CompletableFuture<>();
     private volatile boolean stopping;
@@ -52,6 +56,33 @@ public final class EventLoopThread implements AutoCloseable {
     private EventLoopThread(String name, EventLoopConfig config) {
         this.config = config;
         this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this::run);
+        this.adopted = false;
+    }
+
+    private EventLoopThread(EventLoopConfig config, Thread caller) {
+        this.config = config;
+        this.thread = caller;
+        this.adopted = true;
+    }
+
+    /**
+     * Opens a loop on the calling thread, which becomes its only driver: the loop turns only while this thread
+     * polls it, in {@link #runDriving} jobs (run at once) or through {@link EventLoop#poll}. Every wait of such a
+     * job ends when the kernel wakes this one thread; between jobs nothing turns. Other threads may only
+     * {@link #execute} (the task runs at the next poll): {@link #call}, {@link #runDriving} and {@link #close}
+     * from them are refused, since they would wait for a thread that may never poll.
+     *
+     * @param config how to open the loop; its idle strategy, if any, is the caller's to use
+     * @return the loop, driven by the calling thread
+     * @throws IOException if the loop cannot be opened (the reason is in the message)
+     */
+    public static EventLoopThread adopt(EventLoopConfig config) throws IOException {
+        if (config == null) {
+            throw new IllegalArgumentException("loop configuration is null");
+        }
+        EventLoopThread t = new EventLoopThread(config, Thread.currentThread());
+        t.loop = EventLoops.open(config);
+        return t;
     }
 
     /**
@@ -103,6 +134,7 @@ public final class EventLoopThread implements AutoCloseable {
         if (Thread.currentThread() == thread) {
             return task.call();
         }
+        refuseIfAdopted("call()");
         CompletableFuture<T> result = new CompletableFuture<>();
         loop.execute(() -> {
             try {
@@ -123,7 +155,8 @@ public final class EventLoopThread implements AutoCloseable {
      * when it has run; rethrows what it threw. The job may call {@link EventLoop#poll} on this thread's loop
      * (it owns the loop while it runs), so it waits for completions in the kernel itself; everything else the loop does (other tasks,
      * timers, other connections) waits until the job returns, so it must be bounded. Called on the loop
-     * thread itself, it runs {@code job} at once (from a handler or task, the job must then not poll).
+     * thread itself (or the driver of an {@linkplain #adopt adopted} loop), it runs {@code job} at once (from a
+     * handler or task, the job must then not poll).
      * Callers from several threads take turns. Allocates nothing.
      *
      * <p>The caller waits until the job has run, also when interrupted (the job may be using the caller's
@@ -142,6 +175,7 @@ public final class EventLoopThread implements AutoCloseable {
             job.run();
             return;
         }
+        refuseIfAdopted("runDriving()");
         jobLock.lock();
         try {
             jobDone = false;
@@ -186,6 +220,14 @@ public final class EventLoopThread implements AutoCloseable {
         }
     }
 
+    /** Off the driving thread of an adopted loop: nothing would run what this thread waits for. */
+    private void refuseIfAdopted(String what) {
+        if (adopted) {
+            throw new IllegalStateException(what + " on " + Thread.currentThread().getName() + ": this loop is driven by "
+                    + thread.getName() + " alone, which adopted it; call from that thread");
+        }
+    }
+
     /** Loop thread: runs the job handed over, if any; true if there was one. */
     private boolean runJob(EventLoop own) {
         LoopJob j = job;
@@ -226,9 +268,14 @@ public final class EventLoopThread implements AutoCloseable {
         return config.idle() != null;
     }
 
-    /** {@return whether the loop thread still runs} */
+    /** {@return whether the loop thread still runs; for an adopted loop, whether it is still open} */
     public boolean isAlive() {
-        return thread.isAlive();
+        return adopted ? !stopping : thread.isAlive();
+    }
+
+    /** {@return whether the calling thread {@linkplain #adopt adopted} the loop and drives it, with no thread of its own} */
+    public boolean isAdopted() {
+        return adopted;
     }
 
     private void run() {
@@ -259,9 +306,25 @@ public final class EventLoopThread implements AutoCloseable {
         }
     }
 
-    /** Stops the loop, which cancels in-flight work and releases its buffers, and joins the thread. */
+    /**
+     * Stops the loop, which cancels in-flight work and releases its buffers, and joins the thread. An adopted
+     * loop is closed at once, by the thread that drives it; idempotent.
+     *
+     * @throws IllegalStateException if the thread did not stop in time, or an adopted loop is closed from another
+     *                               thread than its driver
+     */
     @Override
     public void close() {
+        if (adopted) {
+            if (Thread.currentThread() != thread) {
+                refuseIfAdopted("close()");
+            }
+            if (!stopping) {
+                stopping = true;
+                loop.close();
+            }
+            return;
+        }
         stopping = true;
         EventLoop own = loop;
         if (own != null) {
