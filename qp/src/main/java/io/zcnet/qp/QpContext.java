@@ -33,7 +33,8 @@ import java.util.concurrent.TimeoutException;
  * hands out local and remote keys, and the pool behind the loop's provided buffer ring. Every queue pair
  * of a context runs on its loop; use several contexts to use several cores.
  *
- * <p>Thread-safe: any thread may register memory, listen, connect and close.
+ * <p>Thread-safe: any thread may register memory, listen, connect and close; of a context
+ * {@linkplain #openOnCallingThread opened on the calling thread}, only that thread, which drives its loop.
  */
 public final class QpContext implements AutoCloseable {
     /** Provided-buffer ring of the loop: the receive buffers small frames land in. */
@@ -42,6 +43,8 @@ public final class QpContext implements AutoCloseable {
     private static final int RING_GROUP = 1;
     /** How long {@link #close()} lets ending subflows finish before it stops the loop. */
     private static final Duration ENDINGS_WAIT = Duration.ofSeconds(2);
+    /** Longest single poll of a wait on the loop's own thread, so its deadline is looked at. */
+    private static final long DRIVE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private final EventLoopThread thread;
     private final EventLoop loop;
@@ -59,11 +62,11 @@ public final class QpContext implements AutoCloseable {
     /** Subflows ending gracefully (last frame leaving, the peer's FIN awaited). Loop thread only. */
     private int lingering;
 
-    private QpContext(EventLoopConfig loopConfig) throws IOException {
+    private QpContext(EventLoopConfig loopConfig, boolean adopt) throws IOException {
         this.pool = BufferPool.create(PoolConfig.of(new SizeClass(RING_BUFFER_SIZE, RING_BUFFERS)));
         EventLoopThread t = null;
         try {
-            t = EventLoopThread.start("zcnet-qp", loopConfig);
+            t = adopt ? EventLoopThread.adopt(loopConfig) : EventLoopThread.start("zcnet-qp", loopConfig);
             EventLoop l = t.loop();
             this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
             this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
@@ -76,6 +79,9 @@ public final class QpContext implements AutoCloseable {
         }
         this.thread = t;
         this.loop = t.loop();
+        if (adopt) {
+            loop.poll(0); // the opening thread owns the loop from here on: inLoop() holds for it alone
+        }
     }
 
     /**
@@ -84,7 +90,7 @@ public final class QpContext implements AutoCloseable {
      * @throws IOException if no engine can start its event loop
      */
     public static QpContext open() throws IOException {
-        return new QpContext(EventLoopConfig.defaults());
+        return new QpContext(EventLoopConfig.defaults(), false);
     }
 
     /**
@@ -97,7 +103,7 @@ public final class QpContext implements AutoCloseable {
         if (engine == null) {
             throw new IllegalArgumentException("engine choice is null");
         }
-        return new QpContext(EventLoopConfig.defaults().withEngine(engine));
+        return new QpContext(EventLoopConfig.defaults().withEngine(engine), false);
     }
 
     /**
@@ -113,7 +119,38 @@ public final class QpContext implements AutoCloseable {
         if (loopConfig == null) {
             throw new IllegalArgumentException("loop configuration is null");
         }
-        return new QpContext(loopConfig);
+        return new QpContext(loopConfig, false);
+    }
+
+    /**
+     * {@return a context with no loop thread: the calling thread opens the loop and drives it itself, as an MPI
+     * progress engine or an Agrona {@code AgentInvoker} does}
+     * Only this thread may then use the context and its queue pairs; the loop turns only while it is inside a call
+     * that waits ({@link #connect}, {@link QpListener#accept}, {@link QueuePair#await}, {@link #progress}, the waits
+     * of a {@link #runOnLoop} job, which runs at once). So every wait ends when the kernel wakes this one thread,
+     * with no loop thread to wake first and none competing for the core: the lowest latency for request-response
+     * and collective patterns, above all when busy-polling ({@link EventLoopConfig#withIdle}; the idle strategy
+     * is then the caller's to apply between its polls).
+     *
+     * <p>Between such calls nothing moves: frames wait in the kernel, acknowledgements and heartbeats are not
+     * sent, so a peer may declare this side's subflows silent. Give every queue pair of such a context a silence
+     * timeout ({@link QpConfig#withTimeouts}) longer than the longest pause between this thread's calls, and
+     * agree it with the peers (the shorter of the two sides' applies). Calls from other threads that would wait
+     * for the loop are refused with an {@link IllegalStateException}; {@link #register} is for any thread.
+     *
+     * @param loopConfig how to build the loop
+     * @throws IOException if that engine cannot run here, with the reason
+     */
+    public static QpContext openOnCallingThread(EventLoopConfig loopConfig) throws IOException {
+        if (loopConfig == null) {
+            throw new IllegalArgumentException("loop configuration is null");
+        }
+        return new QpContext(loopConfig, true);
+    }
+
+    /** {@return whether the thread that opened this context drives its loop ({@link #openOnCallingThread})} */
+    public boolean isDrivenByCallingThread() {
+        return thread.isAdopted();
     }
 
     /** {@return whether the loop thread busy-polls rather than sleeping in the kernel when idle} */
@@ -208,6 +245,7 @@ public final class QpContext implements AutoCloseable {
      */
     public QueuePair connect(List<SubflowPath> paths, QpConfig config) throws IOException {
         checkOpen();
+        checkDriver("connect()");
         if (paths == null || paths.isEmpty() || config == null) {
             throw new IllegalArgumentException("at least one path and a config are required");
         }
@@ -235,7 +273,11 @@ public final class QpContext implements AutoCloseable {
 
     private <T> T await(CompletableFuture<T> f, QpConfig config) throws IOException {
         try {
-            return f.get(config.handshakeTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+            long timeoutMillis = config.handshakeTimeout().toMillis() + 5_000;
+            if (loop.inLoop()) {
+                drive(f::isDone, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+            }
+            return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             throw e.getCause() instanceof IOException io ? new IOException(io.getMessage(), io)
                     : new IOException(e.getCause());
@@ -342,7 +384,8 @@ public final class QpContext implements AutoCloseable {
     }
 
     /**
-     * Runs one turn of the loop from inside a {@link #runOnLoop} job: waits up to {@code timeoutNanos} for
+     * Runs one turn of the loop from inside a {@link #runOnLoop} job, or on the thread that drives a context
+     * {@linkplain #openOnCallingThread opened on the calling thread}: waits up to {@code timeoutNanos} for
      * completions (none if work is already queued, such as a post's), then handles them, so the queue pairs'
      * completion rings hold what arrived when it returns.
      *
@@ -360,6 +403,66 @@ public final class QpContext implements AutoCloseable {
                     + Thread.currentThread().getName());
         }
         return loop.poll(timeoutNanos);
+    }
+
+    /**
+     * On the thread that owns the loop, turns it until {@code done} or the deadline: whoever waits there is the only
+     * one who can make the awaited thing happen.
+     */
+    void drive(java.util.function.BooleanSupplier done, long deadlineNanos) {
+        while (!done.getAsBoolean()) {
+            if (!turn(deadlineNanos)) {
+                return;
+            }
+        }
+    }
+
+    /** One turn of the loop on its own thread, waiting at most until the deadline; false once it has passed. */
+    boolean turn(long deadlineNanos) {
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0) {
+            return false;
+        }
+        loop.poll(Math.min(left, DRIVE_SLICE_NANOS));
+        return true;
+    }
+
+    /**
+     * Turns the loop until every queue pair of this context has handed the kernel all it was given: work requests
+     * posted, their frames, acknowledgements owed. For the thread that drives the loop ({@link #openOnCallingThread},
+     * or a {@link #runOnLoop} job) before it stops calling for a while: what it posted then still reaches the peers,
+     * whose calls may be waiting for it, as an MPI rank's eager sends are on the wire when its call returns. Frames
+     * that flow control holds back leave once the peer's acknowledgements come, so that can take a round trip.
+     * Completions are not waited for.
+     *
+     * @param timeoutNanos how long to try at most
+     * @return true if everything was handed over; false if the time ran out first (a peer that stopped taking)
+     * @throws IllegalStateException off the loop's thread, or from one of its handlers or tasks
+     */
+    public boolean flush(long timeoutNanos) {
+        if (!loop.inLoop()) {
+            throw new IllegalStateException("flush() runs the loop: call it on the thread that drives it, not on "
+                    + Thread.currentThread().getName());
+        }
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (true) {
+            // A turn that handled nothing prepared nothing: what was prepared before it has been submitted.
+            if (loop.poll(0) == 0 && !loop.hasTasks() && !anyUnsent()) {
+                return true;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
+        }
+    }
+
+    private boolean anyUnsent() {
+        for (QpEngine e : liveQueuePairs) {
+            if (e.hasUnsent()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -405,6 +508,10 @@ public final class QpContext implements AutoCloseable {
      */
     private void awaitEndings() {
         long deadline = System.nanoTime() + ENDINGS_WAIT.toNanos();
+        if (loop.inLoop()) {
+            drive(() -> lingering == 0, deadline);
+            return;
+        }
         try {
             while (thread.call(() -> lingering) > 0 && System.nanoTime() < deadline) {
                 Thread.sleep(2);
@@ -424,6 +531,17 @@ public final class QpContext implements AutoCloseable {
         }
     }
 
+    /**
+     * Refuses a call from another thread than the one that drives the loop of a context
+     * {@linkplain #openOnCallingThread opened on the calling thread}: it would wait for a loop nobody turns.
+     */
+    void checkDriver(String what) {
+        if (thread.isAdopted() && !loop.inLoop()) {
+            throw new IllegalStateException(what + " on " + Thread.currentThread().getName() + ": this context's loop is"
+                    + " driven by " + thread.thread().getName() + ", which opened it; call from that thread");
+        }
+    }
+
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("context is closed");
@@ -440,6 +558,7 @@ public final class QpContext implements AutoCloseable {
         if (closed) {
             return;
         }
+        checkDriver("close()");
         closed = true;
         List<QpListener> open;
         synchronized (listeners) {

@@ -396,6 +396,27 @@ final class QpEngine implements CompletionHandler {
         }
     }
 
+    /**
+     * Whether this queue pair holds something the kernel has not taken yet: a work request or receive posted and
+     * not taken, a frame not handed to a subflow (flow control may be holding it), a resend, an acknowledgement
+     * owed at the end of the turn, or bytes a subflow's sender still has to send. Loop thread only.
+     */
+    boolean hasUnsent() {
+        if (state != QpState.RTS || liveSubflows == 0) {
+            return false;
+        }
+        if (qp.sendRing.peek() >= 0 || qp.receiveRing.peek() >= 0 || cursor != ledger.tail || resendHead < resendTail
+                || endOfTurnQueued) {
+            return true;
+        }
+        for (Subflow s : subflows) {
+            if (s != null && !s.dead && s.sender.hasUnsent()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Messages (MSNs) a work request takes: a long WRITE one per message-sized piece, a READ per piece of each sink. */
     private long messagesOf(int op, SgeList local) {
         if (op == WorkRequest.RDMA_READ) {

@@ -59,12 +59,28 @@ public final class QpListener implements AutoCloseable {
     /**
      * {@return the next queue pair whose first subflow finished its handshake, in RTS, or null if none came within
      * {@code timeout}}
+     * On the thread that drives the context's loop (a context {@linkplain QpContext#openOnCallingThread opened on
+     * the calling thread}, or a {@link QpContext#runOnLoop} job) it turns the loop while it waits, which is what
+     * runs the handshakes.
      *
      * @param timeout how long to wait
      * @throws InterruptedException if the calling thread is interrupted while waiting
      */
     public QueuePair accept(Duration timeout) throws InterruptedException {
-        return ready.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        if (!loop.inLoop()) {
+            return ready.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        QueuePair qp;
+        while ((qp = ready.poll()) == null) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException("interrupted while accepting on " + address);
+            }
+            if (!context.turn(deadline)) {
+                return null;
+            }
+        }
+        return qp;
     }
 
     /** {@return how many connections were refused or dropped during their handshake so far} */

@@ -296,14 +296,26 @@ public final class QueuePair implements AutoCloseable {
     }
 
     /**
-     * Waits up to {@code timeout} for a completion, spinning briefly and then parking in short steps.
+     * Waits up to {@code timeout} for a completion, spinning briefly and then parking in short steps; on the
+     * thread that drives the context's loop (a {@link QpContext#runOnLoop} job, or a context
+     * {@linkplain QpContext#openOnCallingThread opened on the calling thread}) it turns the loop while it waits.
      *
      * @return false if none came in time
      * @param into the holder to fill
      * @param timeout how long to wait at most
+     * @throws IllegalStateException on the loop's thread inside one of its handlers or tasks, where the loop cannot
+     *                               be turned
      */
     public boolean await(WorkCompletion into, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
+        if (loop.inLoop()) {
+            while (!poll(into)) {
+                if (!context.turn(deadline)) {
+                    return false;
+                }
+            }
+            return true;
+        }
         int spins = 0;
         while (!poll(into)) {
             if (System.nanoTime() - deadline >= 0) {
@@ -390,6 +402,7 @@ public final class QueuePair implements AutoCloseable {
         if (loop.inLoop()) {
             return task.get();
         }
+        context.checkDriver("this queue pair's control path");
         CompletableFuture<T> f = new CompletableFuture<>();
         loop.execute(() -> {
             try {

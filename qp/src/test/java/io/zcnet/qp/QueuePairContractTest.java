@@ -9,16 +9,23 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.zcnet.buffer.Access;
+import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.LoopIdle;
 
+import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -142,6 +149,95 @@ abstract class QueuePairContractTest {
         }
         try (QpPair p = new QpPair(engine(), config(), MIB)) {
             assertFalse(p.clientContext.isBusyPolling(), "a context sleeps when idle unless told otherwise");
+        }
+    }
+
+    @Test
+    void aContextDrivenByTheThreadThatOpenedItConnectsAcceptsAndCarriesEveryKindOfWork() throws Exception {
+        EventLoopConfig busy = EventLoopConfig.defaults().withEngine(engine()).withIdle(LoopIdle.yielding());
+        QpConfig config = config();
+        int bytes = MIB + 7;
+        WorkRequest wr = new WorkRequest();
+        try (Arena arena = Arena.ofShared();
+             QpContext peer = QpContext.open(engine());
+             QpContext driven = QpContext.openOnCallingThread(busy);
+             QpListener peerListener = peer.listen(new InetSocketAddress("127.0.0.1", 0), config);
+             QpListener drivenListener = driven.listen(new InetSocketAddress("127.0.0.1", 0), config)) {
+            assertTrue(driven.isDrivenByCallingThread() && driven.isBusyPolling());
+            assertFalse(peer.isDrivenByCallingThread());
+            MemoryRegion mine = driven.register(arena.allocate(4L * MIB, 4096), Access.ALL);
+            MemoryRegion theirs = peer.register(arena.allocate(4L * MIB, 4096), Access.ALL);
+
+            // This thread connects: its waits turn the driven loop, the peer's loop thread answers.
+            QueuePair out = driven.connect(peerListener.address(), config);
+            QueuePair outPeer = peerListener.accept(QpPair.WAIT);
+            assertNotNull(outPeer);
+            fill(mine, 0, bytes, 1);
+            assertTrue(outPeer.postReceive(10, theirs.localKey(), 0, bytes));
+            assertTrue(out.postSend(wr.send(1, mine.localKey(), 0, bytes)));
+            assertSuccess(next(out), 1, WorkCompletion.OP_SEND, bytes); // acknowledged: the peer has it all
+            assertSuccess(next(outPeer), 10, WorkCompletion.OP_RECV, bytes);
+            assertFilled(theirs, 0, bytes, 1);
+            fill(mine, 0, bytes, 2);
+            assertTrue(out.postSend(wr.write(2, mine.localKey(), 0, bytes, theirs.remoteKey(), MIB)));
+            assertSuccess(next(out), 2, WorkCompletion.OP_RDMA_WRITE, bytes);
+            assertFilled(theirs, MIB, bytes, 2);
+            fill(theirs, 2 * MIB, bytes, 3);
+            assertTrue(out.postSend(wr.read(3, mine.localKey(), 2 * MIB, bytes, theirs.remoteKey(), 2 * MIB)));
+            assertSuccess(next(out), 3, WorkCompletion.OP_RDMA_READ, bytes);
+            assertFilled(mine, 2 * MIB, bytes, 3);
+
+            // The peer connects from a thread of its own while this one accepts, which runs the handshake.
+            CompletableFuture<QueuePair> connecting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return peer.connect(drivenListener.address(), config);
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            QueuePair in = drivenListener.accept(QpPair.WAIT);
+            assertNotNull(in, "this thread's accept ran the handshake");
+            QueuePair inPeer = connecting.get(30, TimeUnit.SECONDS);
+            fill(theirs, 0, bytes, 4);
+            assertTrue(in.postReceive(20, mine.localKey(), 0, bytes));
+            assertTrue(inPeer.postSend(wr.sendWithImmediate(4, theirs.localKey(), 0, bytes, 0x1234)));
+            WorkCompletion received = next(in);
+            assertSuccess(received, 20, WorkCompletion.OP_RECV, bytes);
+            assertEquals(0x1234, received.immediate());
+            assertFilled(mine, 0, bytes, 4);
+            // The peer's SEND completes on this side's acknowledgement, which leaves only while this thread turns
+            // its loop: a thread that drives its context waits for anything by driving it.
+            WorkCompletion sent = new WorkCompletion();
+            long deadline = System.nanoTime() + QpPair.WAIT.toNanos();
+            while (!inPeer.poll(sent) && System.nanoTime() < deadline) {
+                driven.progress(TimeUnit.MILLISECONDS.toNanos(1));
+            }
+            assertSuccess(sent, 4, WorkCompletion.OP_SEND, bytes);
+
+            // Nothing that would wait for the loop is taken from another thread: nobody would turn it.
+            String driver = Thread.currentThread().getName();
+            CompletableFuture<List<String>> refusals = CompletableFuture.supplyAsync(() -> List.of(
+                    assertThrows(IllegalStateException.class, () -> driven.connect(peerListener.address(), config))
+                            .getMessage(),
+                    assertThrows(IllegalStateException.class, out::statistics).getMessage(),
+                    assertThrows(IllegalStateException.class, driven::close).getMessage()));
+            for (String message : refusals.get(30, TimeUnit.SECONDS)) {
+                assertTrue(message.contains(driver), "the refusal names the driving thread: " + message);
+            }
+            assertEquals(QpState.RTS, out.state(), "refusals change nothing");
+
+            // Posted and flushed, a SEND reaches the peer while this thread turns nothing at all.
+            fill(mine, 0, bytes, 5);
+            assertTrue(outPeer.postReceive(11, theirs.localKey(), 0, bytes));
+            assertTrue(out.postSend(wr.send(5, mine.localKey(), 0, bytes)));
+            assertTrue(driven.flush(QpPair.WAIT.toNanos()), "everything was handed to the kernel");
+            assertSuccess(next(outPeer), 11, WorkCompletion.OP_RECV, bytes);
+            assertFilled(theirs, 0, bytes, 5);
+            Throwable offThread = assertThrows(java.util.concurrent.CompletionException.class,
+                    () -> CompletableFuture.runAsync(() -> driven.flush(0)).join()).getCause();
+            assertTrue(offThread instanceof IllegalStateException, "only the driving thread may flush: " + offThread);
+            out.close();
+            in.close();
         }
     }
 

@@ -297,6 +297,15 @@ public final class FrameSender implements AutoCloseable {
         return zeroCopyMode;
     }
 
+    /**
+     * {@return whether some frame offered has not been taken by the kernel yet: queued, or in a send whose
+     * completion has not come} Frames the kernel took but still reads from (zero-copy notifications due) do not
+     * count: they leave whoever drives the loop.
+     */
+    public boolean hasUnsent() {
+        return sending || unbatched != tail;
+    }
+
     /** {@return how many frames are queued or in flight and not yet reported sent} */
     public int held() {
         return (int) (tail - released);
