@@ -1,5 +1,6 @@
 package io.zcnet.collective;
 
+import io.zcnet.qp.QpConfig;
 import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QueuePair;
 import io.zcnet.ring.EngineKind;
@@ -10,6 +11,7 @@ import io.zcnet.ring.LoopJob;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -81,6 +83,8 @@ public final class Communicator implements AutoCloseable {
     private final int size;
     private final CommunicatorConfig config;
     private final QpContext context;
+    /** The thread that joined: with {@link CommunicatorConfig#busyPoll()}, the only one that drives the rank. */
+    private final Thread driver;
     private final Staging staging;
     private final Links links;
     private final Ring ring;
@@ -101,6 +105,7 @@ public final class Communicator implements AutoCloseable {
         this.size = size;
         this.config = config;
         this.context = context;
+        this.driver = Thread.currentThread();
         this.staging = staging;
         this.links = new Links(rank, context, byRank, config.timeout().toNanos());
         for (Link l : links.all()) {
@@ -158,7 +163,14 @@ public final class Communicator implements AutoCloseable {
         Staging staging = null;
         try {
             EventLoopConfig loop = EventLoopConfig.defaults().withEngine(config.engine());
-            context = QpContext.open(config.busyPoll() ? loop.withIdle(LoopIdle.yielding()) : loop);
+            if (config.busyPoll()) {
+                // Nothing turns between this thread's calls, so no heartbeat: silence cannot mean a dead peer.
+                config = config.withQueuePairs(config.queuePairs().withTimeouts(config.queuePairs().handshakeTimeout(),
+                        Duration.ofMillis(QpConfig.MAX_SILENCE_MILLIS)));
+                context = QpContext.openOnCallingThread(loop.withIdle(LoopIdle.yielding()));
+            } else {
+                context = QpContext.open(loop);
+            }
             staging = new Staging(context, rank, size, config.slots(), config.slotBytes());
             Link[] links;
             try (RendezvousClient client = RendezvousClient.join(store, rank, size, deadline)) {
@@ -765,8 +777,8 @@ public final class Communicator implements AutoCloseable {
     private void perform(int schedule, long bytes, MemorySegment a, MemorySegment b) throws CollectiveException {
         call.schedule = schedule;
         long limit = config.loopThreadBytes();
-        boolean here = limit == 0 || bytes > limit || a != null && !context.loopCanAccess(a)
-                || b != null && !context.loopCanAccess(b);
+        boolean here = !context.isDrivenByCallingThread() && (limit == 0 || bytes > limit
+                || a != null && !context.loopCanAccess(a) || b != null && !context.loopCanAccess(b));
         links.run(call, here);
     }
 
@@ -839,6 +851,10 @@ public final class Communicator implements AutoCloseable {
     }
 
     private void enter() {
+        if (context.isDrivenByCallingThread() && Thread.currentThread() != driver) {
+            throw new IllegalStateException("a busy-polling communicator is driven by the thread that joined it, "
+                    + driver.getName() + "; call it there, not on " + Thread.currentThread().getName());
+        }
         if (!busy.compareAndSet(false, true)) {
             throw new IllegalStateException("another thread is running an operation of this communicator");
         }

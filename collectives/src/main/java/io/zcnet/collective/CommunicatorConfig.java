@@ -35,11 +35,16 @@ import java.time.Duration;
  *                          caller): each wait of its rounds is then one wake-up of one thread, where the
  *                          caller's thread would wait for the loop thread to wake it. 0: every operation runs
  *                          on the caller's thread
- * @param busyPoll          whether the rank's threads poll instead of sleeping: the loop thread never blocks in
- *                          the kernel, and an operation's waits (on the loop thread or the caller's) poll and
- *                          yield the core between polls, as MPI's progress engines do. Each round and hand-off
- *                          of a latency-bound operation then costs no wake-up, at the price of the rank's
- *                          threads taking every core the scheduler gives them, also between operations
+ * @param busyPoll          whether the rank polls instead of sleeping, as MPI's progress engines do: the thread
+ *                          that joins drives the rank's loop itself ({@link io.zcnet.qp.QpContext#openOnCallingThread},
+ *                          no loop thread), and an operation's waits poll and yield the core between polls, so
+ *                          each round of a latency-bound operation costs no wake-up and no second thread competes
+ *                          for the core. Only the joining thread may then call the communicator; between its calls
+ *                          nothing turns and no heartbeat goes out, so its queue pairs take the longest silence
+ *                          timeout ({@link QpConfig#MAX_SILENCE_MILLIS}) and a vanished peer shows as a connection
+ *                          error or as {@code timeout}. Every rank must choose the same (the shorter silence
+ *                          timeout of two peers applies). Operations also reduce on that thread, between its polls:
+ *                          for latency, not for the bandwidth of large messages
  */
 public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePairs, int slots, int slotBytes,
         Duration timeout, Duration connectTimeout, InetAddress listenAddress, boolean hostStore,
@@ -187,9 +192,10 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     }
 
     /**
-     * {@return this configuration with the rank's threads polling or sleeping when idle}
+     * {@return this configuration with the rank polling on the joining thread, or sleeping when idle}
      *
-     * @param on true: poll and yield the core between polls ({@link #busyPoll()}); false: sleep until woken
+     * @param on true: the joining thread drives the rank, polling and yielding the core between polls
+     *           ({@link #busyPoll()}); false: a loop thread drives it, and every thread sleeps until woken
      */
     public CommunicatorConfig withBusyPoll(boolean on) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,

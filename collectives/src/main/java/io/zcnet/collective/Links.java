@@ -54,6 +54,8 @@ final class Links {
     private Thread caller;
     /** Whether the running operation runs on the loop thread, which then waits by running the loop. */
     private boolean onLoop;
+    /** Whether the thread that joined drives the loop itself: then every wait of it runs the loop. */
+    private final boolean drivenByCaller;
 
     /** @param byRank the link to each rank, null at {@code rank} */
     Links(int rank, QpContext context, Link[] byRank, long timeoutNanos) {
@@ -62,6 +64,7 @@ final class Links {
         this.byRank = byRank;
         this.timeoutNanos = timeoutNanos;
         this.busyPoll = context.isBusyPolling();
+        this.drivenByCaller = context.isDrivenByCallingThread();
         List<Link> present = new ArrayList<>();
         for (Link l : byRank) {
             if (l != null) {
@@ -115,6 +118,11 @@ final class Links {
                 operation.run();
             } else {
                 context.runOnLoop(operation);
+                if (drivenByCaller) {
+                    // Nothing turns this rank's loop until its next call: what the operation posted for its peers
+                    // (its last messages, the acknowledgements they wait for) must be in the kernel before it returns.
+                    context.flush(timeoutNanos);
+                }
             }
         } catch (CollectiveException | RuntimeException e) {
             throw e;
@@ -196,8 +204,8 @@ final class Links {
             if (caller.isInterrupted()) {
                 throw fail(-1, "the calling thread was interrupted (" + pending() + ")", null);
             }
-            if (onLoop) {
-                // The loop thread itself: one turn handles the posts just made, or waits in the kernel, or
+            if (onLoop || drivenByCaller) {
+                // The loop's own thread: one turn handles the posts just made, or waits in the kernel, or
                 // when busy-polling looks without waiting and gives the core away if nothing came.
                 if (busyPoll) {
                     if (context.progress(0) == 0) {

@@ -33,9 +33,12 @@ final class Mesh {
         InetAddress host = config.listenAddress() != null ? config.listenAddress() : store.localAddress();
         Link[] links = new Link[size];
         List<QueuePair> opened = new ArrayList<>();
+        // A rank whose own thread drives its loop keeps it turning while the store round waits: its hello, its
+        // acknowledgements and its peers' handshakes move only then.
+        Runnable turn = context.isDrivenByCallingThread() ? () -> context.progress(0) : null;
         try (QpListener listener = context.listen(new InetSocketAddress(host, 0), config.queuePairs())) {
             RankCard mine = new RankCard(listener.address(), staging.inbox.remoteKey(), staging.slots, staging.slotBytes);
-            byte[][] blobs = store.exchange(mine.encode(), deadline);
+            byte[][] blobs = store.exchange(mine.encode(), deadline, turn);
             RankCard[] cards = new RankCard[size];
             for (int r = 0; r < size; r++) {
                 cards[r] = RankCard.decode(blobs[r], r);
@@ -57,7 +60,7 @@ final class Mesh {
                 links[peer] = new Link(peer, qp, staging, cards[peer].inboxKey(), staging.areaOf(rank, peer));
                 links[peer].postReceives();
             }
-            store.exchange(new byte[0], deadline);
+            store.exchange(new byte[0], deadline, turn);
             return links;
         } catch (IOException | RuntimeException e) {
             for (QueuePair qp : opened) {

@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One rank's connection to the {@link RendezvousServer} (whose javadoc has the wire format): joins, then
@@ -19,6 +20,8 @@ final class RendezvousClient implements AutoCloseable {
     private static final long RETRY_MILLIS = 50;
     /** How long past its deadline a rank waits for the store to explain a failed round. */
     private static final int REPORT_GRACE_MILLIS = 2000;
+    /** How often a wait for the store's answer lets the caller's {@code whileWaiting} run. */
+    static final int WAIT_SLICE_MILLIS = 2;
 
     private final Socket socket;
     private final InetSocketAddress store;
@@ -70,10 +73,14 @@ final class RendezvousClient implements AutoCloseable {
     /**
      * Sends {@code mine} and returns every rank's blob, in rank order. Waits a little past {@code deadline}:
      * the store, whose deadline passes about when this one does, then has the time to say which ranks are
-     * missing, a better error than a timeout of this side.
+     * missing, a better error than a timeout of this side. Until the store answers, {@code whileWaiting} (if not
+     * null) runs every {@link #WAIT_SLICE_MILLIS} ms or so: a rank whose own thread drives its queue pairs keeps
+     * them turning, so what its peers wait for from it before they reach this round still leaves.
      */
-    byte[][] exchange(byte[] mine, long deadline) throws IOException {
-        socket.setSoTimeout(Math.max(1, millisLeft(deadline, store)) + REPORT_GRACE_MILLIS);
+    byte[][] exchange(byte[] mine, long deadline, Runnable whileWaiting) throws IOException {
+        int patience = Math.max(1, millisLeft(deadline, store)) + REPORT_GRACE_MILLIS;
+        long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(patience);
+        socket.setSoTimeout(whileWaiting == null ? patience : WAIT_SLICE_MILLIS);
         try {
             try {
                 out.writeInt(mine.length);
@@ -82,7 +89,21 @@ final class RendezvousClient implements AutoCloseable {
             } catch (IOException sendFailed) {
                 throw verdictOr(sendFailed);
             }
-            if (in.readUnsignedByte() != RendezvousServer.OK) {
+            int verdict;
+            while (true) {
+                try {
+                    verdict = in.readUnsignedByte(); // one byte: a timeout cannot cut it in half
+                    break;
+                } catch (SocketTimeoutException notYet) {
+                    if (whileWaiting == null || System.nanoTime() - giveUp >= 0) {
+                        throw notYet;
+                    }
+                    whileWaiting.run();
+                }
+            }
+            // The store sends the round at once after its verdict.
+            socket.setSoTimeout(Math.max(1, (int) TimeUnit.NANOSECONDS.toMillis(giveUp - System.nanoTime())));
+            if (verdict != RendezvousServer.OK) {
                 throw new IOException("the rendezvous at " + store + " failed: " + in.readUTF());
             }
             byte[][] all = new byte[size][];

@@ -94,6 +94,10 @@ abstract class CollectiveContractTest {
                     everyOperation(new Matrix(c, arena), size);
                 }
             });
+            // A busy-polling rank is driven by the thread that joined: a call from any other is refused, at once
+            // and changing nothing (closing the group below still takes every rank through a barrier).
+            IllegalStateException refused = assertThrows(IllegalStateException.class, group.ranks[1]::barrier);
+            assertTrue(refused.getMessage().contains("rank-1"), refused.getMessage());
         }
     }
 

@@ -16,7 +16,8 @@ import java.util.concurrent.TimeoutException;
 /**
  * N ranks as threads of this JVM, each with a communicator (and a queue-pair context, so a loop thread) of
  * its own, formed through a rendezvous store on loopback: the fixture of the collective tests. {@link #run}
- * runs a body on every rank at once, as N processes would, and fails with the first rank's failure.
+ * runs a body on every rank at once, as N processes would, and fails with the first rank's failure. Each rank
+ * keeps one thread for everything, joining included, as a busy-polling rank needs (its joining thread drives it).
  */
 final class RankGroup implements AutoCloseable {
     static final Duration WAIT = Duration.ofSeconds(60);
@@ -28,22 +29,26 @@ final class RankGroup implements AutoCloseable {
     }
 
     final Communicator[] ranks;
-    private final ExecutorService threads;
+    /** One thread per rank, so each rank's calls all come from the thread that joined. */
+    private final ExecutorService[] threads;
 
-    private RankGroup(Communicator[] ranks, ExecutorService threads) {
+    private RankGroup(Communicator[] ranks, ExecutorService[] threads) {
         this.ranks = ranks;
         this.threads = threads;
     }
 
     static RankGroup start(int size, EventLoopConfig.Choice engine, CommunicatorConfig config) throws Exception {
-        ExecutorService threads = Executors.newFixedThreadPool(size, Thread.ofPlatform().name("rank-", 0).factory());
+        ExecutorService[] threads = new ExecutorService[size];
+        for (int r = 0; r < size; r++) {
+            threads[r] = Executors.newSingleThreadExecutor(Thread.ofPlatform().name("rank-" + r).factory());
+        }
         CommunicatorConfig each = config.withEngine(engine).withHostStore(false);
         try (RendezvousServer store = RendezvousServer.start(new InetSocketAddress("127.0.0.1", 0), size,
                 config.connectTimeout())) {
             List<Future<Communicator>> joining = new ArrayList<>();
             for (int r = 0; r < size; r++) {
                 int rank = r;
-                joining.add(threads.submit(() -> Communicator.rendezvous(rank, size, store.address(), each)));
+                joining.add(threads[r].submit(() -> Communicator.rendezvous(rank, size, store.address(), each)));
             }
             Communicator[] ranks = new Communicator[size];
             Exception failure = null;
@@ -70,8 +75,9 @@ final class RankGroup implements AutoCloseable {
     /** Runs {@code body} on every rank at once and waits for all; throws the first failure, by rank. */
     void run(Body body) throws Exception {
         List<Future<?>> running = new ArrayList<>();
-        for (Communicator c : ranks) {
-            running.add(threads.submit(() -> {
+        for (int r = 0; r < ranks.length; r++) {
+            Communicator c = ranks[r];
+            running.add(threads[r].submit(() -> {
                 body.run(c);
                 return null;
             }));
@@ -104,14 +110,16 @@ final class RankGroup implements AutoCloseable {
     @Override
     public void close() throws Exception {
         List<Future<?>> closing = new ArrayList<>();
-        for (Communicator c : ranks) {
-            if (c != null) {
-                closing.add(threads.submit(c::close));
+        for (int r = 0; r < ranks.length; r++) {
+            if (ranks[r] != null) {
+                closing.add(threads[r].submit(ranks[r]::close));
             }
         }
         for (Future<?> f : closing) {
             f.get(WAIT.toSeconds(), TimeUnit.SECONDS);
         }
-        threads.shutdownNow();
+        for (ExecutorService t : threads) {
+            t.shutdownNow();
+        }
     }
 }

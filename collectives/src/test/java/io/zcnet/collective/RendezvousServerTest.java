@@ -35,8 +35,8 @@ class RendezvousServerTest {
                 rounds.add(0, threads.submit(() -> {
                     long deadline = System.nanoTime() + 20_000_000_000L;
                     try (RendezvousClient c = RendezvousClient.join(server.address(), rank, size, deadline)) {
-                        return new byte[][][] {c.exchange(new byte[] {(byte) rank, 1}, deadline),
-                            c.exchange(new byte[rank], deadline)};
+                        return new byte[][][] {c.exchange(new byte[] {(byte) rank, 1}, deadline, null),
+                            c.exchange(new byte[rank], deadline, null)};
                     }
                 }));
             }
@@ -54,12 +54,37 @@ class RendezvousServerTest {
     }
 
     @Test
+    void aRankThatWaitsForTheRoundKeepsRunningItsWaitingWorkAndStillGetsEveryBlob() throws Exception {
+        ExecutorService late = Executors.newSingleThreadExecutor();
+        try (RendezvousServer server = RendezvousServer.start(ANY, 2, Duration.ofSeconds(20))) {
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            try (RendezvousClient early = RendezvousClient.join(server.address(), 0, 2, deadline)) {
+                Future<byte[][]> second = late.submit(() -> {
+                    Thread.sleep(300); // the first rank waits this long for the round
+                    try (RendezvousClient c = RendezvousClient.join(server.address(), 1, 2, deadline)) {
+                        return c.exchange(new byte[] {1}, deadline, null);
+                    }
+                });
+                int[] turns = new int[1];
+                byte[][] got = early.exchange(new byte[] {0}, deadline, () -> turns[0]++);
+                assertArrayEquals(new byte[] {0}, got[0]);
+                assertArrayEquals(new byte[] {1}, got[1]);
+                assertArrayEquals(new byte[] {1}, second.get()[1]);
+                assertTrue(turns[0] >= 300 / RendezvousClient.WAIT_SLICE_MILLIS / 4,
+                        "the waiting work ran " + turns[0] + " times in about 300 ms");
+            }
+        } finally {
+            late.shutdownNow();
+        }
+    }
+
+    @Test
     void aRankThatNeverJoinsIsNamedWhenTheTimeoutPasses() throws Exception {
         try (RendezvousServer server = RendezvousServer.start(ANY, 3, Duration.ofMillis(500))) {
             long deadline = System.nanoTime() + 10_000_000_000L;
             try (RendezvousClient c = RendezvousClient.join(server.address(), 0, 3, deadline);
                  RendezvousClient d = RendezvousClient.join(server.address(), 2, 3, deadline)) {
-                IOException e = assertThrows(IOException.class, () -> c.exchange(new byte[1], deadline));
+                IOException e = assertThrows(IOException.class, () -> c.exchange(new byte[1], deadline, null));
                 assertTrue(e.getMessage().contains("ranks [1] did not join"), e::getMessage);
             }
             assertTrue(server.await(Duration.ofSeconds(10)));
@@ -73,7 +98,7 @@ class RendezvousServerTest {
             long deadline = System.nanoTime() + 10_000_000_000L;
             try (RendezvousClient c = RendezvousClient.join(server.address(), 0, 2, deadline)) {
                 RendezvousClient.join(server.address(), 1, 2, deadline).close();
-                IOException e = assertThrows(IOException.class, () -> c.exchange(new byte[1], deadline));
+                IOException e = assertThrows(IOException.class, () -> c.exchange(new byte[1], deadline, null));
                 assertTrue(e.getMessage().contains("ranks [1] left"), e::getMessage);
             }
         }
@@ -93,7 +118,7 @@ class RendezvousServerTest {
             }
             long deadline = System.nanoTime() + 10_000_000_000L;
             try (RendezvousClient c = RendezvousClient.join(server.address(), 0, 1, deadline)) {
-                assertArrayEquals(new byte[] {7}, c.exchange(new byte[] {7}, deadline)[0]);
+                assertArrayEquals(new byte[] {7}, c.exchange(new byte[] {7}, deadline, null)[0]);
             }
         }
     }
@@ -104,7 +129,7 @@ class RendezvousServerTest {
             long deadline = System.nanoTime() + 10_000_000_000L;
             try (RendezvousClient c = RendezvousClient.join(server.address(), 1, 3, deadline);
                  RendezvousClient d = RendezvousClient.join(server.address(), 1, 3, deadline)) {
-                IOException e = assertThrows(IOException.class, () -> c.exchange(new byte[1], deadline));
+                IOException e = assertThrows(IOException.class, () -> c.exchange(new byte[1], deadline, null));
                 assertTrue(e.getMessage().contains("two processes joined as rank 1"), e::getMessage);
             }
         }

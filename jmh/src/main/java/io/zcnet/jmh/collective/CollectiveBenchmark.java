@@ -89,39 +89,53 @@ public class CollectiveBenchmark {
         communicators = new Communicator[ranks];
         inputs = new MemorySegment[ranks];
         outputs = new MemorySegment[ranks];
+        for (int r = 0; r < ranks; r++) {
+            inputs[r] = arena.allocate(bytes, 64);
+            outputs[r] = arena.allocate(bytes, 64);
+        }
         try (RendezvousServer store = RendezvousServer.start(new InetSocketAddress("127.0.0.1", 0), ranks,
                 Duration.ofSeconds(60))) {
             List<CompletableFuture<Communicator>> joining = new ArrayList<>();
-            for (int r = 0; r < ranks; r++) {
+            for (int r = 1; r < ranks; r++) {
                 int rank = r;
-                joining.add(CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return Communicator.rendezvous(rank, ranks, store.address(), config);
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }, Thread.ofPlatform()::start));
+                CompletableFuture<Communicator> joined = new CompletableFuture<>();
+                joining.add(joined);
+                Thread t = Thread.ofPlatform().name("rank-" + r).unstarted(() -> rank(rank, store.address(), config, joined));
+                rankThreads[r] = t.threadId();
+                others.add(t);
+                t.start();
             }
-            for (int r = 0; r < ranks; r++) {
-                communicators[r] = joining.get(r).get(60, TimeUnit.SECONDS);
-                inputs[r] = arena.allocate(bytes, 64);
-                outputs[r] = arena.allocate(bytes, 64);
+            // Every rank joins on the thread that calls it (rank 0 on this one, the benchmark's): a busy-polling
+            // rank is driven by the thread that joined.
+            communicators[0] = Communicator.rendezvous(0, ranks, store.address(), config);
+            for (int r = 1; r < ranks; r++) {
+                communicators[r] = joining.get(r - 1).get(60, TimeUnit.SECONDS);
             }
         }
-        for (int r = 1; r < ranks; r++) {
-            int rank = r;
-            Thread t = Thread.ofPlatform().name("rank-" + r).unstarted(() -> loop(rank));
-            rankThreads[r] = t.threadId();
-            others.add(t);
-            t.start();
+    }
+
+    /** Rank {@code rank} on its own thread: joins, calls the operation until rank 0 aborts at the end of the trial, leaves. */
+    private void rank(int rank, InetSocketAddress store, CommunicatorConfig config, CompletableFuture<Communicator> joined) {
+        Communicator c;
+        try {
+            c = Communicator.rendezvous(rank, ranks, store, config);
+        } catch (Exception | Error e) {
+            joined.completeExceptionally(e);
+            return;
+        }
+        joined.complete(c);
+        try {
+            loop(c, rank);
+        } finally {
+            c.close();
         }
     }
 
     /** Ranks 1.. call the operation until rank 0 aborts the communicator at the end of the trial. */
-    private void loop(int rank) {
+    private void loop(Communicator c, int rank) {
         try {
             while (true) {
-                call(rank);
+                call(c, rank);
             }
         } catch (CollectiveException expected) {
             // rank 0 left: the trial is over
@@ -131,7 +145,7 @@ public class CollectiveBenchmark {
     @Benchmark
     public int operation() throws CollectiveException {
         operations++;
-        return call(0);
+        return call(communicators[0], 0);
     }
 
     @Setup(Level.Iteration)
@@ -156,13 +170,12 @@ public class CollectiveBenchmark {
         }
     }
 
-    private int call(int rank) throws CollectiveException {
+    private int call(Communicator c, int rank) throws CollectiveException {
         if (rank == 0 && allocatedBefore < 0) {
             rankThreads[0] = Thread.currentThread().threadId();
             allocatedBefore = rankThreadsAllocated();
             operationsBefore = operations;
         }
-        Communicator c = communicators[rank];
         MemorySegment in = inputs[rank];
         MemorySegment out = outputs[rank];
         switch (operation) {
@@ -183,9 +196,6 @@ public class CollectiveBenchmark {
         communicators[0].abort();
         for (Thread t : others) {
             t.join(Duration.ofSeconds(60));
-        }
-        for (int r = 1; r < ranks; r++) {
-            communicators[r].close();
         }
         arena.close();
     }
