@@ -44,12 +44,24 @@ class ProcessRanksTest {
     @EnumSource(names = {"NIO", "URING"})
     void ranksInSeparateProcessesAgreeAndAKilledRankFailsEveryOtherNamingIt(EventLoopConfig.Choice engine)
             throws Exception {
+        killOneOfFour(engine, false);
+    }
+
+    /** The same with busy-polling ranks, which have no loop thread: only their own calls notice the kill. */
+    @ParameterizedTest
+    @EnumSource(names = {"NIO", "URING"})
+    void busyPollingRanksInSeparateProcessesAgreeAndAKilledRankFailsEveryOtherNamingIt(EventLoopConfig.Choice engine)
+            throws Exception {
+        killOneOfFour(engine, true);
+    }
+
+    private static void killOneOfFour(EventLoopConfig.Choice engine, boolean busyPoll) throws Exception {
         assumeUsable(engine);
         InetSocketAddress store = freeAddress();
         try (Ranks ranks = new Ranks()) {
             List<Ranks.Child> children = new ArrayList<>();
             for (int r = 0; r < SIZE; r++) {
-                children.add(ranks.start(r, store, engine));
+                children.add(ranks.start(r, store, engine, busyPoll));
             }
             for (Ranks.Child child : children) {
                 assertEquals("rank " + child.rank + " ok", child.lines.poll(90, TimeUnit.SECONDS));
@@ -97,11 +109,13 @@ class ProcessRanksTest {
         record Child(int rank, Process process, BlockingQueue<String> lines) {
         }
 
-        Child start(int rank, InetSocketAddress store, EventLoopConfig.Choice engine) throws IOException {
+        Child start(int rank, InetSocketAddress store, EventLoopConfig.Choice engine, boolean busyPoll)
+                throws IOException {
             List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp", System.getProperty("java.class.path"),
                     RankProcess.class.getName(), String.valueOf(rank), String.valueOf(SIZE),
-                    store.getAddress().getHostAddress() + ":" + store.getPort(), engine.name());
+                    store.getAddress().getHostAddress() + ":" + store.getPort(), engine.name(),
+                    String.valueOf(busyPoll));
             Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             processes.add(p);
             BlockingQueue<String> lines = new LinkedBlockingQueue<>();

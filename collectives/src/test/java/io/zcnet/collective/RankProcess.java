@@ -25,7 +25,7 @@ public final class RankProcess {
         InetSocketAddress store = new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1]));
         EventLoopConfig.Choice engine = EventLoopConfig.Choice.valueOf(args[3]);
         CommunicatorConfig config = CommunicatorConfig.defaults().withEngine(engine)
-                .withTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(60));
+                .withTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(60)).withBusyPoll(Boolean.parseBoolean(args[4]));
         int exit;
         try (Communicator c = Communicator.rendezvous(rank, size, store, config); Arena arena = Arena.ofConfined()) {
             exit = verify(c, arena) ? loop(c, arena) : 1;
