@@ -387,7 +387,7 @@ final class QpEngine implements CompletionHandler {
         } else if (op == WorkRequest.RDMA_READ) {
             local.nameByRemoteKeys();
         }
-        long seq = ledger.append(op, wr.workRequestId, wr.signaled, wr.immediate, wr.rkey, wr.remoteOffset, 0, 0);
+        long seq = ledger.append(op, wr.workRequestId, wr.signaled, wr.lazy, wr.immediate, wr.rkey, wr.remoteOffset, 0, 0);
         if (early >= 0 || state == QpState.ERROR) {
             ledger.earlyStatus[ledger.slot(seq)] = early >= 0 ? early : WorkCompletion.FLUSH_ERROR;
             if (early >= 0) {
@@ -593,9 +593,9 @@ final class QpEngine implements CompletionHandler {
         // segmenter can be begun (and say how many messages and frames it has) before anything is claimed.
         ledger.firstMsn[i] = flow.nextMsn();
         ledger.rsn[i] = flow.nextReceiveSequence();
-        // A signaled request is waited for; an unsignaled one only once this side runs short of send queue
-        // or message window, which the peer cannot see. The rest is acknowledged lazily.
-        ledger.ackRequest[i] = kind != WorkRequest.RDMA_READ && (ledger.signaled[i]
+        // A signaled request is waited for, unless signaled lazily; an unsignaled or lazy one only once this side
+        // runs short of send queue or message window, which the peer cannot see. The rest is acknowledged lazily.
+        ledger.ackRequest[i] = kind != WorkRequest.RDMA_READ && (ledger.signaled[i] && !ledger.lazy[i]
                 || ledger.userEntries * 2 >= config.sendQueueDepth() || flow.unacknowledged() * 2 >= framing.messageWindow());
         beginSegmenter(fresh, i);
         int n = fresh.messageCount();
@@ -784,7 +784,7 @@ final class QpEngine implements CompletionHandler {
                 return;
             }
             ledger.nextLocal().clear().add(source.segment(), readRequest.regionOffset(), readRequest.length());
-            ledger.append(SendLedger.READ_RESPONSE, 0, false, 0, 0, 0, readRequest.sinkRkey(), readRequest.sinkOffset());
+            ledger.append(SendLedger.READ_RESPONSE, 0, false, false, 0, 0, 0, readRequest.sinkRkey(), readRequest.sinkOffset());
         }
     }
 

@@ -26,12 +26,16 @@ import java.lang.foreign.ValueLayout;
  *  8  length u32                                 20  (pad)
  * 12  lkey   u32
  * </pre>
+ * {@code signaled}: 0 unsignaled, 1 signaled, 2 signaled lazily ({@link WorkRequest#signaledLazily()}).
  */
 final class QueueEntries {
     static final int COMPLETION_ENTRY = 32;
     private static final int SEND_HEADER = 32;
     private static final int RECEIVE_HEADER = 16;
     private static final int SGE = 16;
+    private static final int UNSIGNALED = 0;
+    private static final int SIGNALED = 1;
+    private static final int SIGNALED_LAZILY = 2;
 
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED;
@@ -54,7 +58,7 @@ final class QueueEntries {
     static void writeSend(MemorySegment m, long at, WorkRequest wr) {
         m.set(U64, at, wr.workRequestId);
         m.set(U8, at + 8, (byte) wr.opcode);
-        m.set(U8, at + 9, (byte) (wr.signaled ? 1 : 0));
+        m.set(U8, at + 9, (byte) (!wr.signaled ? UNSIGNALED : wr.lazy ? SIGNALED_LAZILY : SIGNALED));
         m.set(U32, at + 12, wr.immediate);
         m.set(U32, at + 16, wr.rkey);
         m.set(U64, at + 24, wr.remoteOffset);
@@ -68,7 +72,9 @@ final class QueueEntries {
     static void readSend(MemorySegment m, long at, WorkRequest into, SgeList sges) {
         into.workRequestId = m.get(U64, at);
         into.opcode = m.get(U8, at + 8);
-        into.signaled = m.get(U8, at + 9) != 0;
+        int signal = m.get(U8, at + 9);
+        into.signaled = signal != UNSIGNALED;
+        into.lazy = signal == SIGNALED_LAZILY;
         into.immediate = m.get(U32, at + 12);
         into.rkey = m.get(U32, at + 16);
         into.remoteOffset = m.get(U64, at + 24);

@@ -19,6 +19,8 @@ final class SendLedger {
     final long[] workRequestId;
     final int[] kind;
     final boolean[] signaled;
+    /** Signaled, but with its acknowledgement left to the peer's next frame ({@link WorkRequest#signaledLazily()}). */
+    final boolean[] lazy;
     final int[] immediate;
     /**
      * The local elements: the source of a SEND or WRITE, the sinks of a READ (named by their remote keys once
@@ -68,6 +70,7 @@ final class SendLedger {
         workRequestId = new long[capacity];
         kind = new int[capacity];
         signaled = new boolean[capacity];
+        lazy = new boolean[capacity];
         immediate = new int[capacity];
         local = SgeList.table(capacity, maxSge);
         length = new int[capacity];
@@ -111,12 +114,14 @@ final class SendLedger {
      * Appends an entry, whose elements {@link #nextLocal()} holds, and returns its sequence number; the caller
      * checked {@link #isFull()}.
      */
-    long append(int entryKind, long id, boolean isSignaled, int imm, int key, long keyOffset, int sinkKey, long sinkAt) {
+    long append(int entryKind, long id, boolean isSignaled, boolean isLazy, int imm, int key, long keyOffset, int sinkKey,
+            long sinkAt) {
         long seq = tail++;
         int i = slot(seq);
         kind[i] = entryKind;
         workRequestId[i] = id;
         signaled[i] = isSignaled;
+        lazy[i] = isLazy;
         immediate[i] = imm;
         length[i] = (int) local[i].byteSize();
         rkey[i] = key;

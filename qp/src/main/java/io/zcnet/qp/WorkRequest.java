@@ -45,6 +45,8 @@ public final class WorkRequest {
     long workRequestId;
     int opcode = -1;
     boolean signaled;
+    /** Signaled, but its acknowledgement not asked for: {@link #signaledLazily()}. */
+    boolean lazy;
     int immediate;
     /** The elements by local key, offset and length; their total is the message's length. */
     final SgeList sges = new SgeList(QpConfig.MAX_SGE);
@@ -239,6 +241,22 @@ public final class WorkRequest {
      */
     public WorkRequest unsignaled() {
         this.signaled = false;
+        this.lazy = false;
+        return this;
+    }
+
+    /**
+     * A completion on success, as a signaled request has, but not hurried: the peer acknowledges it as it does
+     * an unsignaled one, on its next frame to this side (or at once when this side's queue or window runs half
+     * full), instead of with a frame of its own. For streams in which the peer answers anyway, such as a
+     * collective's exchanges, where the completion is needed back only well before what it frees runs out;
+     * without such an answer it comes with a later signaled request's acknowledgement, or the next heartbeat's.
+     *
+     * @return this holder
+     */
+    public WorkRequest signaledLazily() {
+        this.signaled = true;
+        this.lazy = true;
         return this;
     }
 
@@ -253,6 +271,7 @@ public final class WorkRequest {
         this.remoteOffset = remoteOffset;
         this.immediate = immediate;
         this.signaled = true;
+        this.lazy = false;
         return this;
     }
 
@@ -290,7 +309,7 @@ public final class WorkRequest {
     @Override
     public String toString() {
         return "WorkRequest[" + opcodeName(opcode) + " wr=" + workRequestId + " local=" + sges + " remote=0x"
-                + Integer.toHexString(rkey) + "@" + remoteOffset + " imm=" + immediate + (signaled ? "" : " unsignaled")
+                + Integer.toHexString(rkey) + "@" + remoteOffset + " imm=" + immediate + (signaled ? lazy ? " signaled lazily" : "" : " unsignaled")
                 + "]";
     }
 }

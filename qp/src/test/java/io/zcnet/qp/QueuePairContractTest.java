@@ -242,6 +242,59 @@ abstract class QueuePairContractTest {
     }
 
     @Test
+    void lazilySignaledWritesCompleteOnThePeersNextFrameWithNoAcknowledgementFrameOfTheirOwn() throws Exception {
+        // A long silence timeout: no heartbeat (and no acknowledgement riding on one) within the test.
+        QpConfig config = config().withTimeouts(config().handshakeTimeout(), Duration.ofSeconds(60));
+        try (QpPair p = new QpPair(engine(), config, MIB)) {
+            WorkRequest wr = new WorkRequest();
+            fill(p.clientRegion, 0, 8 * 100, 9);
+            fill(p.serverRegion, MIB / 2, 64, 10);
+            assertTrue(p.client.postReceive(50, p.clientRegion.localKey(), MIB / 2, 64));
+            // The server's frames so far: the handshake's acknowledgements, and now one for the receive's credit.
+            long framesBefore = settledFrames(p.server);
+            for (int i = 0; i < 8; i++) {
+                assertTrue(p.client.postSend(wr.write(i, p.clientRegion.localKey(), i * 100L, 100,
+                        p.serverRegion.remoteKey(), i * 100L).signaledLazily()));
+            }
+            Thread.sleep(200); // every WRITE lands meanwhile, and nothing asked the server to acknowledge it
+            assertFilled(p.serverRegion, 0, 8 * 100, 9);
+            assertEquals(framesBefore, settledFrames(p.server), "lazily signaled WRITEs drew no acknowledgement frame");
+            WorkCompletion early = new WorkCompletion();
+            assertFalse(p.client.poll(early), "nothing acknowledged them yet: " + early);
+
+            // The server's next frame, a SEND, takes the acknowledgement of all eight along.
+            assertTrue(p.server.postSend(wr.send(60, p.serverRegion.localKey(), MIB / 2, 64)));
+            int writes = 0;
+            for (WorkCompletion wc : next(p.client, 9)) { // the two queues' completions interleave as they come
+                if (wc.opcode() == WorkCompletion.OP_RECV) {
+                    assertSuccess(wc, 50, WorkCompletion.OP_RECV, 64);
+                } else {
+                    assertSuccess(wc, writes++, WorkCompletion.OP_RDMA_WRITE, 100);
+                }
+            }
+            assertEquals(8, writes);
+            assertFilled(p.clientRegion, MIB / 2, 64, 10);
+            assertEquals(framesBefore + 2, settledFrames(p.server),
+                    "the SEND and the acknowledgement riding with it, in one sendmsg: no frame apart");
+            assertSuccess(next(p.server), 60, WorkCompletion.OP_SEND, 64);
+        }
+    }
+
+    /** The frames {@code qp} has sent, once they stop changing for a moment. */
+    private static long settledFrames(QueuePair qp) throws InterruptedException {
+        long frames = qp.statistics().subflows().getFirst().frames();
+        for (int i = 0; i < 100; i++) {
+            Thread.sleep(20);
+            long now = qp.statistics().subflows().getFirst().frames();
+            if (now == frames) {
+                return now;
+            }
+            frames = now;
+        }
+        return frames;
+    }
+
+    @Test
     void sendsWaitForCreditsInsteadOfFailing() throws Exception {
         try (QpPair p = new QpPair(engine(), config(), MIB)) {
             WorkRequest wr = new WorkRequest();
