@@ -61,8 +61,10 @@ final class Link {
 
     private long posted;
     private long completed;
-    /** One past the last signaled WRITE posted: while above {@link #completed}, a completion is on its way. */
+    /** One past the last signaled WRITE posted, hurried or lazily: while above {@link #completed}, none more is lazy. */
     private long signaledUpTo;
+    /** One past the last WRITE signaled with its acknowledgement asked for: up to it, completions will come. */
+    private long hurriedUpTo;
     private long arrived;
     private long consumed;
     /** Messages of the running operation sent and consumed on this link: the immediates' index. */
@@ -127,12 +129,19 @@ final class Link {
         long slot = posted % slots;
         request.writeWithImmediate(posted, outboxKey, outboxArea + slot * slotBytes, bytes, peerInboxKey,
                 peerInboxArea + slot * slotBytes, immediate);
-        boolean signal = bytes >= SIGNALED_BYTES
-                || signaledUpTo <= completed && posted + 1 - completed >= Math.max(1, slots / 2);
-        post(signal ? request : request.unsignaled());
+        long outstanding = posted + 1 - completed;
+        // A small WRITE asks for an acknowledgement frame of its own only when the slots are about to run out with
+        // none asked for yet (a one-way stream: a ring, a tree). Before that, one in half the slots is signaled
+        // lazily: its completion rides on the peer's next message, which an exchange sends anyway.
+        boolean hurry = bytes >= SIGNALED_BYTES || hurriedUpTo <= completed && outstanding >= Math.max(1, slots - 1);
+        boolean lazy = !hurry && signaledUpTo <= completed && outstanding >= Math.max(1, slots / 2);
+        post(hurry ? request : lazy ? request.signaledLazily() : request.unsignaled());
         posted++;
-        if (signal) {
+        if (hurry || lazy) {
             signaledUpTo = posted;
+        }
+        if (hurry) {
+            hurriedUpTo = posted;
         }
         operationSent++;
     }
@@ -145,14 +154,15 @@ final class Link {
     }
 
     /**
-     * Makes the WRITEs in flight complete: if the last is unsignaled, a signaled empty WRITE after it (which
-     * consumes no receive of the peer) completes, and with it, every one before.
+     * Makes the WRITEs in flight complete: unless the last asked for its acknowledgement, an empty WRITE that does
+     * (it consumes no receive of the peer) completes, and with it, every one before.
      */
     void flushSends() {
-        if (signaledUpTo < posted) {
+        if (hurriedUpTo < posted) {
             // Its work request id is the last WRITE's, so its completion counts up to `posted`.
             post(request.write(posted - 1, outboxKey, outboxArea, 0, peerInboxKey, peerInboxArea));
             signaledUpTo = posted;
+            hurriedUpTo = posted;
         }
     }
 
