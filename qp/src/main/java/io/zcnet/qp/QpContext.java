@@ -275,7 +275,11 @@ public final class QpContext implements AutoCloseable {
         try {
             long timeoutMillis = config.handshakeTimeout().toMillis() + 5_000;
             if (loop.inLoop()) {
+                // Nobody else turns this loop: a wait that parked would only run out its time.
                 drive(f::isDone, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+                if (!f.isDone()) {
+                    throw new TimeoutException();
+                }
             }
             return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {

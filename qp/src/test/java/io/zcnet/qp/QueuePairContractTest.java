@@ -242,6 +242,18 @@ abstract class QueuePairContractTest {
     }
 
     @Test
+    void aDrivenContextsConnectToAListenerThatNeverAnswersFailsWithTheHandshakeTimeout() throws Exception {
+        QpConfig config = config().withTimeouts(Duration.ofMillis(300), config().silenceTimeout());
+        EventLoopConfig loop = EventLoopConfig.defaults().withEngine(engine());
+        try (ServerSocket silent = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+             QpContext driven = QpContext.openOnCallingThread(loop)) {
+            IOException e = assertThrows(IOException.class, () -> driven.connect(
+                    new InetSocketAddress(silent.getInetAddress(), silent.getLocalPort()), config));
+            assertTrue(e.getMessage().contains("handshake"), e.getMessage());
+        }
+    }
+
+    @Test
     void lazilySignaledWritesCompleteOnThePeersNextFrameWithNoAcknowledgementFrameOfTheirOwn() throws Exception {
         // A long silence timeout: no heartbeat (and no acknowledgement riding on one) within the test.
         QpConfig config = config().withTimeouts(config().handshakeTimeout(), Duration.ofSeconds(60));
