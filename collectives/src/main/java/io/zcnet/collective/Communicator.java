@@ -67,9 +67,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * itself, so a round costs one thread wake-up instead of the two of a caller waiting for the loop thread.
  * It stays on the calling thread when a segment is confined to that thread (the loop thread may not touch
  * it), so segments of a confined arena work too, only slower for small operations. With
- * {@link CommunicatorConfig#busyPoll()} no thread of the rank sleeps: the loop thread and the waiting caller
- * poll and yield the core instead, so no round or hand-off waits for a wake-up, at the price of the cores. A
- * communicator runs one operation at a time: any thread may call, but calls must not overlap (a second
+ * {@link CommunicatorConfig#busyPoll()} the rank has no loop thread: the thread that joined drives it, polling
+ * and yielding the core, so no round waits for a wake-up, at the price of the cores; only that thread may then
+ * call. A communicator runs one operation at a time: any thread may call, but calls must not overlap (a second
  * concurrent call throws {@link IllegalStateException}); what one call wrote happens-before the next call on
  * the same communicator returns. The steady-state data path allocates nothing.
  */

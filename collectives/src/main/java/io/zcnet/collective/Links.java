@@ -220,10 +220,6 @@ final class Links {
                 Thread.onSpinWait();
                 continue;
             }
-            if (busyPoll) {
-                Thread.yield(); // never park: each completion would then wait for this thread's wake-up
-                continue;
-            }
             sleeper = Thread.currentThread();
             if (pollAll()) { // completions that came before the sleeper was set woke nobody
                 sleeper = null;
