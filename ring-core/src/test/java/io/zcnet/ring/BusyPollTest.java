@@ -89,7 +89,12 @@ class BusyPollTest {
         Thread sampler = Thread.ofPlatform().name("busy-job-sampler").start(() -> {
             while (!Thread.currentThread().isInterrupted()) {
                 if (jobRunning.get()) {
-                    callerStates.add(caller.getState());
+                    Thread.State state = caller.getState();
+                    // Kept only if the job still ran after the look: once the last job ends, the caller goes on to
+                    // join this thread, a wait that is not the job's.
+                    if (jobRunning.get()) {
+                        callerStates.add(state);
+                    }
                 }
                 Thread.onSpinWait();
             }
