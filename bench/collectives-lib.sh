@@ -1,5 +1,5 @@
-# Sourced by bench/collectives.sh after lib.sh and rx-lib.sh: four ranks, each in a network namespace of its
-# own, joined by a switch (a Linux bridge in a fifth namespace), every link shaped with tc tbf so that the
+# Sourced by bench/collectives.sh after lib.sh and rx-lib.sh: four ranks (RANKS, 2 to 8, when set), each in a
+# network namespace of its own, joined by a switch (a Linux bridge in a fifth namespace), every link shaped with tc tbf so that the
 # network is the bottleneck; the Gloo and Open MPI peer programs (bench/collectives/) built for it; and how
 # each peer's ranks are started in their namespaces.
 # Defines: coll_ranks, coll_ns (rank k's namespace), coll_addr (rank k's address), coll_switch, coll_hub,
@@ -25,7 +25,8 @@
 # Addresses: only 10.79.0.0/24, only inside these namespaces; every namespace is new and its name carries a
 # random id, so concurrent runs do not meet; coll_cleanup deletes them all (the caller's EXIT trap calls it).
 
-coll_ranks=4
+coll_ranks="${RANKS:-4}"
+[[ "$coll_ranks" =~ ^[2-8]$ ]] || die "RANKS must be 2 to 8, not $coll_ranks"
 coll_id="$(printf '%04x' "$RANDOM")"
 coll_switch="zcco-$coll_id-sw"
 coll_ns=()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Collectives over a shaped network: four ranks, each in a network namespace of its own, joined by a bridge
+# Collectives over a shaped network: four ranks (RANKS), each in a network namespace of its own, joined by a bridge
 # with every rank's link shaped to RATE in both directions (bench/collectives-lib.sh: the topology and why
 # B = RATE). Measured, in the same run and on the same topology:
 #   gloo  Gloo's own TCP transport (Debian's libgloo-dev): allreduce with its ring, ring_chunked and
@@ -36,7 +36,8 @@
 #   default 0.2; the first operation, checked, always runs), LAT_SECONDS (per latency figure, default 2),
 #   LAT_WARMUP (its warm-up, default 3 s, which a JVM's JIT needs), IMPLS (default "gloo mpi"; "zcnet" is added when ZCNET=1), GLOO_OPS (gloo_bench's --ops; default its
 #   five; allreduce:ring_api and allgather:api, Gloo's newer allreduce()/allgather() entry points, can be
-#   added), MPI_OPS (default "allreduce,allgather,reduce_scatter"), MPI_FORCED (default 1: each MPI
+#   added), RANKS (default 4, 2 to 8: with as many ranks as cores, no rank waits for a core, so the latency
+#   is the software's and the links' alone), ONLY_LATENCY (1: the 8-byte latency runs only), MPI_OPS (default "allreduce,allgather,reduce_scatter"), MPI_FORCED (default 1: each MPI
 #   operation runs a second time with the algorithm forced, see below; 0: only Open MPI's own choice),
 #   ZCNET_OPS (the hook's --ops, default "allreduce,allgather,reduce_scatter"), ZCNET_JIT_WARMUP (seconds of
 #   untimed operations of every kind at sizes up to 1 MiB before zcnet's first timed size, default 30: four
@@ -182,17 +183,26 @@ collect() {
   return "$status"
 }
 
-# run_impl IMPL: its bandwidth runs, then its latency run.
+# gloo_collect KIND NAME SECONDS OPS ARGS...: collect KIND of gloo_bench's run NAME of OPS with ARGS.
+gloo_collect() {
+  local kind="$1" name="$2" secs="$3" ops="$4"
+  shift 4
+  mkdir -p "$rx_work/gloo-store"
+  gloo_run="$name"
+  gloo_args=(--ops "$ops" "$@")
+  collect "$kind" coll_spawn "$name" "$secs" gloo_cmd
+}
+
+# run_impl IMPL: its bandwidth runs (unless ONLY_LATENCY=1), then its latency runs.
 run_impl() {
+  if [ "${ONLY_LATENCY:-0}" != 1 ]; then run_bandwidth "$1" || return 1; fi
+  run_latency "$1"
+}
+
+# run_bandwidth IMPL: every operation and size, by the interface in the header.
+run_bandwidth() {
   case "$1" in
-    gloo)
-      mkdir -p "$rx_work/gloo-store"
-      gloo_run=gloo-bw
-      gloo_args=(--ops "$gloo_ops" "${common[@]}")
-      collect RESULT coll_spawn gloo-bw "$run_limit" gloo_cmd || return 1
-      gloo_run=gloo-lat
-      gloo_args=(--ops "allreduce:ring,allreduce:ring_chunked,allreduce:halving_doubling" "${latency[@]}")
-      collect LATENCY coll_spawn gloo-lat 300 gloo_cmd ;;
+    gloo) gloo_collect RESULT gloo-bw "$run_limit" "$gloo_ops" "${common[@]}" ;;
     mpi)
       collect RESULT coll_mpirun mpi-bw "$run_limit" "$coll_build_dir/mpi_bench" --ops "$mpi_ops" "${common[@]}" || return 1
       if [ "$mpi_forced" = 1 ]; then
@@ -201,12 +211,22 @@ run_impl() {
           collect RESULT coll_mpirun "mpi-$op-$algo" "$run_limit" --mca coll_tuned_use_dynamic_rules 1 --mca "$param" "$value" \
             "$coll_build_dir/mpi_bench" --ops "$op" --algo "$algo" "${common[@]}" || return 1
         done
-      fi
-      collect LATENCY coll_mpirun mpi-lat 300 "$coll_build_dir/mpi_bench" --ops allreduce "${latency[@]}" ;;
+      fi ;;
     zcnet)
       zcnet_args=(--ops "$zcnet_ops" --jit-warmup "$zcnet_jit_warmup" "${common[@]}")
       collect RESULT coll_spawn zcnet-bw "$(awk -v l="$run_limit" -v j="$zcnet_jit_warmup" 'BEGIN { printf "%.0f", l + 2 * j }')" \
-        zcnet_cmd || return 1
+        zcnet_cmd ;;
+    *) die "unknown implementation $1 (IMPLS takes gloo, mpi, zcnet)" ;;
+  esac
+}
+
+# run_latency IMPL: the 8-byte allreduce.
+run_latency() {
+  case "$1" in
+    gloo) gloo_collect LATENCY gloo-lat 300 "allreduce:ring,allreduce:ring_chunked,allreduce:halving_doubling" "${latency[@]}" ;;
+    mpi)
+      collect LATENCY coll_mpirun mpi-lat 300 "$coll_build_dir/mpi_bench" --ops allreduce "${latency[@]}" ;;
+    zcnet)
       zcnet_args=(--ops allreduce "${latency[@]}")
       collect LATENCY coll_spawn zcnet-lat 300 zcnet_cmd || return 1
       # Again with every rank's threads polling, as Open MPI's ranks do (mpi_yield_when_idle above).
@@ -225,7 +245,7 @@ echo "# peers: Gloo $(dpkg-query -W -f '${Version}' libgloo-dev 2>/dev/null || e
   "Open MPI $(dpkg-query -W -f '${Version}' openmpi-bin 2>/dev/null || echo '?') (pml ob1, btl tcp,self, mpi_yield_when_idle 1," \
   "mpirun in the switch namespace, ranks started by netns-agent.sh), $(g++ --version | head -n 1)"
 echo "# per size: warm-up ${warmup} s (at least 1 op, checked), timed ${budget} s ($min_iters..$max_iters ops); latency: 8 B, ${lat_seconds} s, at least 100 ops"
-if [[ " $impls " == *" zcnet "* ]]; then
+if [[ " $impls " == *" zcnet "* ]] && [ "${ONLY_LATENCY:-0}" != 1 ]; then
   echo "# zcnet: before its first size, ${zcnet_jit_warmup} s of untimed operations up to 1 MiB for the JIT (--jit-warmup)"
 fi
 echo "# load before: $(uptime)"
