@@ -26,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 
 /**
  * What queue pairs share, the {@code ibv_context} and protection domain of zcnet: one event loop on a
@@ -413,7 +414,7 @@ public final class QpContext implements AutoCloseable {
      * On the thread that owns the loop, turns it until {@code done} or the deadline: whoever waits there is the only
      * one who can make the awaited thing happen.
      */
-    void drive(java.util.function.BooleanSupplier done, long deadlineNanos) {
+    void drive(BooleanSupplier done, long deadlineNanos) {
         while (!done.getAsBoolean()) {
             if (!turn(deadlineNanos)) {
                 return;

@@ -306,10 +306,16 @@ public final class WorkRequest {
         };
     }
 
+    private String signaling() {
+        if (!signaled) {
+            return " unsignaled";
+        }
+        return lazy ? " signaled lazily" : "";
+    }
+
     @Override
     public String toString() {
         return "WorkRequest[" + opcodeName(opcode) + " wr=" + workRequestId + " local=" + sges + " remote=0x"
-                + Integer.toHexString(rkey) + "@" + remoteOffset + " imm=" + immediate + (signaled ? lazy ? " signaled lazily" : "" : " unsignaled")
-                + "]";
+                + Integer.toHexString(rkey) + "@" + remoteOffset + " imm=" + immediate + signaling() + "]";
     }
 }
