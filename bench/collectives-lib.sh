@@ -55,7 +55,8 @@ coll_require() {
   require_package g++ g++
   require_package /usr/include/gloo/config.h libgloo-dev
   require_package mpirun openmpi-bin
-  require_package mpicc libopenmpi-dev
+  # Not mpicc: openmpi-bin already puts that wrapper on the PATH, without the headers it compiles against.
+  require_package "/usr/lib/$(gcc -dumpmachine)/openmpi/include/mpi.h" libopenmpi-dev
 }
 
 # Builds gloo_bench and mpi_bench into coll_build_dir when a source is newer than its binary.
