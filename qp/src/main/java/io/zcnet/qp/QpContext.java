@@ -437,8 +437,9 @@ public final class QpContext implements AutoCloseable {
      * posted, their frames, acknowledgements owed. For the thread that drives the loop ({@link #openOnCallingThread},
      * or a {@link #runOnLoop} job) before it stops calling for a while: what it posted then still reaches the peers,
      * whose calls may be waiting for it, as an MPI rank's eager sends are on the wire when its call returns. Frames
-     * that flow control holds back leave once the peer's acknowledgements come, so that can take a round trip.
-     * Completions are not waited for.
+     * that flow control holds back leave once the peer's acknowledgements come, so that can take a round trip,
+     * which the thread spends asleep in the kernel (yielding instead when the context busy-polls). Completions are
+     * not waited for.
      *
      * @param timeoutNanos how long to try at most
      * @return true if everything was handed over; false if the time ran out first (a peer that stopped taking)
@@ -452,11 +453,22 @@ public final class QpContext implements AutoCloseable {
         long deadline = System.nanoTime() + timeoutNanos;
         while (true) {
             // A turn that handled nothing prepared nothing: what was prepared before it has been submitted.
-            if (loop.poll(0) == 0 && !loop.hasTasks() && !anyUnsent()) {
+            int handled = loop.poll(0);
+            if (handled == 0 && !loop.hasTasks() && !anyUnsent()) {
                 return true;
             }
-            if (System.nanoTime() - deadline >= 0) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
                 return false;
+            }
+            if (handled == 0) {
+                // What is left waits for the peer (acknowledgements, credits) or the kernel (a send in flight),
+                // and either comes as a completion: wait for it as the loop would, not by spinning until then.
+                if (isBusyPolling()) {
+                    Thread.yield();
+                } else {
+                    loop.poll(Math.min(left, DRIVE_SLICE_NANOS));
+                }
             }
         }
     }

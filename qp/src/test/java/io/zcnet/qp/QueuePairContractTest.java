@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.zcnet.buffer.Access;
 import io.zcnet.buffer.MemoryRegion;
@@ -18,6 +19,8 @@ import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.LoopIdle;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.lang.foreign.Arena;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -27,6 +30,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -238,6 +242,48 @@ abstract class QueuePairContractTest {
             assertTrue(offThread instanceof IllegalStateException, "only the driving thread may flush: " + offThread);
             out.close();
             in.close();
+        }
+    }
+
+    @Test
+    void aFlushThatWaitsForThePeersCreditSleepsInsteadOfSpinning() throws Exception {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        assumeTrue(threads.isCurrentThreadCpuTimeSupported(), "this JVM cannot tell a thread's CPU time");
+        QpConfig config = config();
+        WorkRequest wr = new WorkRequest();
+        try (Arena arena = Arena.ofShared();
+             QpContext peer = QpContext.open(engine());
+             QpContext driven = QpContext.openOnCallingThread(EventLoopConfig.defaults().withEngine(engine()));
+             QpListener peerListener = peer.listen(new InetSocketAddress("127.0.0.1", 0), config)) {
+            assertFalse(driven.isBusyPolling());
+            MemoryRegion mine = driven.register(arena.allocate(4096), Access.ALL);
+            MemoryRegion theirs = peer.register(arena.allocate(4096), Access.ALL);
+            QueuePair out = driven.connect(peerListener.address(), config);
+            QueuePair outPeer = peerListener.accept(QpPair.WAIT);
+            assertNotNull(outPeer);
+            assertTrue(outPeer.postReceive(1, theirs.localKey(), 0, 64));
+            fill(mine, 0, 128, 7);
+            assertTrue(out.postSend(wr.send(1, mine.localKey(), 0, 64)));
+            assertTrue(out.postSend(wr.send(2, mine.localKey(), 64, 64))); // no receive, no credit: it must wait
+
+            // The peer grants the second credit a while later; until then the flush has nothing to do but wait.
+            long grantAfter = TimeUnit.MILLISECONDS.toNanos(400);
+            long start = System.nanoTime();
+            long cpuBefore = threads.getCurrentThreadCpuTime();
+            CompletableFuture<Boolean> grant = CompletableFuture.supplyAsync(() -> {
+                LockSupport.parkNanos(grantAfter);
+                return outPeer.postReceive(2, theirs.localKey(), 64, 64);
+            });
+            assertTrue(driven.flush(QpPair.WAIT.toNanos()), "both SENDs were handed over once the credit came");
+            long cpu = threads.getCurrentThreadCpuTime() - cpuBefore;
+            long wall = System.nanoTime() - start;
+            assertTrue(grant.get(30, TimeUnit.SECONDS));
+            assertTrue(wall >= grantAfter, "the flush returned before the credit existed: " + wall + " ns");
+            assertTrue(cpu < wall / 2, "the flush spun while it waited: " + TimeUnit.NANOSECONDS.toMillis(cpu)
+                    + " ms of CPU in " + TimeUnit.NANOSECONDS.toMillis(wall) + " ms");
+            assertSuccess(next(outPeer), 1, WorkCompletion.OP_RECV, 64);
+            assertSuccess(next(outPeer), 2, WorkCompletion.OP_RECV, 64);
+            assertFilled(theirs, 0, 128, 7);
         }
     }
 
