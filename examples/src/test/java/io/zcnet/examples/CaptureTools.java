@@ -14,8 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * What the tests of the Wireshark dissector need from the machine: Linux, root (to capture), tcpdump and
- * tshark, which are installed with apt-get when missing (after {@code apt-get update} if the first try
- * fails), once per JVM; and a way to run them.
+ * tshark ({@link DebianPackages}: installed when missing), looked at once per JVM; and a way to run them.
  */
 final class CaptureTools {
 
@@ -42,11 +41,10 @@ final class CaptureTools {
                 unavailable = "capturing on loopback needs Linux";
             } else if (!run(List.of("id", "-u"), 10).strip().equals("0")) {
                 unavailable = "needs root to capture with tcpdump (and to install it)";
-            } else if (!works("tcpdump", "--version") || !works("tshark", "--version")) {
-                String apt = install();
-                if (!works("tcpdump", "--version") || !works("tshark", "--version")) {
-                    unavailable = "tcpdump or tshark is missing and `apt-get install -y tshark tcpdump` did not help: " + apt;
-                }
+            } else {
+                String missing = DebianPackages.ensure(() -> works("tcpdump", "--version") && works("tshark", "--version"),
+                        "tshark", "tcpdump");
+                unavailable = missing == null ? null : "tcpdump or tshark: " + missing;
             }
         }
         return unavailable;
@@ -82,21 +80,5 @@ final class CaptureTools {
         } catch (IOException | InterruptedException e) {
             return false;
         }
-    }
-
-    /** {@code apt-get install -y tshark tcpdump}, after {@code apt-get update} if the first try fails; its last words. */
-    private static String install() throws Exception {
-        List<String> install = List.of("env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "tshark", "tcpdump");
-        Process p = new ProcessBuilder(install).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (p.waitFor() != 0) {
-            new ProcessBuilder("apt-get", "update").redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
-            p = new ProcessBuilder(install).redirectErrorStream(true).start();
-            out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            p.waitFor();
-        }
-        String[] lines = out.strip().split("\n");
-        return lines[lines.length - 1];
     }
 }

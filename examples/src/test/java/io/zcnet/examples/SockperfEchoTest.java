@@ -171,10 +171,16 @@ class SockperfEchoTest {
         }
     }
 
+    /** Skips the calling test, with the reason, unless sockperf runs here (installed when missing, as root). */
+    private static void assumeSockperf() {
+        String missing = DebianPackages.ensure(() -> Files.isExecutable(SOCKPERF), "sockperf");
+        assumeTrue(missing == null, "sockperf at " + SOCKPERF + ": " + missing);
+    }
+
     @ParameterizedTest
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
     void realSockperfPingPongGetsReplies(EventLoopConfig.Choice engine) throws Exception {
-        assumeTrue(Files.isExecutable(SOCKPERF), "sockperf not installed at " + SOCKPERF + " (apt-get install sockperf)");
+        assumeSockperf();
         try (EchoServer server = start(engine)) {
             String output = sockperf(server, "ping-pong");
             Matcher valid = Pattern.compile("\\[Valid Duration\\].*ReceivedMessages=(\\d+)").matcher(output);
@@ -189,7 +195,7 @@ class SockperfEchoTest {
     @ParameterizedTest
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
     void realSockperfThroughputRuns(EventLoopConfig.Choice engine) throws Exception {
-        assumeTrue(Files.isExecutable(SOCKPERF), "sockperf not installed at " + SOCKPERF + " (apt-get install sockperf)");
+        assumeSockperf();
         try (EchoServer server = start(engine)) {
             String output = sockperf(server, "throughput");
             Matcher rate = Pattern.compile("Message Rate is (\\d+)").matcher(output);
