@@ -271,7 +271,10 @@ abstract class QueuePairContractTest {
             long start = System.nanoTime();
             long cpuBefore = threads.getCurrentThreadCpuTime();
             CompletableFuture<Boolean> grant = CompletableFuture.supplyAsync(() -> {
-                LockSupport.parkNanos(grantAfter);
+                long until = System.nanoTime() + grantAfter;
+                for (long left = grantAfter; left > 0; left = until - System.nanoTime()) {
+                    LockSupport.parkNanos(left); // may return early: waits out the rest
+                }
                 return outPeer.postReceive(2, theirs.localKey(), 64, 64);
             });
             assertTrue(driven.flush(QpPair.WAIT.toNanos()), "both SENDs were handed over once the credit came");
