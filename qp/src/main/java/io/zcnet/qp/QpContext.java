@@ -10,6 +10,7 @@ import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.EventLoopThread;
+import io.zcnet.ring.LoopIdle;
 import io.zcnet.ring.LoopJob;
 
 import java.io.IOException;
@@ -49,6 +50,8 @@ public final class QpContext implements AutoCloseable {
 
     private final EventLoopThread thread;
     private final EventLoop loop;
+    /** How the loop's thread idles when it busy-polls; null when it sleeps in the kernel instead. */
+    private final LoopIdle idle;
     private final MemoryRegistry registry = new MemoryRegistry(MemoryRegistry.MAX_CAPACITY);
     private final BufferPool pool;
     private final BufferRing bufferRing;
@@ -80,6 +83,7 @@ public final class QpContext implements AutoCloseable {
         }
         this.thread = t;
         this.loop = t.loop();
+        this.idle = loopConfig.idle();
         if (adopt) {
             loop.poll(0); // the opening thread owns the loop from here on: inLoop() holds for it alone
         }
@@ -438,8 +442,8 @@ public final class QpContext implements AutoCloseable {
      * or a {@link #runOnLoop} job) before it stops calling for a while: what it posted then still reaches the peers,
      * whose calls may be waiting for it, as an MPI rank's eager sends are on the wire when its call returns. Frames
      * that flow control holds back leave once the peer's acknowledgements come, so that can take a round trip,
-     * which the thread spends asleep in the kernel (yielding instead when the context busy-polls). Completions are
-     * not waited for.
+     * which the thread spends asleep in the kernel (or idling as {@link EventLoopConfig#withIdle} says, when the
+     * context busy-polls). Completions are not waited for.
      *
      * @param timeoutNanos how long to try at most
      * @return true if everything was handed over; false if the time ran out first (a peer that stopped taking)
@@ -457,17 +461,16 @@ public final class QpContext implements AutoCloseable {
             if (handled == 0 && !loop.hasTasks() && !anyUnsent()) {
                 return true;
             }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
+            if (System.nanoTime() - deadline >= 0) {
                 return false;
             }
             if (handled == 0) {
                 // What is left waits for the peer (acknowledgements, credits) or the kernel (a send in flight),
                 // and either comes as a completion: wait for it as the loop would, not by spinning until then.
-                if (isBusyPolling()) {
-                    Thread.yield();
+                if (idle != null) {
+                    idle.idle(0);
                 } else {
-                    loop.poll(Math.min(left, DRIVE_SLICE_NANOS));
+                    turn(deadline);
                 }
             }
         }
