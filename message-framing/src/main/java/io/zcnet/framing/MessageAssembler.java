@@ -231,6 +231,53 @@ public final class MessageAssembler {
      *                                  local region with LOCAL_WRITE holding its range
      */
     public boolean postReceive(long workRequestId, SgeList sges) {
+        checkReceive(workRequestId, sges);
+        if (!completionReserved()) {
+            return false;
+        }
+        if (failure.isSet() && !failure.owesFlush()) {
+            return completions.offer(workRequestId, CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
+        }
+        return receives.offer(workRequestId, sges);
+    }
+
+    /**
+     * {@return the empty list of the next receive, to fill in place with pieces named by local keys and then post
+     * with {@link #postClaimedReceive}; null when {@link #postReceive(long, SgeList)} would return false for want
+     * of room} For a caller that reads receives from a ring of its own: it spares {@code postReceive}'s copy of
+     * the list. Claiming again before posting hands out the same list, emptied again.
+     */
+    public SgeList claimReceive() {
+        return completionReserved() ? receives.claim() : null;
+    }
+
+    /**
+     * Posts the receive whose list {@link #claimReceive()} handed out, as {@link #postReceive(long, SgeList)}
+     * posts a list: checked and resolved in place, completed with {@link CompletionStatus#FLUSH_ERROR} in ERROR.
+     *
+     * @param workRequestId reported in the receive's completion
+     * @return false, posting nothing and giving the list back, if the room the claim saw was taken since
+     * @throws IllegalArgumentException as {@link #postReceive(long, SgeList)}; nothing is posted, and the claim
+     *                                  stays open
+     * @throws IllegalStateException if no list was claimed since the last receive was posted
+     */
+    public boolean postClaimedReceive(long workRequestId) {
+        SgeList sges = receives.claimed();
+        checkReceive(workRequestId, sges);
+        if (!completionReserved()) {
+            receives.unclaim(); // room taken since the claim (a READ's response expected in between)
+            return false;
+        }
+        if (failure.isSet() && !failure.owesFlush()) {
+            receives.unclaim();
+            return completions.offer(workRequestId, CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
+        }
+        receives.post(workRequestId);
+        return true;
+    }
+
+    /** Checks a receive's pieces as verbs checks an ibv_post_recv(3) list, and resolves them in place. */
+    private void checkReceive(long workRequestId, SgeList sges) {
         if (sges == null || sges.count() < 1 || sges.count() > maxReceiveSge) {
             throw new IllegalArgumentException("receive " + workRequestId + " has " + (sges == null ? 0 : sges.count())
                     + " scatter elements; this queue pair takes 1.." + maxReceiveSge);
@@ -248,13 +295,6 @@ public final class MessageAssembler {
                         + " is memory, not a registered region named by key");
             }
         }
-        if (!completionReserved()) {
-            return false;
-        }
-        if (failure.isSet() && !failure.owesFlush()) {
-            return completions.offer(workRequestId, CompletionStatus.FLUSH_ERROR, -1, 0, 0, -1);
-        }
-        return receives.offer(workRequestId, sges);
     }
 
     /**

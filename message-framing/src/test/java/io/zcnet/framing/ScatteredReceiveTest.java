@@ -207,4 +207,72 @@ class ScatteredReceiveTest {
         assertTrue(assembler.postReceive(2, new SgeList(2).add(left.localKey(), 0, 0).add(right.localKey(), 4096, 0)),
                 "pieces of 0 bytes, even at a region's end: a receive for 0-byte messages");
     }
+
+    @Test
+    void receivesFilledInPlaceLandAsCopiedOnesDo() {
+        SplittableRandom random = new SplittableRandom(31);
+        for (int msn = 0; msn < 200; msn++) {
+            resetRegions();
+            SgeList pieces = randomPieces(random);
+            if (msn % 2 == 0) {
+                assertTrue(assembler.postReceive(msn, pieces));
+            } else {
+                assembler.claimReceive().add(right.localKey(), 7, 1); // given up: claiming again empties it
+                SgeList claimed = assembler.claimReceive();
+                assertTrue(claimed != null && claimed.count() == 0, "an empty list to fill");
+                for (int i = 0; i < pieces.count(); i++) {
+                    claimed.add(pieces.key(i), pieces.offset(i), pieces.length(i));
+                }
+                assertTrue(assembler.postClaimedReceive(msn));
+                pieces.resolve(registry, Access.LOCAL_WRITE); // for assertScattered, which tells regions apart
+            }
+            int length = (int) (pieces.byteSize() == 0 ? 0 : random.nextLong(pieces.byteSize() + 1));
+            byte[] payload = TestFrames.pattern(length, msn);
+            for (byte[] frame : TestFrames.all(segmenter.beginSend(msn & 0xFFFF, msn, MemorySegment.ofArray(payload), 0, length))) {
+                assertEquals(MessageAssembler.ACCEPTED, assembler.onFrame(TestFrames.heap(frame), 0, frame.length));
+            }
+            assertReceived(msn, CompletionStatus.SUCCESS, length);
+            assertScattered(pieces, payload);
+        }
+    }
+
+    @Test
+    void aReceiveFilledInPlaceIsCheckedAsAPostedListIsAndPostsNothingWhenRefused() {
+        IllegalStateException unclaimed = assertThrows(IllegalStateException.class, () -> assembler.postClaimedReceive(1));
+        assertTrue(unclaimed.getMessage().contains("no receive claimed"), unclaimed.getMessage());
+        assembler.claimReceive().add(left.localKey(), 0, 8).add(left.localKey(), 4090, 8);
+        IllegalArgumentException bounds = assertThrows(IllegalArgumentException.class, () -> assembler.postClaimedReceive(1));
+        assertTrue(bounds.getMessage().contains("element 1") && bounds.getMessage().contains("OUT_OF_BOUNDS"), bounds.getMessage());
+        assertEquals(0, assembler.postedReceives());
+        assertThrows(IllegalArgumentException.class, () -> assembler.postClaimedReceive(1), "the claim stays open, the list as it was");
+        assertEquals(0, assembler.claimReceive().count(), "claimed again: emptied");
+        assertThrows(IllegalArgumentException.class, () -> assembler.postClaimedReceive(1), "no piece");
+        assembler.claimReceive().add(left.segment(), 0, 8);
+        assertThrows(IllegalArgumentException.class, () -> assembler.postClaimedReceive(1), "memory, not a key");
+        assembler.claimReceive().add(right.localKey(), 0, 64);
+        assertTrue(assembler.postClaimedReceive(2));
+        assertEquals(1, assembler.postedReceives());
+        assertThrows(IllegalStateException.class, () -> assembler.postClaimedReceive(3), "posted: the claim is spent");
+
+        for (int id = 3; id <= 17; id++) {
+            assembler.claimReceive().add(left.localKey(), 64L * id, 64);
+            assertTrue(assembler.postClaimedReceive(id));
+        }
+        assertEquals(16, assembler.postedReceives());
+        assertEquals(null, assembler.claimReceive(), "the receive queue is full");
+        assertThrows(IllegalStateException.class, () -> assembler.postClaimedReceive(18));
+    }
+
+    @Test
+    void aReceiveFilledInPlaceAfterAFailureCompletesWithAFlushError() {
+        assembler.claimReceive().add(left.localKey(), 0, 64);
+        assertTrue(assembler.postClaimedReceive(1));
+        assembler.failTransport();
+        assertReceived(1, CompletionStatus.FLUSH_ERROR, 0);
+        assembler.claimReceive().add(left.localKey(), 0, 64);
+        assertTrue(assembler.postClaimedReceive(2));
+        assertReceived(2, CompletionStatus.FLUSH_ERROR, 0);
+        assertEquals(0, assembler.postedReceives());
+        assertThrows(IllegalStateException.class, () -> assembler.postClaimedReceive(3), "flushed: the claim is spent");
+    }
 }

@@ -94,7 +94,6 @@ final class QpEngine implements CompletionHandler {
     private final MemorySegment scratch;
     private final WorkRequest taken = new WorkRequest();
     /** The elements of the receive being taken from the receive ring. */
-    private final SgeList receiving;
 
     private final SendLedger ledger;
     private final byte[] frameSubflow = new byte[FRAME_RING];
@@ -161,7 +160,6 @@ final class QpEngine implements CompletionHandler {
         this.again = new Segmenter(framing);
         this.scratch = arena.allocate(64, 8);
         this.ledger = new SendLedger(Integer.highestOneBit(config.sendQueueDepth() + window - 1) * 2, config.maxSendSge());
-        this.receiving = new SgeList(config.maxReceiveSge());
         this.receiveIds = new long[config.receiveQueueDepth()];
         this.subflows = new Subflow[config.maxSubflows()];
         this.tickNanos = config.silenceTimeout().toNanos() / 4;
@@ -325,10 +323,14 @@ final class QpEngine implements CompletionHandler {
                 continue;
             }
             long index = receivesPosted;
+            SgeList into = assembler.claimReceive();
+            if (into == null) {
+                return;
+            }
             boolean posted;
             try {
-                QueueEntries.readReceive(m, at, receiving);
-                posted = assembler.postReceive(index, receiving);
+                QueueEntries.readReceive(m, at, into);
+                posted = assembler.postClaimedReceive(index);
             } catch (IllegalArgumentException refused) {
                 if (!completion(id, WorkCompletion.LOCAL_PROTECTION_ERROR, WorkCompletion.OP_RECV, 0, false, 0)) {
                     return;
