@@ -350,6 +350,36 @@ final class QpEngine implements CompletionHandler {
         scheduleEndOfTurn();
     }
 
+    /**
+     * A one-piece receive posted on the loop thread with nothing ahead of it in the receive ring: posted to the
+     * assembler at once, as {@link #takeReceives} would post it on its next turn, without the round through the
+     * ring. False when it must take the ring after all (receives wait there, the queue is full, the queue pair
+     * failed, or the registry refuses the piece), which then treats it as any other.
+     */
+    boolean postReceiveOnLoop(long id, int lkey, long offset, int length) {
+        if (closed || state == QpState.ERROR || qp.receiveRing.peek() >= 0) {
+            return false;
+        }
+        SgeList into = assembler.claimReceive();
+        if (into == null) {
+            return false;
+        }
+        long index = receivesPosted;
+        try {
+            into.add(lkey, offset, length);
+            if (!assembler.postClaimedReceive(index)) {
+                return false;
+            }
+        } catch (IllegalArgumentException refused) {
+            return false; // the ring's way reports it: a completion in error, and the queue pair fails
+        }
+        receiveIds[(int) index & (receiveIds.length - 1)] = id;
+        receivesPosted++;
+        ackDue = true;
+        scheduleEndOfTurn();
+        return true;
+    }
+
     private void takeWorkRequests() {
         SpscRing sq = qp.sendRing;
         long at;

@@ -182,7 +182,9 @@ public final class QueuePair implements AutoCloseable {
      * Posts a receive of up to {@code length} bytes at {@code offset} of the local region {@code lkey}
      * (which needs LOCAL_WRITE): a receive of one element. Each posted receive is one credit for the peer's
      * SENDs and WRITEs with immediate. A bad key or range completes the receive with LOCAL_PROTECTION_ERROR
-     * and fails the queue pair, as verbs do.
+     * and fails the queue pair, as verbs do. On the loop thread (a completion listener, a
+     * {@link QpContext#runOnLoop} job) a receive with none waiting ahead of it in the ring is posted at once,
+     * without the round through the ring.
      *
      * @return false if the receive queue is full
      * @param workRequestId reported in the receive's completion
@@ -197,6 +199,9 @@ public final class QueuePair implements AutoCloseable {
             throw new IllegalArgumentException("receive range " + offset + "+" + length + " is negative");
         }
         checkOpen();
+        if (loop.inLoop() && engine.postReceiveOnLoop(workRequestId, lkey, offset, length)) {
+            return true;
+        }
         long at = receiveRing.claim();
         if (at < 0) {
             return false;

@@ -683,6 +683,69 @@ abstract class QueuePairContractTest {
     }
 
     @Test
+    void receivesPostedOnTheLoopThreadKeepPostingOrderWithThoseTheRingHoldsAndABadOneStillFailsTheQueuePair()
+            throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            // Posted on the loop thread, receives go straight to the receive queue until it is full; the rest
+            // wait in the ring, and must still be consumed after the first ones.
+            int first = config().receiveQueueDepth() + 3;
+            int total = first + 40;
+            p.serverContext.runOnLoop(() -> {
+                for (int i = 0; i < first; i++) {
+                    assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), 100L * i, 100), "receive " + i);
+                }
+            });
+            // Then each completion reposts its receive from the completion listener, on the loop thread.
+            AtomicInteger completed = new AtomicInteger();
+            List<String> wrong = new java.util.concurrent.CopyOnWriteArrayList<>();
+            CompletableFuture<Integer> badReceive = new CompletableFuture<>();
+            WorkCompletion wc = new WorkCompletion();
+            p.server.onCompletions(() -> {
+                while (p.server.poll(wc)) {
+                    long id = wc.workRequestId();
+                    if (id == -1) {
+                        badReceive.complete(wc.status());
+                        continue;
+                    }
+                    int n = completed.getAndIncrement();
+                    long slot = id < first ? id : id - first;
+                    if (!wc.isSuccess() || id != n || wc.byteCount() != 100) {
+                        wrong.add("completion " + n + ": " + wc);
+                        continue;
+                    }
+                    try {
+                        assertFilled(p.serverRegion, 100L * slot, 100, id);
+                    } catch (AssertionError e) {
+                        wrong.add("receive " + id + ": " + e.getMessage());
+                    }
+                    long next = id + first;
+                    if (next < total && !p.server.postReceive(next, p.serverRegion.localKey(), 100L * slot, 100)) {
+                        wrong.add("receive " + next + " refused");
+                    }
+                    if (id == total - 1) {
+                        p.server.postReceive(-1, p.serverRegion.localKey() ^ 0x5A5A0000, 0, 10);
+                    }
+                }
+            });
+            WorkRequest wr = new WorkRequest();
+            for (int i = 0; i < total; i++) {
+                fill(p.clientRegion, 100L * i, 100, i);
+                assertTrue(p.client.postSend(wr.send(i, p.clientRegion.localKey(), 100L * i, 100)));
+                if (i >= config().sendQueueDepth() - 1) {
+                    assertSuccess(next(p.client), i + 1 - config().sendQueueDepth(), WorkCompletion.OP_SEND, 100);
+                }
+            }
+            for (int i = total + 1 - config().sendQueueDepth(); i < total; i++) {
+                assertSuccess(next(p.client), i, WorkCompletion.OP_SEND, 100);
+            }
+            assertEquals(WorkCompletion.LOCAL_PROTECTION_ERROR, badReceive.get(QpPair.WAIT.toSeconds(), TimeUnit.SECONDS));
+            assertEquals(List.of(), wrong);
+            assertEquals(total, completed.get());
+            awaitState(p.server, QpState.ERROR);
+        }
+    }
+
+    @Test
     void aPathThatCannotJoinIsReportedAndTheQueuePairRunsOnTheOthers() throws Exception {
         try (QpPair p = new QpPair(engine(), config(), MIB)) {
             InetSocketAddress nobody;
