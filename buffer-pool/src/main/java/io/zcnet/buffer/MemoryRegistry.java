@@ -255,6 +255,25 @@ public final class MemoryRegistry {
         return check(region, offset, length, requiredAccess);
     }
 
+    /**
+     * {@return the region of {@code lkey} if {@link #checkLocal} would pass the access, else null} The one lookup
+     * a work request's element needs on the data path; {@code checkLocal} tells why one was refused.
+     *
+     * @param lkey the local key, as a work request names it
+     * @param offset byte offset into the region
+     * @param length number of bytes
+     * @param requiredAccess {@link Access} flags needed; 0 for a local read (a send from the region)
+     * @throws IllegalArgumentException if {@code requiredAccess} has undefined bits
+     */
+    public MemoryRegion resolveLocal(int lkey, long offset, long length, int requiredAccess) {
+        if ((requiredAccess & ~Access.ALL) != 0) {
+            throw new IllegalArgumentException("requiredAccess has undefined bits: " + Access.describe(requiredAccess));
+        }
+        MemoryRegion region = (MemoryRegion) SLOTS.getAcquire(slots, lkey & slotMask); // pairs with register's release
+        return region != null && region.localKey() == lkey && check(region, offset, length, requiredAccess) == AccessStatus.OK
+                ? region : null;
+    }
+
     private static int check(MemoryRegion region, long offset, long length, int requiredAccess) {
         if (!region.isValid() || !region.segment().scope().isAlive()) {
             return AccessStatus.DEREGISTERED;

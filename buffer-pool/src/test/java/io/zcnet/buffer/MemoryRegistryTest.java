@@ -128,6 +128,34 @@ class MemoryRegistryTest {
     }
 
     @Test
+    void resolvingALocalKeyGivesTheRegionExactlyWhenTheCheckPasses() {
+        MemoryRegistry registry = new MemoryRegistry(4);
+        MemoryRegion sendOnly = registry.register(memory.asSlice(0, 1024), 0);
+        MemoryRegion writable = registry.register(memory.asSlice(1024, 1024), Access.LOCAL_WRITE);
+        MemoryRegion gone = registry.register(memory.asSlice(2048, 1024), Access.ALL);
+        registry.deregister(gone);
+        int[] keys = {sendOnly.localKey(), writable.localKey(), writable.remoteKey(), gone.localKey(), 0};
+        long[][] ranges = {{0, 1024}, {1000, 24}, {1000, 25}, {-1, 1}, {0, -1}, {1024, 0}, {Long.MAX_VALUE, 2}};
+        for (int key : keys) {
+            for (long[] r : ranges) {
+                for (int access : new int[] {0, Access.LOCAL_WRITE, Access.REMOTE_READ}) {
+                    int status = registry.checkLocal(key, r[0], r[1], access);
+                    MemoryRegion region = registry.resolveLocal(key, r[0], r[1], access);
+                    String what = Integer.toHexString(key) + " " + r[0] + "+" + r[1] + " access " + access;
+                    if (status == OK) {
+                        assertSame(registry.lookupLocal(key), region, what);
+                    } else {
+                        assertNull(region, what + ": " + AccessStatus.name(status));
+                    }
+                }
+            }
+        }
+        assertSame(writable, registry.resolveLocal(writable.localKey(), 1000, 24, Access.LOCAL_WRITE));
+        assertNull(registry.resolveLocal(sendOnly.localKey(), 0, 1, Access.LOCAL_WRITE));
+        assertThrows(IllegalArgumentException.class, () -> registry.resolveLocal(writable.localKey(), 0, 1, 8));
+    }
+
+    @Test
     void requiredAccessMustBeRemoteRights() {
         MemoryRegistry registry = new MemoryRegistry();
         int rkey = registry.register(memory, Access.ALL).remoteKey();

@@ -225,9 +225,10 @@ public final class SgeList {
             if (states[j] == MEMORY) {
                 continue;
             }
-            int status = registry.checkLocal(keys[j], offsets[j], lengths[j], access);
-            MemoryRegion region = status == AccessStatus.OK ? registry.lookupLocal(keys[j]) : null;
+            MemoryRegion region = registry.resolveLocal(keys[j], offsets[j], lengths[j], access);
             if (region == null) {
+                // Deregistered between the two looks if the second one passes.
+                int status = registry.checkLocal(keys[j], offsets[j], lengths[j], access);
                 states[j] = NAMED;
                 refused = i;
                 return status == AccessStatus.OK ? AccessStatus.DEREGISTERED : status;
