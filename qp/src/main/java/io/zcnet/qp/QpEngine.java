@@ -380,6 +380,28 @@ final class QpEngine implements CompletionHandler {
         return true;
     }
 
+    /**
+     * A work request posted on the loop thread with none waiting in the send ring: entered in the ledger at once,
+     * as {@link #takeWorkRequests} would enter it on its next turn, and sent at the end of this turn, without the
+     * round through the ring. False when it must take the ring after all (requests wait there, the send queue or
+     * the ledger is full, or the queue pair is not sending), which then treats it as any other.
+     */
+    boolean postSendOnLoop(WorkRequest wr) {
+        if (closed || state != QpState.RTS || qp.sendRing.peek() >= 0 || ledger.userEntries >= config.sendQueueDepth()
+                || ledger.isFull()) {
+            return false;
+        }
+        // By key, as the ring carries them: a piece has no other name on this path.
+        SgeList local = ledger.nextLocal().clear();
+        SgeList given = wr.sges;
+        for (int i = 0; i < given.count(); i++) {
+            local.add(given.key(i), given.offset(i), given.length(i));
+        }
+        admit(wr, local);
+        scheduleEndOfTurn();
+        return true;
+    }
+
     private void takeWorkRequests() {
         SpscRing sq = qp.sendRing;
         long at;

@@ -154,7 +154,9 @@ public final class QueuePair implements AutoCloseable {
      * EINVAL for a work request with more elements than the queue pair's {@code max_send_sge}, a count
      * outside 1..{@link QpConfig#maxSendSge()} is refused here; everything else about the elements (keys,
      * bounds, rights, the total against the message and window limits) is checked when the work request is
-     * taken, and fails it with a completion status.
+     * taken, and fails it with a completion status. On the loop thread (a completion listener, a
+     * {@link QpContext#runOnLoop} job) a work request with none waiting ahead of it in the ring is taken at once
+     * and sent at the end of the loop turn, without the round through the ring.
      *
      * @return false if the send queue is full (poll completions, then post again)
      * @param wr the work request; copied, so it may be refilled at once
@@ -168,6 +170,9 @@ public final class QueuePair implements AutoCloseable {
         }
         checkSgeCount(wr.sges.count(), config.maxSendSge(), wr);
         checkOpen();
+        if (loop.inLoop() && engine.postSendOnLoop(wr)) {
+            return true;
+        }
         long at = sendRing.claim();
         if (at < 0) {
             return false;

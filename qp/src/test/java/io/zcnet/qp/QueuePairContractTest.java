@@ -746,6 +746,85 @@ abstract class QueuePairContractTest {
     }
 
     @Test
+    void workRequestsPostedOnTheLoopThreadKeepPostingOrderWithThoseTheRingHoldsAndABadOneStillFailsTheQueuePair()
+            throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            int depth = config().sendQueueDepth();
+            int first = depth + 3;
+            int total = first + 40;
+            AtomicInteger received = new AtomicInteger();
+            List<String> wrong = new java.util.concurrent.CopyOnWriteArrayList<>();
+            WorkCompletion atServer = new WorkCompletion();
+            p.server.onCompletions(() -> {
+                while (p.server.poll(atServer)) {
+                    if (atServer.status() == WorkCompletion.FLUSH_ERROR) {
+                        continue; // the receives left once the client's bad request ended the queue pair
+                    }
+                    int n = received.getAndIncrement();
+                    long slot = atServer.workRequestId();
+                    try {
+                        assertSuccess(atServer, slot, WorkCompletion.OP_RECV, 100);
+                        assertFilled(p.serverRegion, 100L * slot, 100, n);
+                    } catch (AssertionError e) {
+                        wrong.add("message " + n + ": " + e.getMessage());
+                    }
+                    p.server.postReceive(slot, p.serverRegion.localKey(), 100L * slot, 100);
+                }
+            });
+            for (int i = 0; i < config().receiveQueueDepth(); i++) {
+                assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), 100L * i, 100));
+            }
+            for (int i = 0; i < total; i++) {
+                fill(p.clientRegion, 100L * i, 100, i);
+            }
+            AtomicInteger completed = new AtomicInteger();
+            CompletableFuture<Integer> badSend = new CompletableFuture<>();
+            WorkCompletion atClient = new WorkCompletion();
+            WorkRequest next = new WorkRequest();
+            p.client.onCompletions(() -> {
+                while (p.client.poll(atClient)) {
+                    long id = atClient.workRequestId();
+                    if (id == -1) {
+                        badSend.complete(atClient.status());
+                        continue;
+                    }
+                    int n = completed.getAndIncrement();
+                    if (!atClient.isSuccess() || id != n) {
+                        wrong.add("completion " + n + ": " + atClient);
+                        continue;
+                    }
+                    long following = id + first;
+                    if (following < total
+                            && !p.client.postSend(next.send(following, p.clientRegion.localKey(), 100L * following, 100))) {
+                        wrong.add("send " + following + " refused");
+                    }
+                    if (id == total - 1) {
+                        p.client.postSend(next.send(-1, p.clientRegion.localKey() ^ 0x5A5A0000, 0, 10));
+                    }
+                }
+            });
+            // Posted on the loop thread, work requests go straight to the send queue until it is full; the rest
+            // wait in the ring, and must still leave after the first ones. Then each completion posts the next
+            // from the completion listener, on the loop thread.
+            WorkRequest wr = new WorkRequest();
+            p.clientContext.runOnLoop(() -> {
+                for (int i = 0; i < first; i++) {
+                    assertTrue(p.client.postSend(wr.send(i, p.clientRegion.localKey(), 100L * i, 100)), "send " + i);
+                }
+            });
+            assertEquals(WorkCompletion.LOCAL_PROTECTION_ERROR, badSend.get(QpPair.WAIT.toSeconds(), TimeUnit.SECONDS));
+            awaitState(p.client, QpState.ERROR);
+            long deadline = System.nanoTime() + QpPair.WAIT.toNanos();
+            while (received.get() < total && System.nanoTime() < deadline) {
+                Thread.sleep(5); // the last SENDs were acknowledged; the server's listener may not have run yet
+            }
+            assertEquals(List.of(), wrong);
+            assertEquals(total, completed.get());
+            assertEquals(total, received.get());
+        }
+    }
+
+    @Test
     void aPathThatCannotJoinIsReportedAndTheQueuePairRunsOnTheOthers() throws Exception {
         try (QpPair p = new QpPair(engine(), config(), MIB)) {
             InetSocketAddress nobody;
