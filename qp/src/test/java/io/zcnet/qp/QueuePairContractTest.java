@@ -31,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -696,35 +697,19 @@ abstract class QueuePairContractTest {
                 }
             });
             // Then each completion reposts its receive from the completion listener, on the loop thread.
-            AtomicInteger completed = new AtomicInteger();
             List<String> wrong = new java.util.concurrent.CopyOnWriteArrayList<>();
             CompletableFuture<Integer> badReceive = new CompletableFuture<>();
-            WorkCompletion wc = new WorkCompletion();
-            p.server.onCompletions(() -> {
-                while (p.server.poll(wc)) {
-                    long id = wc.workRequestId();
-                    if (id == -1) {
-                        badReceive.complete(wc.status());
-                        continue;
-                    }
-                    int n = completed.getAndIncrement();
-                    long slot = id < first ? id : id - first;
-                    if (!wc.isSuccess() || id != n || wc.byteCount() != 100) {
-                        wrong.add("completion " + n + ": " + wc);
-                        continue;
-                    }
-                    try {
-                        assertFilled(p.serverRegion, 100L * slot, 100, id);
-                    } catch (AssertionError e) {
-                        wrong.add("receive " + id + ": " + e.getMessage());
-                    }
-                    long next = id + first;
-                    if (next < total && !p.server.postReceive(next, p.serverRegion.localKey(), 100L * slot, 100)) {
-                        wrong.add("receive " + next + " refused");
-                    }
-                    if (id == total - 1) {
-                        p.server.postReceive(-1, p.serverRegion.localKey() ^ 0x5A5A0000, 0, 10);
-                    }
+            AtomicInteger completed = takeInOrder(p.server, badReceive, wrong, wc -> {
+                long id = wc.workRequestId();
+                long slot = id < first ? id : id - first;
+                assertEquals(100, wc.byteCount(), wc::toString);
+                assertFilled(p.serverRegion, 100L * slot, 100, id);
+                long next = id + first;
+                if (next < total) {
+                    assertTrue(p.server.postReceive(next, p.serverRegion.localKey(), 100L * slot, 100), "receive " + next);
+                }
+                if (id == total - 1) {
+                    p.server.postReceive(-1, p.serverRegion.localKey() ^ 0x5A5A0000, 0, 10);
                 }
             });
             WorkRequest wr = new WorkRequest();
@@ -777,30 +762,17 @@ abstract class QueuePairContractTest {
             for (int i = 0; i < total; i++) {
                 fill(p.clientRegion, 100L * i, 100, i);
             }
-            AtomicInteger completed = new AtomicInteger();
             CompletableFuture<Integer> badSend = new CompletableFuture<>();
-            WorkCompletion atClient = new WorkCompletion();
             WorkRequest next = new WorkRequest();
-            p.client.onCompletions(() -> {
-                while (p.client.poll(atClient)) {
-                    long id = atClient.workRequestId();
-                    if (id == -1) {
-                        badSend.complete(atClient.status());
-                        continue;
-                    }
-                    int n = completed.getAndIncrement();
-                    if (!atClient.isSuccess() || id != n) {
-                        wrong.add("completion " + n + ": " + atClient);
-                        continue;
-                    }
-                    long following = id + first;
-                    if (following < total
-                            && !p.client.postSend(next.send(following, p.clientRegion.localKey(), 100L * following, 100))) {
-                        wrong.add("send " + following + " refused");
-                    }
-                    if (id == total - 1) {
-                        p.client.postSend(next.send(-1, p.clientRegion.localKey() ^ 0x5A5A0000, 0, 10));
-                    }
+            AtomicInteger completed = takeInOrder(p.client, badSend, wrong, wc -> {
+                long id = wc.workRequestId();
+                long following = id + first;
+                if (following < total) {
+                    assertTrue(p.client.postSend(next.send(following, p.clientRegion.localKey(), 100L * following, 100)),
+                            "send " + following);
+                }
+                if (id == total - 1) {
+                    p.client.postSend(next.send(-1, p.clientRegion.localKey() ^ 0x5A5A0000, 0, 10));
                 }
             });
             // Posted on the loop thread, work requests go straight to the send queue until it is full; the rest
@@ -822,6 +794,35 @@ abstract class QueuePairContractTest {
             assertEquals(total, completed.get());
             assertEquals(total, received.get());
         }
+    }
+
+    /**
+     * Has {@code qp}'s completion listener take its completions, on the loop thread: the one with id -1 completes
+     * {@code flagged} with its status; the others must succeed with ids 0, 1, 2 and so on, and each goes to
+     * {@code each}. What is out of order or fails an assertion in {@code each} is noted in {@code wrong}.
+     *
+     * @return how many came in order so far
+     */
+    private static AtomicInteger takeInOrder(QueuePair qp, CompletableFuture<Integer> flagged, List<String> wrong,
+            Consumer<WorkCompletion> each) {
+        AtomicInteger inOrder = new AtomicInteger();
+        WorkCompletion wc = new WorkCompletion();
+        qp.onCompletions(() -> {
+            while (qp.poll(wc)) {
+                if (wc.workRequestId() == -1) {
+                    flagged.complete(wc.status());
+                    continue;
+                }
+                int n = inOrder.getAndIncrement();
+                try {
+                    assertSuccess(wc, n, wc.opcode(), wc.byteCount());
+                    each.accept(wc);
+                } catch (AssertionError e) {
+                    wrong.add("completion " + n + ": " + e.getMessage());
+                }
+            }
+        });
+        return inOrder;
     }
 
     @Test
