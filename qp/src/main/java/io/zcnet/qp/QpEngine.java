@@ -93,7 +93,6 @@ final class QpEngine implements CompletionHandler {
     private final FrameHeader header = new FrameHeader();
     private final MemorySegment scratch;
     private final WorkRequest taken = new WorkRequest();
-    /** The elements of the receive being taken from the receive ring. */
 
     private final SendLedger ledger;
     private final byte[] frameSubflow = new byte[FRAME_RING];
