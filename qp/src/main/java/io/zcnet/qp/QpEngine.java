@@ -341,10 +341,8 @@ final class QpEngine implements CompletionHandler {
             if (!posted) {
                 return;
             }
-            receiveIds[(int) index & (receiveIds.length - 1)] = id;
-            receivesPosted++;
+            receivePosted(index, id);
             rq.advance();
-            ackDue = true;
         }
         scheduleEndOfTurn();
     }
@@ -372,11 +370,16 @@ final class QpEngine implements CompletionHandler {
         } catch (IllegalArgumentException refused) {
             return false; // the ring's way reports it: a completion in error, and the queue pair fails
         }
+        receivePosted(index, id);
+        scheduleEndOfTurn();
+        return true;
+    }
+
+    /** Notes receive {@code index}, the user's {@code id}, as posted: one more credit for the peer. */
+    private void receivePosted(long index, long id) {
         receiveIds[(int) index & (receiveIds.length - 1)] = id;
         receivesPosted++;
         ackDue = true;
-        scheduleEndOfTurn();
-        return true;
     }
 
     /**
