@@ -124,6 +124,40 @@ final class FrameJudge {
     }
 
     /**
+     * Whether the frame is a whole SEND message (one frame) that is the next to complete, takes the oldest posted
+     * receive and fits its one piece: the common case, which {@link #judge} would accept and the message then
+     * complete and retire at once, its slot left blank. Sets the verdict as {@code judge} does, changing nothing;
+     * false says nothing about the frame: judge it. Every condition below is one {@code judge} checks on the way
+     * to ACCEPTED for such a frame (that no message holds the receive makes {@link #takeReceive}'s order checks
+     * pass at the window start), so the two never disagree.
+     */
+    boolean isWholeOldestSend(FrameHeader header, MemorySegment headers, long extOffset, int length) {
+        int opcode = header.opcode();
+        if (opcode != Opcode.SEND_ONLY && opcode != Opcode.SEND_ONLY_WITH_IMMEDIATE) {
+            return false; // an ONLY frame starts at message offset 0: the validator saw to it
+        }
+        int slot = slots.oldestSlot();
+        long oldest = receives.consumed();
+        if (header.msn() != slots.oldestMsn() || !slots.isUntouched(slot)
+                || headers.get(WireLayouts.U32, extOffset + Opcode.rsnOffset(opcode)) != (int) oldest
+                || !receives.isPosted(oldest) || slots.holderOf(oldest) >= 0) {
+            return false;
+        }
+        SgeList pieces = receives.pieces(oldest);
+        MemoryRegion region = pieces.region(0);
+        if (pieces.count() != 1 || length > pieces.byteSize() || !region.isValid() || !region.segment().scope().isAlive()) {
+            return false;
+        }
+        this.slot = slot;
+        receive = oldest;
+        destination = region.segment();
+        destinationOffset = pieces.offset(0);
+        destinationRegion = region;
+        scatter = null;
+        return true;
+    }
+
+    /**
      * Checks the RSN of the first frame by which message {@code msn} takes a receive, and sets
      * {@link #receive}. The receive must be posted (the credits granted) and not consumed, held by no other
      * message, and consistent with MSN order: the receive-consuming messages before this one take the

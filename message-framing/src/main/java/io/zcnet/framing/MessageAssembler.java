@@ -442,6 +442,9 @@ public final class MessageAssembler {
             return FrameError.TRUNCATED;
         }
         long extOffset = offset + FrameHeader.LENGTH;
+        if (completions.remaining() > 0 && judge.isWholeOldestSend(header, frame, extOffset, (int) length)) {
+            return count(placeWholeOldestSend(frame, offset, payload, payloadOffset, (int) length));
+        }
         // Judging changes nothing, so it may come before the ICRC: nothing judged is used unverified.
         result = judge.judge(header, frame, extOffset, (int) length);
         if (result == DEFERRED) {
@@ -463,6 +466,22 @@ public final class MessageAssembler {
             return failure.fail(result, judge.slot, judge.receive);
         }
         return count(result);
+    }
+
+    /**
+     * The whole of the next message to complete, a SEND into the oldest receive: verified, copied and completed
+     * straight away, as the general path would, without recording it in its slot first.
+     */
+    private int placeWholeOldestSend(MemorySegment frame, long offset, MemorySegment payload, long payloadOffset,
+                                     int length) {
+        if (icrcEnabled) {
+            icrcPasses++;
+            if (!icrc.verify(frame, offset, payload, payloadOffset)) {
+                return failure.fail(FrameError.ICRC_MISMATCH, -1, -1);
+            }
+        }
+        int result = copyPayload(payload, payloadOffset, length);
+        return result == ACCEPTED ? completion.completeWholeOldestSend(header, length) : result;
     }
 
     /** Copies an accepted payload to its place: one destination, or the pieces of a receive it straddles. */

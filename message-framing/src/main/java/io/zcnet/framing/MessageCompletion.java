@@ -83,6 +83,21 @@ final class MessageCompletion {
     }
 
     /**
+     * Completes the oldest message, whose one frame {@link FrameJudge#isWholeOldestSend} judged and whose payload is
+     * in place, as {@link #placed} would, minus the bookkeeping of a slot it never needed: it takes the oldest
+     * receive, and the completion queue has room (the caller checked).
+     */
+    int completeWholeOldestSend(FrameHeader header, int length) {
+        int opcode = header.opcode();
+        long id = receives.workRequestId(receives.consume());
+        completions.offer(id, CompletionStatus.SUCCESS, opcode, length,
+                Opcode.hasImmediate(opcode) ? header.immData() : 0, slots.oldestMsn());
+        slots.passOldest();
+        // Messages that completed out of order behind it retire now, as retire() would have gone on to them.
+        return slots.isComplete(slots.oldestSlot()) ? retire() : MessageAssembler.ACCEPTED;
+    }
+
+    /**
      * Marks the slot's message complete once every segment is placed and no placement into it is in flight
      * (the kernel may still be writing into its buffer), and completes it if it is the oldest.
      */

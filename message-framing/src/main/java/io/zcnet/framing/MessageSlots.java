@@ -193,6 +193,19 @@ final class MessageSlots {
         oldestMsn = Msn.add(oldestMsn, 1);
     }
 
+    /**
+     * Whether no frame of the message in {@code slot} was placed or has been received by a direct placement: the
+     * slot is as {@link #retireOldest} left it (both raise the highest segment, which nothing lowers).
+     */
+    boolean isUntouched(int slot) {
+        return highestSegment(slot) < 0;
+    }
+
+    /** Moves the window start past the oldest message, which completed without touching its slot ({@link #isUntouched}). */
+    void passOldest() {
+        oldestMsn = Msn.add(oldestMsn, 1);
+    }
+
     // ---------------------------------------------------------------- kinds and receives
 
     /** SEND, SEND with immediate and WRITE with immediate share the message families SEND and WRITE. */

@@ -175,6 +175,58 @@ class ReceiveSequenceTest {
         assertNothingWrittenOutside(3);
     }
 
+    // ---------------------------------------------------------------- the oldest message in one frame
+    // A one-frame SEND that is the next to complete takes a shorter way (no slot bookkeeping): these are the
+    // cases where it must not, because the general judgement refuses or defers the frame.
+
+    @Test
+    void aOneFrameSendLongerThanTheOldestReceiveIsALocalLengthErrorWritingNothingBeyondIt() {
+        assertTrue(assembler.postReceive(100, receiveRegion.localKey(), receiveOffset(0), 10));
+        assertFailed(FrameError.LOCAL_LENGTH, offer(send(0, 0, TestFrames.pattern(20, 8)).get(0)));
+        assertCompletion(100, CompletionStatus.LOCAL_LENGTH_ERROR);
+        assertFalse(cq.poll(c));
+        assertNothingWrittenOutside(0);
+    }
+
+    @Test
+    void theOldestMessageCannotTakeAReceiveALaterMessageHolds() {
+        post(2);
+        byte[] later = TestFrames.pattern(10, 9);
+        assertEquals(MessageAssembler.ACCEPTED, offer(send(1, 0, later).get(0)), "MSN 1 takes receive 0");
+        assertFailed(FrameError.BAD_RECEIVE_SEQUENCE, offer(send(0, 0, TestFrames.pattern(10, 10)).get(0)));
+        assertFlushed(2);
+        assertArrayEquals(later, receive(0).asSlice(0, later.length).toArray(ValueLayout.JAVA_BYTE),
+                "MSN 1's bytes, not overwritten");
+        assertNothingWrittenOutside(1);
+    }
+
+    @Test
+    void aOneFrameSendUnderTheMsnOfAWriteBegunIsInconsistent() {
+        post(1);
+        assertEquals(MessageAssembler.ACCEPTED, offer(write(0, 2 * MSS).get(0)), "MSN 0: a WRITE's first frame");
+        assertFailed(FrameError.INCONSISTENT_MESSAGE, offer(send(0, 0, TestFrames.pattern(10, 12)).get(0)));
+        assertFlushed(1);
+        assertNothingWrittenOutside(0);
+    }
+
+    @Test
+    void aCopyOfTheOldestMessageWhileItIsBeingReceivedIsDeferredThenADuplicate() {
+        post(1);
+        byte[] data = TestFrames.pattern(10, 11);
+        byte[] frame = send(0, 0, data).get(0);
+        PlacementTarget target = new PlacementTarget(arena.allocate(MSS));
+        int headerBytes = FrameHeader.LENGTH + UntaggedExtension.LENGTH;
+        assertEquals(MessageAssembler.ACCEPTED, assembler.beginPlacement(MemorySegment.ofArray(frame), 0, headerBytes, target));
+        assertEquals(MessageAssembler.DEFERRED, offer(frame), "the kernel may still be writing the first copy");
+        assertTrue(cq.isEmpty());
+        MemorySegment.copy(MemorySegment.ofArray(frame), headerBytes, target.segment(), target.offset(), data.length);
+        assertEquals(MessageAssembler.ACCEPTED, assembler.commit(target));
+        assertCompletion(100, CompletionStatus.SUCCESS);
+        assertEquals(MessageAssembler.DUPLICATE, offer(frame));
+        assertFalse(cq.poll(c));
+        assertArrayEquals(data, receive(0).asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
+    }
+
     // ---------------------------------------------------------------- violations
 
     @Test
