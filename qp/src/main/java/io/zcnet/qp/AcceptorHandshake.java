@@ -38,7 +38,9 @@ final class AcceptorHandshake extends SubflowHandshake {
     private final Host host;
     private final String peer;
     private final byte[] nonce = JoinSecret.randomBytes(HandshakeMessage.NONCE_LENGTH);
-    private byte[] peerNonce;
+    /** The OPEN or JOIN as received and the CHALLENGE as sent: what both proofs cover. */
+    private byte[] hello;
+    private byte[] challenge;
     private boolean open;
     private String refusal;
     // Decided by the CHALLENGE.
@@ -87,7 +89,8 @@ final class AcceptorHandshake extends SubflowHandshake {
             return;
         }
         int type = message.type();
-        peerNonce = message.nonce();
+        byte[] peerNonce = message.nonce();
+        hello = message.transcript();
         QpConfig config = host.config();
         if (type == HandshakeMessage.OPEN) {
             open = true;
@@ -104,14 +107,6 @@ final class AcceptorHandshake extends SubflowHandshake {
                 return;
             }
             token = JoinSecret.randomToken();
-            byte[] mac;
-            if (psk != null) {
-                secret = JoinSecret.secret(psk, token, peerNonce, nonce);
-                mac = JoinSecret.acceptorProof(psk, false, token, peerNonce, nonce);
-            } else {
-                secret = JoinSecret.randomBytes(HandshakeMessage.MAC_LENGTH);
-                mac = secret;
-            }
             subflowIndex = 0;
             message.clear(HandshakeMessage.CHALLENGE)
                     .flags(agreement.icrc() ? HandshakeMessage.FLAG_ICRC : 0)
@@ -120,8 +115,15 @@ final class AcceptorHandshake extends SubflowHandshake {
                     .maxSubflows(agreement.maxSubflows())
                     .silenceMillis(agreement.silenceMillis())
                     .token(token)
-                    .nonce(nonce)
-                    .mac(mac);
+                    .nonce(nonce);
+            challenge = message.transcript();
+            if (psk != null) {
+                secret = JoinSecret.secret(psk, token, peerNonce, nonce);
+                message.mac(JoinSecret.acceptorProof(psk, false, hello, challenge));
+            } else {
+                secret = JoinSecret.randomBytes(HandshakeMessage.MAC_LENGTH);
+                message.mac(secret);
+            }
         } else if (type == HandshakeMessage.JOIN) {
             token = message.token();
             joined = host.findByToken(token);
@@ -138,8 +140,9 @@ final class AcceptorHandshake extends SubflowHandshake {
             message.clear(HandshakeMessage.CHALLENGE)
                     .token(token)
                     .subflow(subflowIndex)
-                    .nonce(nonce)
-                    .mac(JoinSecret.acceptorProof(secret, true, token, peerNonce, nonce));
+                    .nonce(nonce);
+            challenge = message.transcript();
+            message.mac(JoinSecret.acceptorProof(secret, true, hello, challenge));
         } else {
             refuse(HandshakeMessage.REASON_MALFORMED);
             return;
@@ -165,7 +168,7 @@ final class AcceptorHandshake extends SubflowHandshake {
         }
         byte[] psk = host.config().preSharedKey();
         byte[] key = open ? (psk != null ? psk : secret) : secret;
-        byte[] expected = JoinSecret.initiatorProof(key, !open, token, peerNonce, nonce);
+        byte[] expected = JoinSecret.initiatorProof(key, !open, hello, challenge);
         if (!JoinSecret.matches(expected, message.mac())) {
             abort("refused " + peer + ": " + HandshakeMessage.reasonName(HandshakeMessage.REASON_BAD_PROOF));
             return;

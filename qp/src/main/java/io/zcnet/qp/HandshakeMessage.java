@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 
 /**
  * Flyweight over one handshake message: the fixed 96 bytes each side sends before a subflow carries
@@ -241,6 +242,16 @@ final class HandshakeMessage {
     HandshakeMessage mac(byte[] mac) {
         MemorySegment.copy(mac, 0, segment, ValueLayout.JAVA_BYTE, base + MAC, MAC_LENGTH);
         return this;
+    }
+
+    /**
+     * {@return the message's bytes with the {@code mac} field zero: what the proofs cover of it} ({@link
+     * JoinSecret#acceptorProof}); a CHALLENGE's own proof, or the secret it may carry, is left out.
+     */
+    byte[] transcript() {
+        byte[] bytes = segment.asSlice(base, LENGTH).toArray(ValueLayout.JAVA_BYTE);
+        Arrays.fill(bytes, (int) MAC, (int) MAC + MAC_LENGTH, (byte) 0);
+        return bytes;
     }
 
     static String reasonName(int reason) {

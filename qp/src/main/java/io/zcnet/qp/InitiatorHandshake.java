@@ -39,6 +39,8 @@ final class InitiatorHandshake extends SubflowHandshake {
     private final QpEngine joining;
     private final Outcome outcome;
     private final byte[] nonce = JoinSecret.randomBytes(HandshakeMessage.NONCE_LENGTH);
+    /** The OPEN or JOIN as sent, which both proofs cover. */
+    private byte[] hello;
     // Learnt from the CHALLENGE.
     Agreement agreement;
     long token;
@@ -90,6 +92,7 @@ final class InitiatorHandshake extends SubflowHandshake {
                 .silenceMillis(joining == null ? config.silenceTimeout().toMillis() : 0)
                 .token(joining == null ? 0 : token)
                 .nonce(nonce);
+        hello = message.transcript();
         send(0, HandshakeMessage.LENGTH, TAG_HELLO_SENT);
     }
 
@@ -110,6 +113,7 @@ final class InitiatorHandshake extends SubflowHandshake {
         }
         byte[] peerNonce = message.nonce();
         byte[] mac = message.mac();
+        byte[] challenge = message.transcript();
         byte[] proofKey;
         if (joining == null) {
             try {
@@ -129,7 +133,7 @@ final class InitiatorHandshake extends SubflowHandshake {
             token = message.token();
             byte[] psk = config.preSharedKey();
             if (psk != null) {
-                byte[] expected = JoinSecret.acceptorProof(psk, false, token, nonce, peerNonce);
+                byte[] expected = JoinSecret.acceptorProof(psk, false, hello, challenge);
                 if (!JoinSecret.matches(expected, mac)) {
                     abort("the acceptor could not prove the pre-shared key");
                     return;
@@ -145,7 +149,7 @@ final class InitiatorHandshake extends SubflowHandshake {
                 abort("acceptor answered for another queue pair");
                 return;
             }
-            byte[] expected = JoinSecret.acceptorProof(secret, true, token, nonce, peerNonce);
+            byte[] expected = JoinSecret.acceptorProof(secret, true, hello, challenge);
             if (!JoinSecret.matches(expected, mac)) {
                 abort("the acceptor could not prove the queue pair's secret");
                 return;
@@ -154,7 +158,7 @@ final class InitiatorHandshake extends SubflowHandshake {
             subflowIndex = message.subflow();
         }
         message.clear(HandshakeMessage.PROOF).token(token)
-                .mac(JoinSecret.initiatorProof(proofKey, joining != null, token, nonce, peerNonce));
+                .mac(JoinSecret.initiatorProof(proofKey, joining != null, hello, challenge));
         boolean icrc = joining == null ? agreement.icrc() : joining.icrcEnabled();
         int msn = joining == null ? 0xFFFF : joining.acknowledgedMsn();
         int credit = joining == null ? 0 : joining.creditLimit();

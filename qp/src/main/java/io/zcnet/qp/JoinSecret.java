@@ -10,9 +10,10 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The proofs a subflow's handshake exchanges, MPTCP-style (RFC 8684 section 3.2): HMAC-SHA256 under the
- * queue pair's secret (or, for the first subflow with a pre-shared key, under that key) over a label and
- * both sides' fresh nonces, so a proof cannot be replayed into another handshake and a token alone
- * (which a join names in the clear) admits nobody. Each label says which side proves what, so one side's
+ * queue pair's secret (or, for the first subflow with a pre-shared key, under that key) over a label and the
+ * two messages that open the handshake, fresh nonces included, so a proof cannot be replayed into another
+ * handshake, a token alone (which a join names in the clear) admits nobody, and a parameter changed on the
+ * way is caught (as TLS's Finished covers its transcript). Each label says which side proves what, so one side's
  * proof is never valid as the other's. Control path only.
  */
 final class JoinSecret {
@@ -46,29 +47,36 @@ final class JoinSecret {
 
     /**
      * The acceptor's proof in its CHALLENGE: under the pre-shared key answering an OPEN, under the queue
-     * pair's secret answering a JOIN; over the initiator's nonce, then its own.
+     * pair's secret answering a JOIN; over the handshake's transcript: the initiator's message, then the
+     * CHALLENGE itself, each as {@link HandshakeMessage#transcript()} gives it. So every field either side sent
+     * (parameters, token, subflow index, nonces) is covered: one changed on the way fails the proof.
      */
-    static byte[] acceptorProof(byte[] key, boolean join, long token, byte[] initiatorNonce, byte[] acceptorNonce) {
-        return hmac(key, join ? "zcnet-join-a" : "zcnet-open-a", token, initiatorNonce, acceptorNonce);
+    static byte[] acceptorProof(byte[] key, boolean join, byte[] hello, byte[] challenge) {
+        return hmac(key, join ? "zcnet-join-a" : "zcnet-open-a", hello, challenge);
     }
 
     /**
      * The initiator's proof in its PROOF: under the pre-shared key (or, without one, the secret) for an OPEN,
-     * under the secret for a JOIN; over the acceptor's nonce, then its own.
+     * under the secret for a JOIN; over the same transcript as {@link #acceptorProof}, under its own label.
      */
-    static byte[] initiatorProof(byte[] key, boolean join, long token, byte[] initiatorNonce, byte[] acceptorNonce) {
-        return hmac(key, join ? "zcnet-join-i" : "zcnet-open-i", token, acceptorNonce, initiatorNonce);
+    static byte[] initiatorProof(byte[] key, boolean join, byte[] hello, byte[] challenge) {
+        return hmac(key, join ? "zcnet-join-i" : "zcnet-open-i", hello, challenge);
     }
 
     /** HMAC-SHA256 under {@code key} of the ASCII label, the token (8 bytes, big-endian) and both nonces. */
     private static byte[] hmac(byte[] key, String label, long token, byte[] first, byte[] second) {
+        return hmac(key, label, ByteBuffer.allocate(8).putLong(token).array(), first, second);
+    }
+
+    /** HMAC-SHA256 under {@code key} of the ASCII label followed by {@code parts}. */
+    private static byte[] hmac(byte[] key, String label, byte[]... parts) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(key, "HmacSHA256"));
             mac.update(label.getBytes(StandardCharsets.US_ASCII));
-            mac.update(ByteBuffer.allocate(8).putLong(token).array());
-            mac.update(first);
-            mac.update(second);
+            for (byte[] part : parts) {
+                mac.update(part);
+            }
             return mac.doFinal();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is part of every JDK", e);

@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -85,7 +86,7 @@ class HandshakeVectorsTest {
 
     @Test
     void theDocumentHasTheHandshakeVectors() throws IOException {
-        assertEquals(List.of("open", "challenge", "proof"), blocks("zcnet-handshake").stream().map(Block::name).toList());
+        assertEquals(List.of("open", "challenge", "proof", "join", "join-challenge"), blocks("zcnet-handshake").stream().map(Block::name).toList());
         assertEquals(1, blocks("zcnet-proofs").size());
     }
 
@@ -154,21 +155,37 @@ class HandshakeVectorsTest {
     @Test
     void theProofsAreTheOnesTheHandshakesCompute() throws IOException {
         Map<String, String> f = blocks("zcnet-proofs").getFirst().fields();
+        List<Block> vectors = blocks("zcnet-handshake");
         byte[] psk = hex(f.get("psk"));
         long token = number(f.get("token"));
-        byte[] ni = hex(f.get("nonce_i"));
-        byte[] na = hex(f.get("nonce_a"));
-        byte[] secret = JoinSecret.secret(psk, token, ni, na);
+        byte[] secret = JoinSecret.secret(psk, token, hex(f.get("nonce_i")), hex(f.get("nonce_a")));
         assertArrayEquals(hex(f.get("secret")), secret, "secret");
-        assertArrayEquals(hex(f.get("open_a")), JoinSecret.acceptorProof(psk, false, token, ni, na), "open_a");
-        assertArrayEquals(hex(f.get("open_i")), JoinSecret.initiatorProof(psk, false, token, ni, na), "open_i");
-        assertArrayEquals(hex(f.get("join_a")), JoinSecret.acceptorProof(secret, true, token, ni, na), "join_a");
-        assertArrayEquals(hex(f.get("join_i")), JoinSecret.initiatorProof(secret, true, token, ni, na), "join_i");
-        Map<String, String> challenge = blocks("zcnet-handshake").get(1).fields();
-        Map<String, String> proof = blocks("zcnet-handshake").get(2).fields();
-        assertEquals(f.get("open_a"), challenge.get("mac"), "the CHALLENGE vector carries open_a");
-        assertEquals(f.get("open_i"), proof.get("mac"), "the PROOF vector carries open_i");
-        assertEquals(f.get("nonce_a"), challenge.get("nonce"), "the CHALLENGE vector carries nonce_a");
-        assertEquals(f.get("nonce_i"), blocks("zcnet-handshake").getFirst().fields().get("nonce"), "the OPEN carries nonce_i");
+        byte[] open = transcript(vectors.get(0));
+        byte[] challenge = transcript(vectors.get(1));
+        byte[] join = transcript(vectors.get(3));
+        byte[] joinChallenge = transcript(vectors.get(4));
+        assertArrayEquals(hex(f.get("open_a")), JoinSecret.acceptorProof(psk, false, open, challenge), "open_a");
+        assertArrayEquals(hex(f.get("open_i")), JoinSecret.initiatorProof(psk, false, open, challenge), "open_i");
+        assertArrayEquals(hex(f.get("join_a")), JoinSecret.acceptorProof(secret, true, join, joinChallenge), "join_a");
+        assertArrayEquals(hex(f.get("join_i")), JoinSecret.initiatorProof(secret, true, join, joinChallenge), "join_i");
+        assertEquals(f.get("open_a"), vectors.get(1).fields().get("mac"), "the CHALLENGE vector carries open_a");
+        assertEquals(f.get("open_i"), vectors.get(2).fields().get("mac"), "the PROOF vector carries open_i");
+        assertEquals(f.get("join_a"), vectors.get(4).fields().get("mac"), "the JOIN's CHALLENGE carries join_a");
+        assertEquals(f.get("nonce_a"), vectors.get(1).fields().get("nonce"), "the CHALLENGE vector carries nonce_a");
+        assertEquals(f.get("nonce_i"), vectors.get(0).fields().get("nonce"), "the OPEN carries nonce_i");
+    }
+
+    @Test
+    void theTranscriptIsTheMessageWithItsMacZero() throws IOException {
+        Block challenge = blocks("zcnet-handshake").get(1);
+        byte[] transcript = transcript(challenge);
+        byte[] expected = challenge.bytes().clone();
+        Arrays.fill(expected, (int) HandshakeMessage.MAC, (int) HandshakeMessage.MAC + HandshakeMessage.MAC_LENGTH, (byte) 0);
+        assertArrayEquals(expected, transcript);
+        assertTrue(Arrays.mismatch(challenge.bytes(), transcript) >= 0, "the vector's mac is not zero");
+    }
+
+    private static byte[] transcript(Block message) {
+        return new HandshakeMessage().wrap(MemorySegment.ofArray(message.bytes().clone()), 0).transcript();
     }
 }

@@ -126,7 +126,7 @@ abstract class HostilePeerContractTest {
             raw.sendJoin(raw.token);
             assertEquals(HandshakeMessage.CHALLENGE, raw.readAnswer());
             byte[] guess = JoinSecret.randomBytes(32);
-            raw.sendProof(JoinSecret.initiatorProof(guess, true, raw.token, raw.nonce, raw.message.nonce()), 0);
+            raw.sendProof(raw.proof(guess, true), 0);
             assertTrue(raw.closedWithin(3000), "a join without the secret was kept");
             assertTrue(p.listener.lastRefusal().contains("proof"), p.listener::lastRefusal);
             assertEquals(1, p.server.liveSubflows());
@@ -169,7 +169,7 @@ abstract class HostilePeerContractTest {
                 join = first.buffer.asSlice(0, HandshakeMessage.LENGTH).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
                 assertEquals(HandshakeMessage.CHALLENGE, first.readAnswer());
                 first.icrc = p.server.config().icrc();
-                first.sendProof(JoinSecret.initiatorProof(secret, true, token, first.nonce, first.message.nonce()), 0);
+                first.sendProof(first.proof(secret, true), 0);
                 proof = first.buffer.asSlice(0, HandshakeMessage.LENGTH + FrameHeader.LENGTH)
                         .toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
                 assertTrue(first.read(HandshakeMessage.LENGTH, FrameHeader.LENGTH), "the genuine join got no RTR_ACK");
@@ -253,6 +253,56 @@ abstract class HostilePeerContractTest {
                 assertNotNull(listener.accept(QpPair.WAIT));
             }
         }
+    }
+
+    @Test
+    void aParameterChangedOnTheWayFailsTheProofsOfAKeyedHandshake() throws Exception {
+        // A smaller window is one the initiator would accept as an agreement: only the proofs can tell.
+        byte[] key = new byte[32];
+        Arrays.fill(key, (byte) 9);
+        QpConfig keyed = config().withPreSharedKey(key);
+        for (boolean inChallenge : new boolean[] {false, true}) {
+            try (QpContext server = QpContext.open(engine()); QpContext client = QpContext.open(engine());
+                 ServerSocketChannel middle = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+                QpListener listener = server.listen(new InetSocketAddress("127.0.0.1", 0), keyed);
+                CompletableFuture<Void> relayed = CompletableFuture.runAsync(
+                        () -> relayHalvingTheWindow(middle, listener.address(), inChallenge));
+                IOException refused = assertThrows(IOException.class,
+                        () -> client.connect((InetSocketAddress) middle.getLocalAddress(), keyed));
+                relayed.get();
+                assertTrue(refused.getMessage().contains("could not prove the pre-shared key"),
+                        () -> (inChallenge ? "CHALLENGE" : "OPEN") + " changed: " + refused.getMessage());
+                assertEquals(null, listener.accept(Duration.ofMillis(200)), "no queue pair came of it");
+            }
+        }
+    }
+
+    /**
+     * A man in the middle of one handshake: relays the OPEN and the CHALLENGE, halving {@code message_window} in
+     * one of them, and waits for the initiator to hang up.
+     */
+    private static void relayHalvingTheWindow(ServerSocketChannel middle, InetSocketAddress acceptor, boolean inChallenge) {
+        try (RawPeer initiator = new RawPeer(middle.accept()); RawPeer toAcceptor = new RawPeer(acceptor)) {
+            assertTrue(initiator.read(0, HandshakeMessage.LENGTH), "no OPEN");
+            if (!inChallenge) {
+                halveWindow(initiator.message.wrap(initiator.buffer, 0));
+            }
+            MemorySegment.copy(initiator.buffer, 0, toAcceptor.buffer, 0, HandshakeMessage.LENGTH);
+            toAcceptor.write(0, HandshakeMessage.LENGTH);
+            assertEquals(HandshakeMessage.CHALLENGE, toAcceptor.readAnswer());
+            if (inChallenge) {
+                halveWindow(toAcceptor.message);
+            }
+            MemorySegment.copy(toAcceptor.buffer, 0, initiator.buffer, 0, HandshakeMessage.LENGTH);
+            initiator.write(0, HandshakeMessage.LENGTH);
+            assertTrue(initiator.closedWithin(3000), "the initiator went on after a changed handshake");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void halveWindow(HandshakeMessage m) {
+        m.messageWindow(m.messageWindow() / 2);
     }
 
     /** Opens a queue pair from a raw peer and returns the server's end of it. */

@@ -26,6 +26,8 @@ final class RawPeer implements AutoCloseable {
     final MemorySegment buffer = arena.allocate(4096, 8);
     final HandshakeMessage message = new HandshakeMessage();
     byte[] nonce = JoinSecret.randomBytes(HandshakeMessage.NONCE_LENGTH);
+    /** The OPEN or JOIN this peer sent last, as the proofs cover it. */
+    byte[] hello;
     long token;
     byte[] secret;
     int segmentSize;
@@ -75,12 +77,14 @@ final class RawPeer implements AutoCloseable {
                 .silenceMillis(config.silenceTimeout().toMillis())
                 .nonce(nonce);
         tamper.accept(message);
+        hello = message.transcript();
         write(0, HandshakeMessage.LENGTH);
     }
 
     /** Sends JOIN for {@code joinToken}. */
     void sendJoin(long joinToken) throws IOException {
         message.wrap(buffer, 0).clear(HandshakeMessage.JOIN).token(joinToken).nonce(nonce);
+        hello = message.transcript();
         write(0, HandshakeMessage.LENGTH);
     }
 
@@ -119,7 +123,12 @@ final class RawPeer implements AutoCloseable {
 
     /** The PROOF of an OPEN, from the CHALLENGE just read. */
     byte[] openProof() {
-        return JoinSecret.initiatorProof(secret, false, token, nonce, message.nonce());
+        return proof(secret, false);
+    }
+
+    /** The initiator's proof under {@code key} over the hello this peer sent and the CHALLENGE just read. */
+    byte[] proof(byte[] key, boolean join) {
+        return JoinSecret.initiatorProof(key, join, hello, message.transcript());
     }
 
     /** Runs a whole OPEN handshake; returns once RTR_ACK is read. */
