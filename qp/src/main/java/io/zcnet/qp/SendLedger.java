@@ -149,15 +149,4 @@ final class SendLedger {
             userEntries--;
         }
     }
-
-    /** The entry that holds global frame {@code frame}, or -1. */
-    long entryOfFrame(long frame) {
-        for (long seq = head; seq < tail; seq++) {
-            int i = slot(seq);
-            if (begun[i] && frame >= firstFrame[i] && frame < firstFrame[i] + frameCount[i]) {
-                return seq;
-            }
-        }
-        return -1;
-    }
 }
