@@ -38,7 +38,8 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * <h2>Flag negotiation</h2>
  * {@link #open} asks for {@link #WANTED} and, while the kernel answers EINVAL, drops one flag at a
  * time, newest kernel feature first ({@link #DROP_ORDER}); every drop is recorded in {@link #notes()}.
- * DEFER_TASKRUN is dropped before SINGLE_ISSUER, which it needs; SQPOLL is never asked for.
+ * DEFER_TASKRUN is dropped before SINGLE_ISSUER, which it needs, and TASKRUN_FLAG before COOP_TASKRUN, which it
+ * needs once DEFER_TASKRUN is gone; SQPOLL is never asked for.
  *
  * <p>Follows {@code io_uring_setup(2)}, {@code io_uring_enter(2)}, {@code io_uring_register(2)} and
  * liburing's {@code src/setup.c} ring mapping.
@@ -48,13 +49,13 @@ public final class Ring implements AutoCloseable {
 
     /** The flags asked for first. */
     public static final int WANTED = IoUring.SETUP_SINGLE_ISSUER | IoUring.SETUP_DEFER_TASKRUN
-            | IoUring.SETUP_COOP_TASKRUN | IoUring.SETUP_SUBMIT_ALL | IoUring.SETUP_CQSIZE
+            | IoUring.SETUP_COOP_TASKRUN | IoUring.SETUP_TASKRUN_FLAG | IoUring.SETUP_SUBMIT_ALL | IoUring.SETUP_CQSIZE
             | IoUring.SETUP_NO_SQARRAY | IoUring.SETUP_R_DISABLED;
 
     /** Flags dropped on EINVAL, in this order: the most recent kernel addition first (6.6 .. 5.10). */
     static final int[] DROP_ORDER = {
         IoUring.SETUP_NO_SQARRAY, IoUring.SETUP_DEFER_TASKRUN, IoUring.SETUP_SINGLE_ISSUER,
-        IoUring.SETUP_COOP_TASKRUN, IoUring.SETUP_SUBMIT_ALL, IoUring.SETUP_R_DISABLED
+        IoUring.SETUP_TASKRUN_FLAG, IoUring.SETUP_COOP_TASKRUN, IoUring.SETUP_SUBMIT_ALL, IoUring.SETUP_R_DISABLED
     };
 
     /** Features the ring cannot work without: EXT_ARG for timed waits, SUBMIT_STABLE for the slots. */
@@ -445,6 +446,17 @@ public final class Ring implements AutoCloseable {
         int lost = now - lastOverflow;
         lastOverflow = now;
         return lost;
+    }
+
+    /**
+     * Whether an enter may have completions to post: always, unless the ring was set up with
+     * {@code TASKRUN_FLAG}, whose {@code IORING_SQ_TASKRUN} the kernel raises when it queues task work (every
+     * completion of a {@code DEFER_TASKRUN} ring is posted by task work run inside an enter) and clears when it
+     * runs it.
+     */
+    public boolean mayHaveTaskWork() {
+        return (setupFlags & IoUring.SETUP_TASKRUN_FLAG) == 0
+                || ((int) INT.getAcquire(sqRing, kSqFlags) & IoUring.SQ_TASKRUN) != 0; // acquire: kernel flag
     }
 
     /** Whether completions wait in the kernel's overflow list ({@code IORING_SQ_CQ_OVERFLOW}). */

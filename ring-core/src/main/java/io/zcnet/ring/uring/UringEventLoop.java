@@ -567,7 +567,7 @@ public final class UringEventLoop extends EventLoop {
             // send's), instead of an enter for the tasks and another, woken at once by that send, to submit.
             handled = hasTasks() ? runTasks() : 0;
             boolean wait = timeoutNanos != 0 && handled == 0 && !hasTasks() && !ring.cqReady();
-            if (wait || userPending > 0 || ring.unsubmitted() > 0 || ring.overflowPending()) {
+            if (wait || userPending > 0 && ring.mayHaveTaskWork() || ring.unsubmitted() > 0 || ring.overflowPending()) {
                 enter(wait, timeoutNanos);
             }
             handled += reap();
@@ -589,8 +589,8 @@ public final class UringEventLoop extends EventLoop {
                 wait = false;
             }
         }
-        // With DEFER_TASKRUN completions are posted only inside an enter with GETEVENTS, so even a
-        // non-waiting poll enters while operations are pending.
+        // With DEFER_TASKRUN completions are posted only inside an enter with GETEVENTS, so a non-waiting poll
+        // enters while operations are pending and the kernel flags task work (Ring.mayHaveTaskWork).
         int r = ring.submit(true, wait ? 1 : 0, timeoutNanos);
         if (announced) {
             wakeups.endSleep();

@@ -4,10 +4,12 @@ import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.internal.Counters;
 import io.zcnet.ring.sys.IoUring;
 import io.zcnet.ring.sys.Native;
+import io.zcnet.ring.sys.Timespec;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -51,19 +53,19 @@ class RingTest {
 
     @Test
     void refusedFlagsAreDroppedOneAtATimeInTheDocumentedOrder() throws Exception {
-        // SQPOLL (never used in production) makes the kernel refuse DEFER_TASKRUN and COOP_TASKRUN with
-        // EINVAL, so the negotiation has to walk its drop order until COOP_TASKRUN is gone.
+        // SQPOLL (never used in production) makes the kernel refuse DEFER_TASKRUN, TASKRUN_FLAG and COOP_TASKRUN
+        // with EINVAL, so the negotiation has to walk its drop order until COOP_TASKRUN is gone.
         try (Arena arena = Arena.ofShared()) {
             try (Ring ring = Ring.open(new Native(arena), arena, new Counters(EngineKind.URING), 8, 8,
                     Ring.WANTED | IoUring.SETUP_SQPOLL)) {
                 List<String> notes = ring.notes();
-                assertEquals(4, notes.size(), notes.toString());
-                String[] expected = {"NO_SQARRAY", "DEFER_TASKRUN", "SINGLE_ISSUER", "COOP_TASKRUN"};
+                assertEquals(5, notes.size(), notes.toString());
+                String[] expected = {"NO_SQARRAY", "DEFER_TASKRUN", "SINGLE_ISSUER", "TASKRUN_FLAG", "COOP_TASKRUN"};
                 for (int i = 0; i < expected.length; i++) {
                     assertTrue(notes.get(i).startsWith("setup flag " + expected[i] + " refused"), notes.toString());
                 }
                 int dropped = IoUring.SETUP_NO_SQARRAY | IoUring.SETUP_DEFER_TASKRUN | IoUring.SETUP_SINGLE_ISSUER
-                        | IoUring.SETUP_COOP_TASKRUN;
+                        | IoUring.SETUP_TASKRUN_FLAG | IoUring.SETUP_COOP_TASKRUN;
                 assertEquals((Ring.WANTED | IoUring.SETUP_SQPOLL) & ~dropped, ring.setupFlags(),
                         List.of(IoUring.setupFlagNames(ring.setupFlags())).toString());
             }
@@ -96,6 +98,31 @@ class RingTest {
                 }
                 ring.releaseCqHead(head + 16);
                 assertFalse(ring.cqReady());
+            }
+        }
+    }
+
+    @Test
+    void theTaskRunFlagSaysWhenACompletionWaitsForAnEnter() throws Exception {
+        // A timer's expiry is task work: on a DEFER_TASKRUN ring its completion is posted only inside an enter.
+        try (Arena arena = Arena.ofShared()) {
+            try (Ring ring = Ring.open(new Native(arena), arena, new Counters(EngineKind.URING), 8, 8)) {
+                ring.enableOnOwner();
+                assertFalse(ring.mayHaveTaskWork(), "nothing queued yet");
+                MemorySegment timespec = arena.allocate(Timespec.LAYOUT);
+                Timespec.set(timespec, 0, 1_000_000);
+                Prep.timeout(ring.nextSqe(), timespec.address(), 0, 0).userData(7);
+                ring.submit(true, 0, 0);
+                long deadline = System.nanoTime() + 2_000_000_000L;
+                while (!ring.mayHaveTaskWork() && System.nanoTime() < deadline) {
+                    Thread.sleep(1);
+                }
+                assertTrue(ring.mayHaveTaskWork(), "the expired timer's task work is flagged");
+                assertFalse(ring.cqReady(), "and its completion waits for an enter");
+                ring.submit(true, 0, 0);
+                assertTrue(ring.cqReady(), "the enter posted it");
+                assertEquals(7, ring.cqeUserData(ring.cqHead()));
+                assertFalse(ring.mayHaveTaskWork(), "and cleared the flag");
             }
         }
     }
