@@ -144,8 +144,11 @@ final class FrameJudge {
             return false;
         }
         SgeList pieces = receives.pieces(oldest);
+        if (pieces.count() != 1 || length > pieces.byteSize()) {
+            return false;
+        }
         MemoryRegion region = pieces.region(0);
-        if (pieces.count() != 1 || length > pieces.byteSize() || !region.isValid() || !region.segment().scope().isAlive()) {
+        if (!region.isValid() || !region.segment().scope().isAlive()) {
             return false;
         }
         this.slot = slot;
