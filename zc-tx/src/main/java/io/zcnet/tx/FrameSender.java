@@ -20,7 +20,8 @@ import java.util.function.IntUnaryOperator;
  * <h2>Batches</h2>
  * Frames offered between two {@link #flush()} calls (one loop turn) leave in one {@code sendmsg}: a frame
  * of at most {@link SenderConfig#copyThreshold()} bytes is copied into a staging buffer beside its
- * neighbours, a larger one contributes its header and its payload slice by reference. A payload may be
+ * neighbours (as it is offered when no send holds the buffer, else when its batch is made), a larger one
+ * contributes its header and its payload slice by reference. A payload may be
  * one slice or several ({@link #offer(MemorySegment, long, int, SgeList, long, int)}: a frame whose bytes lie
  * in several elements of a scatter/gather list), each gathered by reference as its own piece of the
  * {@code sendmsg}, up to {@link #maxPayloadPieces()} per frame. Only one send is in
@@ -42,8 +43,9 @@ import java.util.function.IntUnaryOperator;
  * follows once there is room. Nothing allocates per frame.
  *
  * <h2>Memory</h2>
- * Headers are copied into (or written straight into, {@link #offerFrame}) slots the sender owns; payloads
- * are referenced and must stay alive and unchanged until their token is reported sent. A frame of one
+ * Headers are copied into (or written straight into, {@link #offerFrame}) slots the sender owns, or with
+ * their payload into the staging buffer; other payloads are referenced and must stay alive and unchanged
+ * until their token is reported sent. A frame of one
  * payload slice keeps it beside its header; the slices of a frame of several wait in a FIFO of pieces,
  * released with their frames, which holds twice as many pieces as the sender holds frames.
  *
@@ -79,6 +81,8 @@ public final class FrameSender implements AutoCloseable {
     private final int[] payloadLength;
     private final int[] pieceCount;
     private final long[] firstPiece;
+    /** Where the frame's header and payload were copied into staging when offered, or -1 (copied when batched). */
+    private final long[] stagedAt;
 
     // The slices of payloads gathered from several, by piece number & pieceMask, in frame order.
     private final int pieceMask;
@@ -97,6 +101,12 @@ public final class FrameSender implements AutoCloseable {
     /** The first token not yet reported sent. */
     private long released;
     private long heldBytes;
+    /**
+     * Frames copied into staging when offered are always the oldest of those not yet in a batch, side by side
+     * up to here; {@code stagedEnd} is the token after the last of them.
+     */
+    private long stagingFill;
+    private long stagedEnd;
 
     // Batches sent or being sent, oldest first, until their frames are released: a FIFO by batch number.
     private final long[] batchEnd;
@@ -151,6 +161,7 @@ public final class FrameSender implements AutoCloseable {
         this.payloadLength = new int[frames];
         this.pieceCount = new int[frames];
         this.firstPiece = new long[frames];
+        this.stagedAt = new long[frames];
         this.pieceMask = 2 * frames - 1;
         this.pieceSegment = new MemorySegment[2 * frames];
         this.pieceOffset = new long[2 * frames];
@@ -197,8 +208,34 @@ public final class FrameSender implements AutoCloseable {
         if (refused != 0) {
             return refused;
         }
+        if (stageable(headerLength + payloadLength)) {
+            long at = stagingFill;
+            MemorySegment.copy(header, headerOffset, staging, at, headerLength);
+            MemorySegment.copy(payload, payloadOffset, staging, at + headerLength, payloadLength);
+            stagingFill = at + headerLength + payloadLength;
+            stagedEnd = tail + 1;
+            return queue(headerLength, null, 0, payloadLength, 0, at);
+        }
         MemorySegment.copy(header, headerOffset, headers, slot(tail), headerLength);
-        return queue(headerLength, payload, payloadOffset, payloadLength, 0);
+        return queue(headerLength, payload, payloadOffset, payloadLength, 0, -1);
+    }
+
+    /**
+     * Whether a frame of {@code bytes} is copied into staging now rather than when its batch is made: it is
+     * small, no send or zero-copy notification holds the staging buffer, and every frame before it waiting for
+     * a batch was staged too (so staged frames stay one run, in order). Copied now, its header needs no slot
+     * and its batch no second pass; a frame offered while a send is in flight waits for the batch as before.
+     */
+    private boolean stageable(int bytes) {
+        if (sending || stagingHeldBy >= 0 || bytes > config.copyThreshold()) {
+            return false;
+        }
+        if (unbatched == tail) {
+            stagingFill = 0; // nothing waiting and nothing in flight: the whole buffer is free
+        } else if (stagedEnd != tail) {
+            return false;
+        }
+        return stagingFill + bytes <= staging.byteSize();
     }
 
     /**
@@ -277,7 +314,7 @@ public final class FrameSender implements AutoCloseable {
         if (heldBytes > 0 && heldBytes + written + length > config.queueBytes()) {
             return backPressure();
         }
-        return queue(written, source, offset, length, 0);
+        return queue(written, source, offset, length, 0, -1);
     }
 
     /** Sends what is queued, unless a send is in flight (then it follows that one). */
@@ -364,11 +401,12 @@ public final class FrameSender implements AutoCloseable {
             pieceOffset[p] = spans.offset();
             pieceLength[p] = spans.length();
         }
-        return queue(headerBytes, null, 0, length, pieces);
+        return queue(headerBytes, null, 0, length, pieces, -1);
     }
 
-    private long queue(int headerBytes, MemorySegment source, long offset, int length, int pieces) {
+    private long queue(int headerBytes, MemorySegment source, long offset, int length, int pieces, long staged) {
         int i = (int) (tail & mask);
+        stagedAt[i] = staged;
         headerLength[i] = headerBytes;
         payload[i] = source;
         payloadOffset[i] = offset;
@@ -391,11 +429,12 @@ public final class FrameSender implements AutoCloseable {
         }
         batch.clear();
         boolean stagingFree = stagingHeldBy < 0;
-        long stagingUsed = 0;
-        long runStart = 0;
+        long token = unbatched;
+        // Frames staged when offered lead, side by side: the run starts at the first of them.
+        long stagingUsed = Math.max(0, stagedAt[(int) (token & mask)]);
+        long runStart = stagingUsed;
         long bytes = 0;
         boolean large = false;
-        long token = unbatched;
         while (token < tail) {
             int i = (int) (token & mask);
             // A staging run, the header and the payload's pieces must fit.
@@ -404,7 +443,10 @@ public final class FrameSender implements AutoCloseable {
             }
             int h = headerLength[i];
             int p = payloadLength[i];
-            if (stagingFree && h + p <= config.copyThreshold() && stagingUsed + h + p <= staging.byteSize()) {
+            if (stagedAt[i] >= 0) {
+                stagingUsed += h + p;
+                counters.framesCopied++;
+            } else if (stagingFree && h + p <= config.copyThreshold() && stagingUsed + h + p <= staging.byteSize()) {
                 MemorySegment.copy(headers, slot(token), staging, stagingUsed, h);
                 copyPayload(i, stagingUsed + h);
                 stagingUsed += h + p;
