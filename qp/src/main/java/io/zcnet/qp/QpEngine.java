@@ -620,6 +620,14 @@ final class QpEngine implements CompletionHandler {
 
     /** The live subflow with room where {@code bytes} would leave soonest, or null. */
     private Subflow pick(long bytes) {
+        if (liveSubflows == 1) {
+            // One path: there is nothing to weigh, only room to check.
+            for (Subflow s : subflows) {
+                if (s != null && !s.dead) {
+                    return s.hasRoom(bytes, SUBFLOW_QUEUE_LIMIT) ? s : null;
+                }
+            }
+        }
         double fastest = 0;
         for (Subflow s : subflows) {
             if (s != null && !s.dead && s.rate() > fastest) {

@@ -126,15 +126,20 @@ final class SendLedger {
         length[i] = (int) local[i].byteSize();
         rkey[i] = key;
         remoteOffset[i] = keyOffset;
-        sinkRkey[i] = sinkKey;
-        sinkOffset[i] = sinkAt;
         earlyStatus[i] = -1;
         begun[i] = false;
         handed[i] = 0;
         frameCount[i] = 0;
-        readsExpected[i] = 0;
-        readsDone[i] = 0;
-        readStatus[i] = -1;
+        // Fields only one kind reads are set for that kind alone: an entry is a row of a dozen arrays, and
+        // every store is a line of each touched.
+        if (entryKind == WorkRequest.RDMA_READ) {
+            readsExpected[i] = 0;
+            readsDone[i] = 0;
+            readStatus[i] = -1;
+        } else if (entryKind == READ_RESPONSE) {
+            sinkRkey[i] = sinkKey;
+            sinkOffset[i] = sinkAt;
+        }
         if (entryKind != READ_RESPONSE) {
             userEntries++;
         }
