@@ -240,10 +240,13 @@ final class Links {
         boolean moved = false;
         boolean failed = false;
         for (Link l : all) {
+            // The failure is read before the completions: a queue pair completes what arrived before it failed
+            // ahead of showing ERROR, so those are in this drain, never lost to a race with the loop thread.
+            boolean linkFailed = isFailed(l);
             if (l.drain(completion) > 0) {
                 moved = true;
             }
-            failed |= isFailed(l);
+            failed |= linkFailed;
         }
         if (failed && !moved) {
             throw linkFailed();

@@ -1079,6 +1079,9 @@ final class QpEngine implements CompletionHandler {
         }
         errorStatus = status;
         errorReason = reason;
+        // What arrived whole before the failure completes before ERROR shows: a thread that sees ERROR and then
+        // polls finds those completions (the state is volatile, written after the ring's publish).
+        takeArrivals();
         state = QpState.ERROR;
         if (syndrome != FrameError.OK) {
             NegativeAcknowledge.write(header.wrap(scratch, 0), assembler.acknowledgedMsn(), syndrome, failedMsn);

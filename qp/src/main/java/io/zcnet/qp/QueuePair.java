@@ -126,7 +126,11 @@ public final class QueuePair implements AutoCloseable {
         return config;
     }
 
-    /** {@return the current state}; any thread. */
+    /**
+     * {@return the current state}; any thread. Every receive whose message arrived whole before a failure is in
+     * the completion ring before this reads ERROR, so a thread that reads ERROR and then polls finds them ahead of
+     * the flushed ones.
+     */
     public QpState state() {
         return engine.state();
     }
