@@ -795,6 +795,18 @@ final class QpEngine implements CompletionHandler {
 
     /** Completed receives and READ responses; false if the completion ring filled up first. */
     private boolean takeArrivals() {
+        if (!moveArrivals()) {
+            return false;
+        }
+        int r = assembler.resumeCompletions();
+        if (r < 0 && r != FrameError.QUEUE_PAIR_IN_ERROR && state != QpState.ERROR) {
+            onViolation(r, "completing a message failed: " + FrameError.name(r));
+        }
+        return true;
+    }
+
+    /** Moves the completions the assembler holds into the ring the user polls; false if it filled up first. */
+    private boolean moveArrivals() {
         while (true) {
             if (qp.completionRing.claim() < 0) {
                 stall();
@@ -819,10 +831,6 @@ final class QpEngine implements CompletionHandler {
                     ? WorkCompletion.OP_RECV_RDMA_WITH_IMM : WorkCompletion.OP_RECV;
             completion(receiveIds[(int) id & (receiveIds.length - 1)], status, wcOpcode, arrived.byteCount(), withImm,
                     arrived.immediate());
-        }
-        int r = assembler.resumeCompletions();
-        if (r < 0 && r != FrameError.QUEUE_PAIR_IN_ERROR && state != QpState.ERROR) {
-            onViolation(r, "completing a message failed: " + FrameError.name(r));
         }
         return true;
     }
@@ -1080,8 +1088,9 @@ final class QpEngine implements CompletionHandler {
         errorStatus = status;
         errorReason = reason;
         // What arrived whole before the failure completes before ERROR shows: a thread that sees ERROR and then
-        // polls finds those completions (the state is volatile, written after the ring's publish).
-        takeArrivals();
+        // polls finds those completions (the state is volatile, written after the ring's publish). Only the move:
+        // resuming held-back completions may fail the queue pair, which must find this one already in ERROR.
+        moveArrivals();
         state = QpState.ERROR;
         if (syndrome != FrameError.OK) {
             NegativeAcknowledge.write(header.wrap(scratch, 0), assembler.acknowledgedMsn(), syndrome, failedMsn);
