@@ -101,12 +101,6 @@ public final class FrameSender implements AutoCloseable {
     /** The first token not yet reported sent. */
     private long released;
     private long heldBytes;
-    /**
-     * Frames copied into staging when offered are always the oldest of those not yet in a batch, side by side
-     * up to here; {@code stagedEnd} is the token after the last of them.
-     */
-    private long stagingFill;
-    private long stagedEnd;
 
     // Batches sent or being sent, oldest first, until their frames are released: a FIFO by batch number.
     private final long[] batchEnd;
@@ -208,12 +202,10 @@ public final class FrameSender implements AutoCloseable {
         if (refused != 0) {
             return refused;
         }
-        if (stageable(headerLength + payloadLength)) {
-            long at = stagingFill;
+        long at = stagingSpot(headerLength + payloadLength);
+        if (at >= 0) {
             MemorySegment.copy(header, headerOffset, staging, at, headerLength);
             MemorySegment.copy(payload, payloadOffset, staging, at + headerLength, payloadLength);
-            stagingFill = at + headerLength + payloadLength;
-            stagedEnd = tail + 1;
             return queue(headerLength, null, 0, payloadLength, 0, at);
         }
         MemorySegment.copy(header, headerOffset, headers, slot(tail), headerLength);
@@ -221,21 +213,25 @@ public final class FrameSender implements AutoCloseable {
     }
 
     /**
-     * Whether a frame of {@code bytes} is copied into staging now rather than when its batch is made: it is
+     * Where in staging a frame of {@code bytes} is copied now rather than when its batch is made, or -1: it is
      * small, no send or zero-copy notification holds the staging buffer, and every frame before it waiting for
-     * a batch was staged too (so staged frames stay one run, in order). Copied now, its header needs no slot
-     * and its batch no second pass; a frame offered while a send is in flight waits for the batch as before.
+     * a batch was staged too (staged frames are always the oldest of those, side by side, so they stay one run,
+     * in order, and it goes right after the last). Copied now, its header needs no slot and its batch no second
+     * pass; a frame offered while a send is in flight waits for the batch as before.
      */
-    private boolean stageable(int bytes) {
+    private long stagingSpot(int bytes) {
         if (sending || stagingHeldBy >= 0 || bytes > config.copyThreshold()) {
-            return false;
+            return -1;
         }
-        if (unbatched == tail) {
-            stagingFill = 0; // nothing waiting and nothing in flight: the whole buffer is free
-        } else if (stagedEnd != tail) {
-            return false;
+        long at = 0; // nothing waiting and nothing in flight: the whole buffer is free
+        if (unbatched != tail) {
+            int last = (int) ((tail - 1) & mask);
+            if (stagedAt[last] < 0) {
+                return -1;
+            }
+            at = stagedAt[last] + headerLength[last] + payloadLength[last];
         }
-        return stagingFill + bytes <= staging.byteSize();
+        return at + bytes <= staging.byteSize() ? at : -1;
     }
 
     /**
