@@ -201,7 +201,7 @@ final class Link {
 
     /**
      * Takes every completion of the queue pair: WRITEs free outbox slots, receives record arrivals; the
-     * first failure is kept in {@link #failedStatus}. Returns how many were taken.
+     * first failure is kept in {@link #failure}. Returns how many were taken.
      */
     int drain(WorkCompletion wc) {
         int n = 0;

@@ -16,8 +16,11 @@ import java.util.concurrent.locks.LockSupport;
  * spins a little, then parks until a queue pair's completion listener wakes it. An operation that runs on
  * the context's loop thread ({@link #run}) waits by running the loop instead. Every wait checks every
  * link, so a failure anywhere (a peer's process gone, a queue pair ended by a peer whose own operation
- * failed) ends the running operation at once, and a wait with nothing moving for the timeout ends it too:
- * no operation can hang.
+ * failed) ends the running operation, and a wait with nothing moving for the timeout ends it too: no
+ * operation can hang. A queue pair that failed by itself ends the operation at once. One merely ended by
+ * its peer ends it only when nothing else arrives for a short grace: the peer failed in a later operation,
+ * so what the others sent for this one is still on its way, and the grace may also show the link that
+ * failed first.
  *
  * <p>Each operation is numbered; with the schedule (operation and algorithm) and each link's message count it
  * makes the immediate of every message ({@link Immediate}), which the receiver checks before it touches the
@@ -31,7 +34,10 @@ final class Links {
     private static final int SPINS = 64;
     /** Longest park: the completion listener normally wakes the thread long before. */
     private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-    /** How long a failure laid to a peer that merely ended its queue pair waits to find the one that failed. */
+    /**
+     * How long an operation whose only failed links were ended by their peers goes on with what still
+     * arrives, and waits to find the link that failed first.
+     */
     private static final long BLAME_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private final int rank;
@@ -49,6 +55,8 @@ final class Links {
     private int schedule;
     private long sequence;
     private long lastProgress;
+    /** When the running operation's grace for links ended by their peers runs out; 0 while none is ended. */
+    private long graceEnd;
     private CollectiveException broken;
     /** The thread that called the running operation: its interrupt ends the operation wherever it runs. */
     private Thread caller;
@@ -99,6 +107,7 @@ final class Links {
             l.operationConsumed = 0;
         }
         lastProgress = System.nanoTime();
+        graceEnd = 0;
         if (caller.isInterrupted()) {
             // Before anything is sent: a peer that fails first and closes its links must not turn this
             // rank's own reason into theirs.
@@ -198,6 +207,9 @@ final class Links {
         int idle = 0;
         while (!pollAll()) {
             if (System.nanoTime() - lastProgress > timeoutNanos) {
+                if (graceEnd != 0) {
+                    throw linkFailed();
+                }
                 throw fail(-1, "nothing arrived and no send completed for " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)
                         + " ms (" + pending() + ")", null);
             }
@@ -234,7 +246,8 @@ final class Links {
     /**
      * Takes every link's completions; true if there were any. A failed link ends the operation only once
      * a poll finds nothing else: what arrived before the failure is looked at first, so a message that
-     * proves the ranks disagree is reported as that, not as the link its sender then closed.
+     * proves the ranks disagree is reported as that, not as the link its sender then closed. When every
+     * failed link was ended by its peer, polls find nothing for the grace before the operation ends.
      */
     private boolean pollAll() throws CollectiveException {
         boolean moved = false;
@@ -249,7 +262,13 @@ final class Links {
             failed |= linkFailed;
         }
         if (failed && !moved) {
-            throw linkFailed();
+            long now = System.nanoTime();
+            if (graceEnd == 0) {
+                graceEnd = now + BLAME_GRACE_NANOS;
+            }
+            if (firstFailed(false) != null || now - graceEnd > 0) {
+                throw linkFailed();
+            }
         }
         return moved;
     }
@@ -265,22 +284,12 @@ final class Links {
 
     /**
      * One or more links failed. The peer blamed is one whose queue pair failed by itself (its process or
-     * host is gone); when every failed one was merely ended by its peer (which failed first and closed its
-     * queue pairs to spread the news), the others get a short grace to show the original failure.
+     * host is gone) if there is one; else one that was merely ended by its peer.
      */
     private CollectiveException linkFailed() {
-        long graceEnd = System.nanoTime() + BLAME_GRACE_NANOS;
-        Link culprit = null;
-        while (true) {
-            for (Link l : all) {
-                if (isFailed(l) && (culprit == null || !endedByPeer(l) && endedByPeer(culprit))) {
-                    culprit = l;
-                }
-            }
-            if (culprit != null && !endedByPeer(culprit) || System.nanoTime() - graceEnd > 0) {
-                break;
-            }
-            LockSupport.parkNanos(PARK_NANOS);
+        Link culprit = firstFailed(false);
+        if (culprit == null) {
+            culprit = firstFailed(true);
         }
         StringBuilder why = new StringBuilder("the link to rank ").append(culprit.peer).append(" failed: ")
                 .append(reason(culprit));
@@ -294,6 +303,16 @@ final class Links {
             why.append("; the links to ranks ").append(others).append(" failed too");
         }
         return fail(culprit.peer, why.toString(), null);
+    }
+
+    /** The first failed link that was, or was not, ended by its peer; null if none. */
+    private Link firstFailed(boolean endedByPeer) {
+        for (Link l : all) {
+            if (isFailed(l) && endedByPeer(l) == endedByPeer) {
+                return l;
+            }
+        }
+        return null;
     }
 
     private static boolean isFailed(Link l) {

@@ -9,6 +9,7 @@ import io.zcnet.ring.EventLoopConfig;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +17,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -390,6 +392,44 @@ abstract class CollectiveContractTest {
                 }
                 try (Arena arena = where.arena()) {
                     body.run(c, arena.allocate(4000));
+                }
+            });
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Where.class)
+    void anOperationCompletesWithWhatLiveRanksStillSendAfterARankThatDidItsPartLeft(Where where) throws Exception {
+        CountDownLatch left = new CountDownLatch(1);
+        try (RankGroup group = RankGroup.start(3, engine(), where.config(smallSlots()))) {
+            group.run(c -> {
+                try (Arena arena = where.arena()) {
+                    MemorySegment input = arena.allocate(400);
+                    MemorySegment output = arena.allocate(400);
+                    for (int i = 0; i < 100; i++) {
+                        input.setAtIndex(ValueLayout.JAVA_INT, i, (c.rank() + 1) * 1000 + i);
+                    }
+                    c.barrier(); // settles every link's first receive credits
+                    // A tree reduce to rank 2: ranks 0 and 1 each send their part straight to it.
+                    switch (c.rank()) {
+                        case 1 -> {
+                            c.reduce(input, output, 100, DataType.INT, ReduceOp.SUM, 2, Algorithm.TREE);
+                            Thread.sleep(200); // its part lands
+                            c.abort();
+                            left.countDown();
+                        }
+                        case 0 -> {
+                            left.await();
+                            Thread.sleep(50); // rank 2 finds rank 1's link ended before this part leaves
+                            c.reduce(input, output, 100, DataType.INT, ReduceOp.SUM, 2, Algorithm.TREE);
+                        }
+                        default -> {
+                            c.reduce(input, output, 100, DataType.INT, ReduceOp.SUM, 2, Algorithm.TREE);
+                            for (int i = 0; i < 100; i++) {
+                                assertEquals(6000 + 3 * i, output.getAtIndex(ValueLayout.JAVA_INT, i), "element " + i);
+                            }
+                        }
+                    }
                 }
             });
         }
