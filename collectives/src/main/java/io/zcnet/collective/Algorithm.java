@@ -28,7 +28,9 @@ public enum Algorithm {
     /**
      * Recursive halving (reduce-scatter) then recursive doubling (allgather) among the largest power of
      * two of ranks; the ranks beyond it first fold their data into a partner and get the result back at
-     * the end. 2 log2(N) steps (plus 2 when N is not a power of two): for small and medium messages.
+     * the end. 2 log2(N) steps (plus 2 when N is not a power of two): for small and medium messages. Up
+     * to 2 KiB, recursive doubling alone (log2(N) steps), among half the ranks when they share CPU cores
+     * ({@link CoreSharing}).
      */
     HALVING_DOUBLING,
     /** A binomial tree rooted at the root: log2(N) steps, the whole message on every edge. */

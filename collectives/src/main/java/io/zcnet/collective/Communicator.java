@@ -93,6 +93,7 @@ public final class Communicator implements AutoCloseable {
     private final Chain chain;
     private final Direct direct;
     private final Barrier barrier;
+    private final boolean coresShared;
     private final long[] sendStarts;
     private final long[] receiveStarts;
     private final AtomicBoolean busy = new AtomicBoolean();
@@ -100,20 +101,21 @@ public final class Communicator implements AutoCloseable {
     private boolean closed;
 
     private Communicator(int rank, int size, CommunicatorConfig config, QpContext context, Staging staging,
-            Link[] byRank) {
+            Mesh.Connected mesh) {
         this.rank = rank;
         this.size = size;
         this.config = config;
         this.context = context;
         this.driver = Thread.currentThread();
         this.staging = staging;
-        this.links = new Links(rank, context, byRank, config.timeout().toNanos());
+        this.links = new Links(rank, context, mesh.links(), config.timeout().toNanos());
         for (Link l : links.all()) {
             l.qp.onCompletions(links.wakeUp);
         }
         Streams streams = new Streams(links, rank, size);
         this.ring = new Ring(links, rank, size);
-        this.halvingDoubling = new HalvingDoubling(streams, rank, size);
+        this.coresShared = mesh.coresShared();
+        this.halvingDoubling = new HalvingDoubling(streams, rank, size, coresShared);
         this.tree = new BinomialTree(links, rank, size);
         this.chain = new Chain(links, rank, size);
         this.direct = new Direct(streams, rank, size);
@@ -172,11 +174,11 @@ public final class Communicator implements AutoCloseable {
                 context = QpContext.open(loop);
             }
             staging = new Staging(context, rank, size, config.slots(), config.slotBytes());
-            Link[] links;
+            Mesh.Connected mesh;
             try (RendezvousClient client = RendezvousClient.join(store, rank, size, deadline)) {
-                links = Mesh.connect(rank, size, context, staging, client, config, deadline);
+                mesh = Mesh.connect(rank, size, context, staging, client, config, deadline);
             }
-            return new Communicator(rank, size, config, context, staging, links);
+            return new Communicator(rank, size, config, context, staging, mesh);
         } catch (IOException | RuntimeException e) {
             if (server != null) {
                 server.close();
@@ -205,6 +207,19 @@ public final class Communicator implements AutoCloseable {
     /** {@return the configuration this rank joined with}; any thread. */
     public CommunicatorConfig config() {
         return config;
+    }
+
+    /**
+     * {@return whether the ranks share CPU cores, as every rank decided alike from the rendezvous
+     * ({@link CoreSharing}): then small allreduces fold ranks in pairs first}; any thread
+     */
+    public boolean coresShared() {
+        return coresShared;
+    }
+
+    /** How many messages this rank has sent to {@code peer}, for tests; the joining thread, between calls. */
+    long messagesSentTo(int peer) {
+        return links.to(peer).sent();
     }
 
     /** {@return the engine the queue pairs run on}; any thread. */

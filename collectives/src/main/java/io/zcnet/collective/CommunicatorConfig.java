@@ -45,10 +45,12 @@ import java.time.Duration;
  *                          error or as {@code timeout}. Every rank must choose the same (the shorter silence
  *                          timeout of two peers applies). Operations also reduce on that thread, between its polls:
  *                          for latency, not for the bandwidth of large messages
+ * @param coreSharing       whether the ranks compete for CPU cores, which decides how small allreduces run
+ *                          ({@link CoreSharing}); any rank's SHARED or DEDICATED applies to all
  */
 public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePairs, int slots, int slotBytes,
         Duration timeout, Duration connectTimeout, InetAddress listenAddress, boolean hostStore,
-        long smallMessageBytes, long loopThreadBytes, boolean busyPoll) {
+        long smallMessageBytes, long loopThreadBytes, boolean busyPoll, CoreSharing coreSharing) {
 
     /** Most staging slots per peer and direction. */
     public static final int MAX_SLOTS = 64;
@@ -58,15 +60,15 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     /**
      * Checks every component's range.
      *
-     * @throws IllegalArgumentException if {@code engine} or {@code queuePairs} is null, {@code slots} is outside
+     * @throws IllegalArgumentException if {@code engine}, {@code queuePairs} or {@code coreSharing} is null, {@code slots} is outside
      *                                  1 .. {@link #MAX_SLOTS} or not below both queue depths, {@code slotBytes}
      *                                  is not a multiple of 64 in 64 .. {@link #MAX_SLOT_BYTES}, a timeout is
      *                                  null or not positive, or {@code smallMessageBytes} or
      *                                  {@code loopThreadBytes} is negative
      */
     public CommunicatorConfig {
-        if (engine == null || queuePairs == null) {
-            throw new IllegalArgumentException("engine and queuePairs are required");
+        if (engine == null || queuePairs == null || coreSharing == null) {
+            throw new IllegalArgumentException("engine, queuePairs and coreSharing are required");
         }
         if (slots < 1 || slots > MAX_SLOTS) {
             throw new IllegalArgumentException("slots " + slots + " outside 1.." + MAX_SLOTS);
@@ -100,11 +102,12 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     /**
      * {@return the engine from {@code -Dzcnet.engine} (auto by default), {@link QpConfig#defaults()}, 4 slots of
      * 256 KiB, a 30 s timeout, 60 s to connect, listening where the store connection leaves from, rank 0
-     * hosting the store, 64 KiB small messages, operations up to 64 KiB on the loop thread, sleeping when idle}
+     * hosting the store, 64 KiB small messages, operations up to 64 KiB on the loop thread, sleeping when idle,
+     * core sharing detected}
      */
     public static CommunicatorConfig defaults() {
         return new CommunicatorConfig(EventLoopConfig.choiceFromProperty(), QpConfig.defaults(), 4, 256 * 1024,
-                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024, 64 * 1024, false);
+                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024, 64 * 1024, false, CoreSharing.DETECT);
     }
 
     /**
@@ -114,7 +117,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withEngine(EventLoopConfig.Choice choice) {
         return new CommunicatorConfig(choice, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
     }
 
     /**
@@ -124,7 +127,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withQueuePairs(QpConfig config) {
         return new CommunicatorConfig(engine, config, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
     }
 
     /**
@@ -136,7 +139,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withSlots(int count, int bytes) {
         return new CommunicatorConfig(engine, queuePairs, count, bytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
     }
 
     /**
@@ -147,7 +150,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withTimeouts(Duration operation, Duration connect) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, operation, connect, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
     }
 
     /**
@@ -158,7 +161,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withListenAddress(InetAddress address) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, address,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
     }
 
     /**
@@ -168,7 +171,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withHostStore(boolean host) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                host, smallMessageBytes, loopThreadBytes, busyPoll);
+                host, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
     }
 
     /**
@@ -178,7 +181,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withSmallMessageBytes(long bytes) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, bytes, loopThreadBytes, busyPoll);
+                hostStore, bytes, loopThreadBytes, busyPoll, coreSharing);
     }
 
     /**
@@ -188,7 +191,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withLoopThreadBytes(long bytes) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, bytes, busyPoll);
+                hostStore, smallMessageBytes, bytes, busyPoll, coreSharing);
     }
 
     /**
@@ -199,6 +202,17 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withBusyPoll(boolean on) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, on);
+                hostStore, smallMessageBytes, loopThreadBytes, on, coreSharing);
+    }
+
+    /**
+     * {@return this configuration with core sharing as given rather than detected}
+     *
+     * @param sharing whether the ranks compete for CPU cores ({@link CoreSharing}); any rank's SHARED or
+     *                DEDICATED applies to all
+     */
+    public CommunicatorConfig withCoreSharing(CoreSharing sharing) {
+        return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, sharing);
     }
 }

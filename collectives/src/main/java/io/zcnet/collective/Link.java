@@ -104,6 +104,11 @@ final class Link {
         }
     }
 
+    /** {@return how many messages this link has sent} */
+    long sent() {
+        return posted;
+    }
+
     /** Sends the 0-byte SEND that tells the accepting peer which rank this is. */
     void sendHello(int rank) {
         request.sendWithImmediate(-1, outboxKey, outboxArea, 0, Immediate.hello(rank));

@@ -27,8 +27,14 @@ final class Mesh {
     private Mesh() {
     }
 
-    /** The links to every rank (null at {@code rank}), every queue pair connected and identified. */
-    static Link[] connect(int rank, int size, QpContext context, Staging staging, RendezvousClient store,
+    /**
+     * A rank's links to every rank (null at its own), every queue pair connected and identified, and whether the
+     * ranks share CPU cores ({@link CoreSharing#shared}, decided alike on every rank from the same cards).
+     */
+    record Connected(Link[] links, boolean coresShared) {
+    }
+
+    static Connected connect(int rank, int size, QpContext context, Staging staging, RendezvousClient store,
             CommunicatorConfig config, long deadline) throws IOException {
         InetAddress host = config.listenAddress() != null ? config.listenAddress() : store.localAddress();
         Link[] links = new Link[size];
@@ -37,7 +43,8 @@ final class Mesh {
         // acknowledgements and its peers' handshakes move only then.
         Runnable turn = context.isDrivenByCallingThread() ? () -> context.progress(0) : null;
         try (QpListener listener = context.listen(new InetSocketAddress(host, 0), config.queuePairs())) {
-            RankCard mine = new RankCard(listener.address(), staging.inbox.remoteKey(), staging.slots, staging.slotBytes);
+            RankCard mine = RankCard.ofThisProcess(listener.address(), staging.inbox.remoteKey(), staging.slots,
+                    staging.slotBytes, config.coreSharing());
             byte[][] blobs = store.exchange(mine.encode(), deadline, turn);
             RankCard[] cards = new RankCard[size];
             for (int r = 0; r < size; r++) {
@@ -61,7 +68,7 @@ final class Mesh {
                 links[peer].postReceives();
             }
             store.exchange(new byte[0], deadline, turn);
-            return links;
+            return new Connected(links, CoreSharing.shared(cards));
         } catch (IOException | RuntimeException e) {
             for (QueuePair qp : opened) {
                 qp.close();

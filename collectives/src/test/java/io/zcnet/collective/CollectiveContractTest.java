@@ -103,6 +103,40 @@ abstract class CollectiveContractTest {
         }
     }
 
+    static Stream<Arguments> sizesAndSharing() {
+        return Stream.of(2, 4, 8).flatMap(n -> Stream.of(CoreSharing.SHARED, CoreSharing.DEDICATED).map(s -> Arguments.of(n, s)));
+    }
+
+    @ParameterizedTest(name = "{0} ranks, {1}")
+    @MethodSource("sizesAndSharing")
+    void smallAllreducesFoldRanksInPairsOnlyWhenTheyShareCores(int size, CoreSharing sharing) throws Exception {
+        CommunicatorConfig config = Where.CALLER.config(smallSlots());
+        try (RankGroup group = RankGroup.start(size, engine(), config.withCoreSharing(sharing))) {
+            group.run(c -> {
+                boolean folds = sharing == CoreSharing.SHARED && size >= 4;
+                assertEquals(sharing == CoreSharing.SHARED, c.coresShared());
+                try (Arena arena = Arena.ofConfined()) {
+                    Matrix m = new Matrix(c, arena);
+                    long before = c.rank() == 0 ? c.messagesSentTo(size / 2) : 0;
+                    boolean inPlace = false;
+                    for (DataType type : DataType.values()) {
+                        for (ReduceOp op : ReduceOp.values()) {
+                            for (long count : new long[] {1, size + 1, HalvingDoubling.DOUBLING_BYTES / type.byteSize()}) {
+                                m.allreduce(Algorithm.HALVING_DOUBLING, type, op, count, inPlace = !inPlace);
+                            }
+                        }
+                    }
+                    if (c.rank() == 0) {
+                        // Folded, rank 0 hands its data to rank 1 and gets the result back: it never talks to the
+                        // rank half-way round, its last partner in recursive doubling among all.
+                        long sent = c.messagesSentTo(size / 2) - before;
+                        assertEquals(folds, sent == 0, () -> "rank 0 sent " + sent + " messages to rank " + size / 2);
+                    }
+                }
+            });
+        }
+    }
+
     private static void everyOperation(Matrix m, int size) throws Exception {
         boolean inPlace = false;
         for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.HALVING_DOUBLING}) {

@@ -195,7 +195,8 @@ final class AllreduceCommand implements Callable<Integer> {
             if (rank == 0) {
                 out.println("# zcnet allreduce: " + n + " ranks, engine " + comm.engine().name().toLowerCase(Locale.ROOT)
                         + ", store " + store.getAddress().getHostAddress() + ":" + port + ", " + subflows
-                        + " subflow(s) per queue pair, float32 sum" + (busyPoll ? ", busy-polling" : ""));
+                        + " subflow(s) per queue pair, float32 sum" + (busyPoll ? ", busy-polling" : "")
+                        + (comm.coresShared() ? ", ranks share cores (small allreduces fold)" : ""));
                 out.flush();
             }
             return RankBenchmark.run(comm, plan, out, err) ? 0 : 1;
