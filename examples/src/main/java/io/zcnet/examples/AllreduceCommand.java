@@ -3,6 +3,7 @@ package io.zcnet.examples;
 import io.zcnet.collective.Algorithm;
 import io.zcnet.collective.Communicator;
 import io.zcnet.collective.CommunicatorConfig;
+import io.zcnet.collective.CoreSharing;
 import io.zcnet.qp.QpConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -107,6 +108,12 @@ final class AllreduceCommand implements Callable<Integer> {
                     + " engines do: the lowest small-message latency, every core busy throughout.")
     boolean busyPoll;
 
+    @Option(names = "--core-sharing", defaultValue = "detect", paramLabel = "detect|shared|dedicated",
+            description = "Whether the ranks compete for CPU cores, which decides how small allreduces run: detect"
+                    + " (more ranks on one kernel than it has processors), shared (ranks fold in pairs first: fewer"
+                    + " messages, one step more) or dedicated. Default: ${DEFAULT-VALUE}.")
+    String coreSharing;
+
     @Option(names = "--netns",
             description = "Run each rank in a network namespace of its own, joined by a bridge, every link shaped"
                     + " with tc tbf to --rate-mbit both ways (needs root and iproute2).")
@@ -147,6 +154,7 @@ final class AllreduceCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--subflows must be 1.." + QpConfig.MAX_SUBFLOWS + ", got " + subflows);
         }
         engine.choice(); // refuses an unknown engine here, before any rank starts
+        sharing();
         if (rank != null) {
             return rankMode(plan, n);
         }
@@ -188,7 +196,8 @@ final class AllreduceCommand implements Callable<Integer> {
         InetSocketAddress store = new InetSocketAddress(address(peers.get(0)), port);
         CommunicatorConfig defaults = CommunicatorConfig.defaults();
         CommunicatorConfig config = defaults.withEngine(engine.choice()).withListenAddress(mine)
-                .withQueuePairs(defaults.queuePairs().withSubflows(subflows)).withBusyPoll(busyPoll);
+                .withQueuePairs(defaults.queuePairs().withSubflows(subflows)).withBusyPoll(busyPoll)
+                .withCoreSharing(sharing());
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         try (Communicator comm = Communicator.rendezvous(rank, n, store, config)) {
@@ -196,7 +205,7 @@ final class AllreduceCommand implements Callable<Integer> {
                 out.println("# zcnet allreduce: " + n + " ranks, engine " + comm.engine().name().toLowerCase(Locale.ROOT)
                         + ", store " + store.getAddress().getHostAddress() + ":" + port + ", " + subflows
                         + " subflow(s) per queue pair, float32 sum" + (busyPoll ? ", busy-polling" : "")
-                        + (comm.coresShared() ? ", ranks share cores (small allreduces fold)" : ""));
+                        + (comm.coresShared() ? ", ranks share cores" : ""));
                 out.flush();
             }
             return RankBenchmark.run(comm, plan, out, err) ? 0 : 1;
@@ -307,12 +316,21 @@ final class AllreduceCommand implements Callable<Integer> {
                 "--budget", String.valueOf(plan.budget()), "--warmup", String.valueOf(plan.warmup()),
                 "--jit-warmup", String.valueOf(plan.jitWarmup()),
                 "--min-iters", String.valueOf(plan.minIters()), "--max-iters", String.valueOf(plan.maxIters()),
-                "--engine", engine.engine, "--subflows", String.valueOf(subflows),
+                "--engine", engine.engine, "--subflows", String.valueOf(subflows), "--core-sharing", coreSharing,
                 "--parent-pid", String.valueOf(ProcessHandle.current().pid())));
         if (busyPoll) {
             args.add("--busy-poll");
         }
         return args;
+    }
+
+    private CoreSharing sharing() {
+        for (CoreSharing s : CoreSharing.values()) {
+            if (s.name().equalsIgnoreCase(coreSharing)) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("--core-sharing must be detect, shared or dedicated, got '" + coreSharing + "'");
     }
 
     /** A port nobody listens on now, for rank 0's store (another program could still take it first). */

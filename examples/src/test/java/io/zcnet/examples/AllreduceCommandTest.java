@@ -61,13 +61,13 @@ class AllreduceCommandTest {
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
-    void busyPollReachesEveryRankAndTheResultsStayRight(EventLoopConfig.Choice engine) {
+    void busyPollAndCoreSharingReachEveryRankAndTheResultsStayRight(EventLoopConfig.Choice engine) {
         assumeUsable(engine);
-        String output = run(0, "allreduce", "--ranks", "2", "--busy-poll", "--engine",
+        String output = run(0, "allreduce", "--ranks", "2", "--busy-poll", "--core-sharing", "shared", "--engine",
                 engine.name().toLowerCase(Locale.ROOT), "--min-bytes", "8", "--max-bytes", "1K", "--budget", "0.02",
                 "--warmup", "0.01");
-        // Rank 0, a child JVM, prints the header: it says busy-polling only if the option reached it.
-        assertTrue(output.contains("float32 sum, busy-polling"), output);
+        // Rank 0, a child JVM, prints the header: busy-polling and shared cores only if the options reached it.
+        assertTrue(output.contains("float32 sum, busy-polling, ranks share cores"), output);
         assertEquals(8, rows(output, false).size(), output);
         assertTrue(output.contains("summary: 8 results, all checks ok"), output);
     }
@@ -136,6 +136,8 @@ class AllreduceCommandTest {
         assertTrue(run(1, "allreduce", "--peers", "127.0.0.1").contains("--peers goes with --rank"));
         assertTrue(run(1, "allreduce", "--jit-warmup", "-1").contains("--jit-warmup must be in [0, 3600] seconds"));
         assertTrue(run(1, "allreduce", "--ops", "allreduce,scatter").contains("no operation 'scatter'"));
+        assertTrue(run(1, "allreduce", "--core-sharing", "sometimes")
+                .contains("--core-sharing must be detect, shared or dedicated, got 'sometimes'"));
         assertTrue(run(1, "allreduce", "--ops", "allgather:tree").contains("allgather has no tree algorithm"));
         assertTrue(run(1, "allreduce", "--ops", "allreduce,reduce_scatter", "--algorithm", "halving_doubling")
                 .contains("reduce_scatter has no halving_doubling algorithm; it takes auto or ring"));
