@@ -60,8 +60,9 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     /**
      * Checks every component's range.
      *
-     * @throws IllegalArgumentException if {@code engine}, {@code queuePairs} or {@code coreSharing} is null, {@code slots} is outside
-     *                                  1 .. {@link #MAX_SLOTS} or not below both queue depths, {@code slotBytes}
+     * @throws IllegalArgumentException if {@code engine}, {@code queuePairs} or {@code coreSharing} is null,
+     *                                  {@code slots} is outside 1 .. {@link #MAX_SLOTS} or not below both queue
+     *                                  depths, {@code slotBytes}
      *                                  is not a multiple of 64 in 64 .. {@link #MAX_SLOT_BYTES}, a timeout is
      *                                  null or not positive, or {@code smallMessageBytes} or
      *                                  {@code loopThreadBytes} is negative
@@ -107,7 +108,8 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public static CommunicatorConfig defaults() {
         return new CommunicatorConfig(EventLoopConfig.choiceFromProperty(), QpConfig.defaults(), 4, 256 * 1024,
-                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024, 64 * 1024, false, CoreSharing.DETECT);
+                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024, 64 * 1024, false,
+                CoreSharing.DETECT);
     }
 
     /**
