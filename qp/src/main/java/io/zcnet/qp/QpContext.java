@@ -21,8 +21,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.HashSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -59,8 +57,12 @@ public final class QpContext implements AutoCloseable {
     private final int closer;
     /** Queue pairs this context accepted, by token, for joins. Loop thread only. */
     private final Map<Long, QpEngine> byToken = new HashMap<>();
-    /** Every queue pair of this context not yet closed, accepted or connected. Loop thread only. */
-    private final Set<QpEngine> liveQueuePairs = new HashSet<>();
+    /**
+     * Every queue pair of this context not yet closed, accepted or connected, each once. Loop thread only. A list,
+     * walked by index: {@link #flush} looks at every one after each operation of a busy-polling rank, and an
+     * iterator there is garbage whenever the JIT does not remove it.
+     */
+    private final List<QpEngine> liveQueuePairs = new ArrayList<>();
     private final List<QpListener> listeners = new ArrayList<>();
     private volatile boolean closed;
     /** Subflows ending gracefully (last frame leaving, the peer's FIN awaited). Loop thread only. */
@@ -477,8 +479,8 @@ public final class QpContext implements AutoCloseable {
     }
 
     private boolean anyUnsent() {
-        for (QpEngine e : liveQueuePairs) {
-            if (e.hasUnsent()) {
+        for (int i = 0; i < liveQueuePairs.size(); i++) {
+            if (liveQueuePairs.get(i).hasUnsent()) {
                 return true;
             }
         }
