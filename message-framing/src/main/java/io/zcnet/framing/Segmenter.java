@@ -478,33 +478,95 @@ public final class Segmenter {
         }
         frameMsn = (firstMsn + message) & 0xFFFF;
         locatePayload(messageStart + offsetInMessage, bytes);
-        header.wrap(out, outOffset).clear()
-                .version(FrameHeader.VERSION)
-                .moreSegments(!last)
-                .opcode(opcode)
-                .msn(frameMsn)
-                .messageOffsetAndSegment(offsetInMessage, segment & FrameHeader.SEGMENT_MASK)
-                .length(bytes)
-                .extLength(ext)
-                .ackRequest(ackRequest && index == frameCount - 1);
-        if (Opcode.hasImmediate(opcode)) {
-            header.immData(immediate);
-        }
-        long extOffset = outOffset + FrameHeader.LENGTH;
-        if (Opcode.isTagged(opcode)) {
-            tagged.wrap(out, extOffset)
-                    .rkey(rkey)
-                    .regionOffset(regionOffset + messageStart + offsetInMessage);
-        }
-        int rsnAt = Opcode.rsnOffset(opcode);
-        if (rsnAt >= 0) {
-            out.set(WireLayouts.U32, extOffset + rsnAt, rsn);
-        }
+        writeHeader(out, outOffset, opcode, !last, ackRequest && index == frameCount - 1, frameMsn, offsetInMessage,
+                segment & FrameHeader.SEGMENT_MASK, bytes, immediate, rsn, rkey, regionOffset + messageStart + offsetInMessage);
         if (icrcEnabled) {
             header.icrc(payloadContiguous ? icrc.compute(out, outOffset, payloadSegment, payloadOffset)
                     : icrc.compute(out, outOffset, source, payloadPosition));
         }
         return FrameHeader.LENGTH + ext;
+    }
+
+    /**
+     * Writes the header and extension of one frame; {@link #header} is left over them. The fields an opcode
+     * does not carry (immediate, RSN, the tagged extension) are ignored for it.
+     */
+    private void writeHeader(MemorySegment out, long outOffset, int opcode, boolean more, boolean askAcknowledge, int msn,
+                             int offsetInMessage, int segmentNumber, int bytes, int imm, int receiveSequence, int key,
+                             long frameRegionOffset) {
+        int flags = FrameHeader.VERSION << FrameHeader.VERSION_SHIFT | (more ? FrameHeader.FLAG_MORE_SEGMENTS : 0)
+                | (askAcknowledge ? FrameHeader.FLAG_ACK_REQUEST : 0);
+        int ext = Opcode.extensionLength(opcode);
+        header.wrap(out, outOffset).fill(flags, opcode, msn, offsetInMessage, segmentNumber,
+                Opcode.hasImmediate(opcode) ? imm : 0, bytes, ext);
+        long extOffset = outOffset + FrameHeader.LENGTH;
+        if (Opcode.isTagged(opcode)) {
+            tagged.wrap(out, extOffset).rkey(key).regionOffset(frameRegionOffset);
+        }
+        int rsnAt = Opcode.rsnOffset(opcode);
+        if (rsnAt >= 0) {
+            out.set(WireLayouts.U32, extOffset + rsnAt, receiveSequence);
+        }
+    }
+
+    /**
+     * {@return the bytes {@link #writeSingle} takes for a work request of {@code kind} and {@code length} bytes:
+     * header, extension and payload}
+     *
+     * @param kind {@link Opcode#KIND_SEND}, {@link Opcode#KIND_SEND_WITH_IMMEDIATE}, {@link Opcode#KIND_WRITE} or
+     *             {@link Opcode#KIND_WRITE_WITH_IMMEDIATE}
+     * @param length payload bytes, at most the segment size
+     */
+    public static int singleFrameBytes(int kind, int length) {
+        return FrameHeader.LENGTH + Opcode.extensionLength(Opcode.forSegment(kind, true, true)) + length;
+    }
+
+    /**
+     * Writes a whole work request that is one frame, header and payload side by side, at {@code outOffset} of
+     * {@code out}, {@code subflow} and timestamps zero as {@link #writeFrame} leaves them: the path of a small
+     * message, which needs no {@code begin}, no frame arithmetic and no second copy of its header. Returns the
+     * header and extension bytes; the payload follows them.
+     *
+     * @param kind {@link Opcode#KIND_SEND}, {@link Opcode#KIND_SEND_WITH_IMMEDIATE}, {@link Opcode#KIND_WRITE} or
+     *             {@link Opcode#KIND_WRITE_WITH_IMMEDIATE}
+     * @param msn the message's MSN
+     * @param rsn the receive sequence number (SEND and WRITE with immediate; see {@link #beginSend})
+     * @param payload the memory holding the bytes
+     * @param payloadOffset where they start
+     * @param length how many, at most the segment size
+     * @param rkey the remote key (WRITE kinds)
+     * @param regionOffset where in the remote region (WRITE kinds)
+     * @param imm the immediate data (kinds with immediate)
+     * @param askAcknowledge whether the frame asks for a prompt acknowledgement ({@link #requestAcknowledge})
+     * @param out where the frame goes
+     * @param outOffset where in {@code out}
+     * @return {@code 32 + ext_length}
+     * @throws IllegalArgumentException if the kind is not one of the four, the length is over a segment, the
+     *                                  MSN out of range, the remote range overflows, or a range lies outside
+     *                                  its segment
+     */
+    public int writeSingle(int kind, int msn, int rsn, MemorySegment payload, long payloadOffset, int length, int rkey,
+                           long regionOffset, int imm, boolean askAcknowledge, MemorySegment out, long outOffset) {
+        if (kind < Opcode.KIND_SEND || kind > Opcode.KIND_WRITE_WITH_IMMEDIATE) {
+            throw new IllegalArgumentException("kind " + kind + " is not a SEND or WRITE");
+        }
+        if (length < 0 || length > segmentSize) {
+            throw new IllegalArgumentException("length " + length + " outside 0.." + segmentSize);
+        }
+        checkMsn(msn);
+        checkRegionOffset(regionOffset, length, "regionOffset");
+        int opcode = Opcode.forSegment(kind, true, true);
+        int headerBytes = FrameHeader.LENGTH + Opcode.extensionLength(opcode);
+        if (outOffset < 0 || outOffset > out.byteSize() - headerBytes - length) {
+            throw new IllegalArgumentException("a frame of " + (headerBytes + length) + " bytes does not fit at "
+                    + outOffset + " of a " + out.byteSize() + "-byte segment");
+        }
+        MemorySegment.copy(payload, payloadOffset, out, outOffset + headerBytes, length);
+        writeHeader(out, outOffset, opcode, false, askAcknowledge, msn, 0, 0, length, imm, rsn, rkey, regionOffset);
+        if (icrcEnabled) {
+            header.icrc(icrc.compute(out, outOffset, out, outOffset + headerBytes));
+        }
+        return headerBytes;
     }
 
     /** Describes the payload of the frame being written: {@code bytes} bytes at {@code position} of the source. */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.Test;
 
 /** Pins the wire layout of docs/wire-format.md's table (section 3), bit for bit, and every flyweight field. */
@@ -124,6 +125,30 @@ class FrameLayoutTest {
         assertThrows(IllegalArgumentException.class, () -> new TaggedExtension().wrap(MemorySegment.ofArray(new byte[11]), 0));
         assertThrows(IllegalArgumentException.class, () -> new UntaggedExtension().wrap(MemorySegment.ofArray(new byte[4]), 1));
         assertThrows(IllegalArgumentException.class, () -> new ReadRequestExtension().wrap(MemorySegment.ofArray(new byte[28]), 1));
+    }
+
+    @Test
+    void fillAndStampWriteWhatTheSettersWrite() {
+        MemorySegment bySetters = MemorySegment.ofArray(new byte[40]);
+        MemorySegment byWords = MemorySegment.ofArray(new byte[40]);
+        byWords.fill((byte) 0x5A);
+        new FrameHeader().wrap(bySetters, 3).clear().flags(0b0100_0010).opcode(Opcode.RDMA_WRITE_ONLY_WITH_IMMEDIATE)
+                .msn(0xFEDC).messageOffsetAndSegment((1 << 24) - 1, 255).immData(-7).length(0xFFFF_FFFFL).extLength(16)
+                .subflow(513).timestampPresent(true).timestamp(-3).timestampEcho(0x1234_5678);
+        new FrameHeader().wrap(byWords, 3).fill(0b0100_0010, Opcode.RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0xFEDC, (1 << 24) - 1,
+                255, -7, 0xFFFF_FFFFL, 16).stamp(513, -3, 0x1234_5678);
+        assertArrayEquals(bySetters.asSlice(3, 32).toArray(ValueLayout.JAVA_BYTE),
+                byWords.asSlice(3, 32).toArray(ValueLayout.JAVA_BYTE));
+        assertEquals(0x5A, byWords.get(ValueLayout.JAVA_BYTE, 2), "nothing before the header");
+        assertEquals(0x5A, byWords.get(ValueLayout.JAVA_BYTE, 35), "nothing after it");
+        FrameHeader h = new FrameHeader().wrap(byWords, 0);
+        assertThrows(IllegalArgumentException.class, () -> h.fill(256, 0, 0, 0, 0, 0, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> h.fill(0, 0, 0x10000, 0, 0, 0, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> h.fill(0, 0, 0, 1 << 24, 0, 0, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> h.fill(0, 0, 0, 0, 256, 0, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> h.fill(0, 0, 0, 0, 0, 0, 1L << 32, 0));
+        assertThrows(IllegalArgumentException.class, () -> h.fill(0, 0, 0, 0, 0, 0, 0, 0x10000));
+        assertThrows(IllegalArgumentException.class, () -> h.stamp(0x10000, 0, 0));
     }
 
     @Test

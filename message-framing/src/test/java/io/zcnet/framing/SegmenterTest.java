@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -370,5 +371,65 @@ class SegmenterTest {
             bytes += s.payloadLength();
         }
         assertEquals(length, bytes);
+    }
+
+    @Test
+    void aSingleFrameIsWrittenByteForByteAsTheGeneralPathWritesIt() {
+        for (boolean withIcrc : new boolean[] {false, true}) {
+            Segmenter general = new Segmenter(new FramingConfig(MSS, withIcrc, 64));
+            Segmenter single = new Segmenter(new FramingConfig(MSS, withIcrc, 64));
+            MemorySegment source = MemorySegment.ofArray(TestFrames.pattern(MSS + 9, 7));
+            for (int kind = Opcode.KIND_SEND; kind <= Opcode.KIND_WRITE_WITH_IMMEDIATE; kind++) {
+                for (int length : new int[] {0, 1, 64, MSS}) {
+                    for (boolean ask : new boolean[] {false, true}) {
+                        switch (kind) {
+                            case Opcode.KIND_SEND -> general.beginSend(0xFFFF, 77, source, 9, length);
+                            case Opcode.KIND_SEND_WITH_IMMEDIATE -> general.beginSendWithImmediate(3, 78, source, 9, length, 0xCAFE);
+                            case Opcode.KIND_WRITE -> general.beginWrite(4, source, 9, length, 0x1234, 1L << 40);
+                            default -> general.beginWriteWithImmediate(5, 79, source, 9, length, 0x1234, 96, -2);
+                        }
+                        general.requestAcknowledge(ask);
+                        byte[] expected = TestFrames.all(general).get(0);
+                        int msn = switch (kind) {
+                            case Opcode.KIND_SEND -> 0xFFFF;
+                            case Opcode.KIND_SEND_WITH_IMMEDIATE -> 3;
+                            case Opcode.KIND_WRITE -> 4;
+                            default -> 5;
+                        };
+                        int rsn = kind == Opcode.KIND_SEND ? 77 : kind == Opcode.KIND_SEND_WITH_IMMEDIATE ? 78 : 79;
+                        long regionOffset = kind == Opcode.KIND_WRITE ? 1L << 40 : 96;
+                        int imm = kind == Opcode.KIND_SEND_WITH_IMMEDIATE ? 0xCAFE : -2;
+                        byte[] written = new byte[Segmenter.singleFrameBytes(kind, length) + 5];
+                        MemorySegment out = MemorySegment.ofArray(written);
+                        int header = single.writeSingle(kind, msn, rsn, source, 9, length, 0x1234, regionOffset, imm, ask,
+                                out, 5);
+                        String what = "kind " + kind + ", " + length + " bytes, ack " + ask + ", icrc " + withIcrc;
+                        assertEquals(expected.length, header + length, what);
+                        assertArrayEquals(expected, Arrays.copyOfRange(written, 5, written.length), what);
+                        if (withIcrc) {
+                            assertValid(expected); // and so the single frame, byte for byte
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void aSingleFrameRefusesWhatIsNotOneSendOrWriteFrameInItsSpace() {
+        MemorySegment source = MemorySegment.ofArray(new byte[MSS + 1]);
+        MemorySegment out = MemorySegment.ofArray(new byte[2 * MSS]);
+        assertThrows(IllegalArgumentException.class,
+                () -> segmenter.writeSingle(Opcode.KIND_READ_REQUEST, 1, 0, source, 0, 8, 0, 0, 0, false, out, 0));
+        assertThrows(IllegalArgumentException.class,
+                () -> segmenter.writeSingle(Opcode.KIND_SEND, 1, 0, source, 0, MSS + 1, 0, 0, 0, false, out, 0));
+        assertThrows(IllegalArgumentException.class,
+                () -> segmenter.writeSingle(Opcode.KIND_SEND, 0x10000, 0, source, 0, 8, 0, 0, 0, false, out, 0));
+        assertThrows(IllegalArgumentException.class,
+                () -> segmenter.writeSingle(Opcode.KIND_WRITE, 1, 0, source, 0, 8, 0, Long.MAX_VALUE - 4, 0, false, out, 0));
+        assertThrows(IllegalArgumentException.class,
+                () -> segmenter.writeSingle(Opcode.KIND_SEND, 1, 0, source, 0, MSS, 0, 0, 0, false, out, MSS - 10));
+        assertThrows(IndexOutOfBoundsException.class,
+                () -> segmenter.writeSingle(Opcode.KIND_SEND, 1, 0, source, MSS, 8, 0, 0, 0, false, out, 0));
     }
 }

@@ -88,6 +88,8 @@ final class QpEngine implements CompletionHandler {
     private final Completion arrived = new Completion();
     private final ReadRequest readRequest = new ReadRequest();
     private final Segmenter fresh;
+    /** The ledger entry {@link #fresh} was begun for last; a one-frame entry is begun there only when it must be. */
+    private long freshEntry = -1;
     private final Segmenter again;
     private final Icrc icrc = new Icrc();
     private final FrameHeader header = new FrameHeader();
@@ -531,6 +533,14 @@ final class QpEngine implements CompletionHandler {
             }
             long index = ledger.handed[i];
             rideAcknowledge();
+            if (isSingleFrame(i) && sendSingle(i)) {
+                ledger.handed[i]++;
+                continue;
+            }
+            if (freshEntry != cursor) {
+                beginSegmenter(fresh, i);
+                freshEntry = cursor;
+            }
             Subflow s = sendFrame(fresh, ledger.firstFrame[i] + index, index);
             if (s == null) {
                 break;
@@ -589,6 +599,54 @@ final class QpEngine implements CompletionHandler {
         framesResent++;
         bytesResent += again.payloadLength();
         return true;
+    }
+
+    /**
+     * Whether ledger entry {@code i} is a SEND or WRITE (with immediate or not) of one element and at most a
+     * segment: one message of one frame, which {@link #sendSingle} writes whole where its subflow sends it from.
+     */
+    private boolean isSingleFrame(int i) {
+        int kind = ledger.kind[i];
+        return kind >= WorkRequest.SEND && kind <= WorkRequest.RDMA_WRITE_WITH_IMM && ledger.length[i] <= framing.segmentSize()
+                && ledger.local[i].count() == 1;
+    }
+
+    /**
+     * Sends one-frame entry {@code i} ({@link #isSingleFrame}) by writing its header and payload straight into the
+     * staging buffer of the subflow it leaves on, stamped: no segmenter begun, no header copied. False (nothing
+     * sent) when that subflow cannot stage it now; the general path then offers it, or finds there is no room.
+     */
+    private boolean sendSingle(int i) {
+        int kind = frameKind(ledger.kind[i]);
+        int length = ledger.length[i];
+        int bytes = Segmenter.singleFrameBytes(kind, length);
+        Subflow s = pick(bytes);
+        if (s == null) {
+            return false;
+        }
+        long at = s.sender.stagingRoom(bytes);
+        if (at < 0) {
+            return false;
+        }
+        SgeList local = ledger.local[i];
+        MemorySegment out = s.sender.stagingBuffer();
+        int headerLength = fresh.writeSingle(kind, ledger.firstMsn[i], ledger.rsn[i], local.segment(0), local.offset(0),
+                length, ledger.rkey[i], ledger.remoteOffset[i], ledger.immediate[i], ledger.ackRequest[i], out, at);
+        header.wrap(out, at).stamp(s.index, stampMicros, s.echo(stampMicros));
+        s.queueStaged(at, headerLength, length);
+        frameSubflow[(int) ledger.firstFrame[i] & (FRAME_RING - 1)] = (byte) s.index;
+        return true;
+    }
+
+    /** The segmenter's kind of a SEND or WRITE work request's opcode. */
+    private static int frameKind(int op) {
+        return switch (op) {
+            case WorkRequest.SEND -> Opcode.KIND_SEND;
+            case WorkRequest.SEND_WITH_IMM -> Opcode.KIND_SEND_WITH_IMMEDIATE;
+            case WorkRequest.RDMA_WRITE -> Opcode.KIND_WRITE;
+            case WorkRequest.RDMA_WRITE_WITH_IMM -> Opcode.KIND_WRITE_WITH_IMMEDIATE;
+            default -> throw new IllegalArgumentException("work request opcode " + op + " is not a SEND or WRITE");
+        };
     }
 
     /**
@@ -661,8 +719,12 @@ final class QpEngine implements CompletionHandler {
         // runs short of send queue or message window, which the peer cannot see. The rest is acknowledged lazily.
         ledger.ackRequest[i] = kind != WorkRequest.RDMA_READ && (ledger.signaled[i] && !ledger.lazy[i]
                 || ledger.userEntries * 2 >= config.sendQueueDepth() || flow.unacknowledged() * 2 >= framing.messageWindow());
-        beginSegmenter(fresh, i);
-        int n = fresh.messageCount();
+        boolean single = isSingleFrame(i);
+        if (!single) {
+            beginSegmenter(fresh, i);
+            freshEntry = seq;
+        }
+        int n = single ? 1 : fresh.messageCount();
         boolean consumes = kind == WorkRequest.SEND || kind == WorkRequest.SEND_WITH_IMM;
         if (kind == WorkRequest.RDMA_WRITE_WITH_IMM) {
             if (!flow.canSend(n, false) || flow.credits() < 1) {
@@ -674,7 +736,7 @@ final class QpEngine implements CompletionHandler {
         if (kind == WorkRequest.RDMA_READ && !expectResponses(seq, i, fresh)) {
             return false;
         }
-        long frames = fresh.frameCount();
+        long frames = single ? 1 : fresh.frameCount();
         long oldest = ledger.begun[ledger.slot(ledger.head)] ? ledger.firstFrame[ledger.slot(ledger.head)] : nextFrame;
         if (nextFrame + frames - oldest > FRAME_RING) {
             return false;
@@ -767,7 +829,7 @@ final class QpEngine implements CompletionHandler {
      * timestamp and the echo of the peer's, from which the peer measures the subflow's round trip.
      */
     private void stamp(Subflow s, int nowMicros) {
-        header.wrap(scratch, 0).subflow(s.index).timestampPresent(true).timestamp(nowMicros).timestampEcho(s.echo(nowMicros));
+        header.wrap(scratch, 0).stamp(s.index, nowMicros, s.echo(nowMicros));
     }
 
     // ---------------------------------------------------------------- receiving

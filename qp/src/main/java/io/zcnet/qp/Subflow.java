@@ -89,6 +89,11 @@ final class Subflow implements SendListener, ReceiveListener {
                 payloadLength);
     }
 
+    /** Queues a whole frame written in place at {@code at} of the sender's staging buffer ({@link FrameSender#stagingRoom}). */
+    void queueStaged(long at, int headerLength, int payloadLength) {
+        offered(sender.queueStaged(at, headerLength, payloadLength), headerLength, payloadLength);
+    }
+
     /** Accounts the frame the sender took as {@code token}; false if it took none. */
     private boolean offered(long token, int headerLength, int payloadLength) {
         if (token < 0) {

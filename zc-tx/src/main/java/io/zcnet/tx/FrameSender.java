@@ -275,6 +275,47 @@ public final class FrameSender implements AutoCloseable {
     }
 
     /**
+     * Where a whole frame of {@code bytes} (header and payload) may be written in place, in
+     * {@link #stagingBuffer()}, to be queued by {@link #queueStaged} before anything else is offered: the offset, or
+     * -1 when it must be offered instead (no room in the buffer or the queue, a send holds the buffer, the frame
+     * is above the copy threshold, or the sender is closed; {@code offer} then tells which). Spares a small frame
+     * the copy of its header from wherever it was written.
+     *
+     * @param bytes the frame's header, extension and payload bytes
+     * @return the offset in the staging buffer, or -1
+     */
+    public long stagingRoom(int bytes) {
+        if (bytes < 1 || admit(bytes) != 0) {
+            return -1;
+        }
+        return stagingSpot(bytes);
+    }
+
+    /** {@return the memory {@link #stagingRoom} offsets point into} */
+    public MemorySegment stagingBuffer() {
+        return staging;
+    }
+
+    /**
+     * Queues the frame written at {@code at} of the staging buffer, where {@link #stagingRoom} said it could go.
+     *
+     * @param at the offset {@link #stagingRoom} returned for this frame
+     * @param headerBytes header and extension bytes, 1 to {@link #MAX_HEADER}
+     * @param payloadBytes payload bytes after them
+     * @return the frame's token
+     * @throws IllegalArgumentException if {@code at} is not where the next staged frame goes, or the lengths do
+     *                                  not fit
+     */
+    public long queueStaged(long at, int headerBytes, int payloadBytes) {
+        if (headerBytes < 1 || headerBytes > MAX_HEADER || payloadBytes < 0
+                || at != stagingSpot(headerBytes + payloadBytes)) {
+            throw new IllegalArgumentException("no staged frame of " + headerBytes + "+" + payloadBytes
+                    + " bytes was made room for at " + at);
+        }
+        return queue(headerBytes, null, 0, payloadBytes, 0, at);
+    }
+
+    /**
      * {@return the pieces one frame's payload may be gathered from: what one {@code sendmsg} of this sender takes
      * beside a header}
      */

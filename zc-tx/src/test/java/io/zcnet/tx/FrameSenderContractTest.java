@@ -197,6 +197,36 @@ abstract class FrameSenderContractTest {
         }
     }
 
+    /**
+     * A frame written in place in the staging buffer where the sender has room for it ({@link FrameSender#stagingRoom}),
+     * offered as a {@link Frame} where it has not.
+     */
+    private record Staged(Frame frame, AtomicInteger inPlace) implements Offered {
+        @Override
+        public long offerTo(FrameSender sender) {
+            int headerBytes = (int) frame.header().byteSize();
+            int payloadBytes = (int) frame.payload().byteSize();
+            long at = sender.stagingRoom(headerBytes + payloadBytes);
+            if (at < 0) {
+                return frame.offerTo(sender);
+            }
+            inPlace.incrementAndGet();
+            MemorySegment.copy(frame.header(), 0, sender.stagingBuffer(), at, headerBytes);
+            MemorySegment.copy(frame.payload(), 0, sender.stagingBuffer(), at + headerBytes, payloadBytes);
+            return sender.queueStaged(at, headerBytes, payloadBytes);
+        }
+
+        @Override
+        public long bytes() {
+            return frame.bytes();
+        }
+
+        @Override
+        public void addTo(CRC32C crc) {
+            frame.addTo(crc);
+        }
+    }
+
     private Frame frame(SplittableRandom random, int payloadLength) {
         MemorySegment header = arena.allocate(32 + random.nextInt(29));
         MemorySegment payload = arena.allocate(Math.max(1, payloadLength)).asSlice(0, payloadLength);
@@ -352,6 +382,50 @@ abstract class FrameSenderContractTest {
         // finishes at least one burst, whatever the sends in flight. The first burst, into an empty sender,
         // has two frames or more, so this also says fewer batches than frames.
         assertTrue(c.batches() <= flushes, "frames were coalesced into at most " + flushes + " batches: " + c);
+    }
+
+    @Test
+    void framesWrittenInPlaceInTheStagingBufferArriveByteExactAndInOrderAmongOfferedOnes() throws Exception {
+        SplittableRandom random = new SplittableRandom(11);
+        List<Offered> frames = new ArrayList<>();
+        AtomicInteger inPlace = new AtomicInteger();
+        int[] sizes = {0, 1, 64, 500, 4096, 70_000};
+        for (int i = 0; i < 600; i++) {
+            int size = sizes[random.nextInt(sizes.length)];
+            Frame f = frame(random, size == 0 ? 0 : 1 + random.nextInt(size));
+            frames.add(random.nextInt(3) == 0 ? f : new Staged(f, inPlace));
+        }
+        FrameSender sender = sender(SenderConfig.defaults().withQueue(64, 8L << 20));
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        sendAll(sender, frames, 2 + random.nextInt(39));
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS * 3, TimeUnit.SECONDS), "CRC32C of the stream");
+        events.awaitSent(frames.size() - 1);
+        assertEquals(0, (int) thread.call(sender::held), "every frame was reported sent");
+        assertTrue(inPlace.get() > 0, "some frames were written in place");
+    }
+
+    @Test
+    void theStagingBufferMakesRoomOnlyForWhatItCanTakeAndQueuesOnlyWhereItMadeRoom() throws Exception {
+        SenderConfig config = SenderConfig.defaults();
+        FrameSender sender = sender(config);
+        assertEquals(-1L, (long) thread.call(() -> sender.stagingRoom(config.copyThreshold() + 1)), "above the copy threshold");
+        assertEquals(-1L, (long) thread.call(() -> sender.stagingRoom(0)), "an empty frame");
+        long at = thread.call(() -> sender.stagingRoom(100));
+        assertEquals(0, at, "an idle sender stages from the start of its buffer");
+        assertEachRefused(List.of(
+                () -> sender.queueStaged(at + 8, 32, 68),
+                () -> sender.queueStaged(at, 0, 100),
+                () -> sender.queueStaged(at, FrameSender.MAX_HEADER + 1, 0),
+                () -> sender.queueStaged(at, 32, -1)));
+        assertEquals(0, (int) thread.call(sender::held), "nothing was queued");
+        long token = thread.call(() -> sender.queueStaged(at, 32, 68));
+        assertEquals(0, token);
+        assertEquals(100L, (long) thread.call(() -> sender.stagingRoom(10)), "the next frame goes right after it");
+        thread.call(() -> {
+            sender.close();
+            return null;
+        });
+        assertEquals(-1L, (long) thread.call(() -> sender.stagingRoom(10)), "a closed sender stages nothing");
     }
 
     @Test
