@@ -429,7 +429,7 @@ public final class MessageAssembler {
         if (available < FrameHeader.LENGTH) {
             return FrameError.TRUNCATED;
         }
-        header.wrap(frame, offset);
+        header.wrap(frame, offset).load();
         int result = FrameValidator.validateHeader(header, segmentSize);
         if (result != FrameError.OK) {
             return failure.fail(result, -1, -1);

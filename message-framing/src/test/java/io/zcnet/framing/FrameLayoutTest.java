@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Pins the wire layout of docs/wire-format.md's table (section 3), bit for bit, and every flyweight field. */
@@ -149,6 +150,33 @@ class FrameLayoutTest {
         assertThrows(IllegalArgumentException.class, () -> h.fill(0, 0, 0, 0, 0, 0, 1L << 32, 0));
         assertThrows(IllegalArgumentException.class, () -> h.fill(0, 0, 0, 0, 0, 0, 0, 0x10000));
         assertThrows(IllegalArgumentException.class, () -> h.stamp(0x10000, 0, 0));
+    }
+
+    @Test
+    void aLoadedHeaderReadsItsCopyUntilASetterOrAWrap() {
+        MemorySegment memory = MemorySegment.ofArray(new byte[36]);
+        FrameHeader writer = new FrameHeader().wrap(memory, 4).fill(0b0110_0010, Opcode.SEND_ONLY_WITH_IMMEDIATE, 0xBEEF,
+                77, 3, 0x0102_0304, 0xF000_0001L, 4).stamp(9, 11, 12).icrc(-5);
+        FrameHeader reader = new FrameHeader().wrap(memory, 4).load();
+        assertEquals(List.of(writer.flags(), writer.opcode(), writer.msn(), writer.mboSeg(), writer.icrc(), writer.timestamp(),
+                        writer.timestampEcho(), writer.immData(), writer.length(), writer.extLength(), writer.subflow()),
+                List.of(reader.flags(), reader.opcode(), reader.msn(), reader.mboSeg(), reader.icrc(), reader.timestamp(),
+                        reader.timestampEcho(), reader.immData(), reader.length(), reader.extLength(), reader.subflow()));
+        writer.msn(1);
+        assertEquals(0xBEEF, reader.msn(), "the copy, until loaded again");
+        assertEquals(1, reader.load().msn());
+        reader.length(5);
+        writer.length(6);
+        assertEquals(6, reader.length(), "a setter returns the getters to memory");
+        reader.load().fill(0, 1, 2, 3, 4, 5, 6, 7);
+        writer.msn(8);
+        assertEquals(8, reader.msn(), "fill too");
+        reader.load().stamp(1, 2, 3);
+        writer.subflow(4);
+        assertEquals(4, reader.subflow(), "stamp too");
+        reader.load();
+        writer.opcode(9);
+        assertEquals(9, reader.wrap(memory, 4).opcode(), "and a wrap");
     }
 
     @Test

@@ -343,7 +343,7 @@ public final class FrameReceiver implements AutoCloseable {
             need = FrameHeader.LENGTH;
             return 0;
         }
-        header.wrap(bytes, offset);
+        header.wrap(bytes, offset).load();
         long length = header.length();
         int headerBytes = FrameHeader.LENGTH + header.extLength();
         boolean direct = config.directThreshold() > 0 && length >= config.directThreshold();
