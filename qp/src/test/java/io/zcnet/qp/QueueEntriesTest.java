@@ -7,6 +7,8 @@ import io.zcnet.framing.SgeList;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
@@ -62,6 +64,33 @@ class QueueEntriesTest {
             QueueEntries.readReceive(m, 0, elements);
             assertEquals("SgeList[0x12@3+4]", elements.toString(), "the one-element form writes the same layout");
             assertEquals(7, QueueEntries.receiveId(m, 0));
+        }
+    }
+
+    @Test
+    void aCompletionEntryIsItsFieldsAtTheirOffsetsAndReadsBackWhole() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment m = arena.allocate(QueueEntries.COMPLETION_ENTRY + 8);
+            int[][] cases = {{WorkCompletion.SUCCESS, WorkCompletion.OP_RECV, 0, 0}, {WorkCompletion.FLUSH_ERROR,
+                WorkCompletion.OP_RECV_RDMA_WITH_IMM, Integer.MAX_VALUE, -1}, {WorkCompletion.REMOTE_ACCESS_ERROR,
+                WorkCompletion.OP_RDMA_READ, -1, Integer.MIN_VALUE}};
+            for (int[] c : cases) {
+                boolean withImmediate = c[3] != 0;
+                m.fill((byte) 0x5A);
+                QueueEntries.writeCompletion(m, 8, -2L, c[0], c[1], c[2], withImmediate, c[3]);
+                assertEquals(-2L, m.get(ValueLayout.JAVA_LONG_UNALIGNED, 8));
+                assertEquals(c[0], m.get(ValueLayout.JAVA_BYTE, 16), "status");
+                assertEquals(c[1], m.get(ValueLayout.JAVA_BYTE, 17), "opcode");
+                assertEquals(withImmediate ? 1 : 0, m.get(ValueLayout.JAVA_BYTE, 18), "with_imm");
+                assertEquals(c[2], m.get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 20),
+                        "byte_len");
+                assertEquals(c[3], m.get(ValueLayout.JAVA_INT_UNALIGNED, 24), "imm_data");
+                assertEquals(0x5A, m.get(ValueLayout.JAVA_BYTE, 7), "nothing before the entry");
+                WorkCompletion read = new WorkCompletion();
+                QueueEntries.readCompletion(m, 8, read);
+                assertEquals(List.of(-2L, c[0], c[1], withImmediate, c[2], c[3]), List.of(read.workRequestId(),
+                        read.status(), read.opcode(), read.hasImmediate(), read.byteCount(), read.immediate()));
+            }
         }
     }
 }
