@@ -28,8 +28,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>Follows {@code syscall(2)}, {@code io_uring_setup(2)}, {@code io_uring_enter(2)},
  * {@code io_uring_register(2)}, {@code mmap(2)}, {@code socket(2)}, {@code bind(2)}, {@code setsockopt(2)},
  * {@code getpeername(2)}, {@code eventfd(2)}, {@code getrlimit(2)}, {@code if_nametoindex(3)},
- * {@code getpagesize(2)}. Syscall numbers are those of x86_64 and of the generic table (aarch64), which
- * agree for io_uring.
+ * {@code getpagesize(2)}, {@code sched_getcpu(3)}. Syscall numbers are those of x86_64 and of the generic
+ * table (aarch64), which agree for io_uring.
  */
 public final class Native {
     /** {@code __NR_io_uring_setup}. */
@@ -63,6 +63,7 @@ public final class Native {
     private static final MethodHandle GETRLIMIT;
     private static final MethodHandle IF_NAMETOINDEX;
     private static final MethodHandle GETPAGESIZE;
+    private static final MethodHandle SCHED_GETCPU;
     /** The 8-byte counter value 1 that {@link #signalEventFd} writes; never modified, so shared. */
     private static final MemorySegment ONE;
 
@@ -71,7 +72,7 @@ public final class Native {
         MethodHandle bind = null, listen = null, setsockopt = null, getsockopt = null, getsockname = null;
         MethodHandle getpeername = null;
         MethodHandle close = null, eventfd = null, read = null, writeNoErrno = null;
-        MethodHandle getrlimit = null, ifNameToIndex = null, getpagesize = null;
+        MethodHandle getrlimit = null, ifNameToIndex = null, getpagesize = null, schedGetcpu = null;
         String error = null;
         try {
             // syscall(long number, ...): every variadic argument is passed as a full 64-bit long, as the
@@ -103,6 +104,8 @@ public final class Native {
             getrlimit = downcall("getrlimit", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS), true, -1);
             ifNameToIndex = downcall("if_nametoindex", FunctionDescriptor.of(JAVA_INT, ADDRESS), true, -1);
             getpagesize = downcall("getpagesize", FunctionDescriptor.of(JAVA_INT), false, -1);
+            // Read from the rseq area or the vDSO, never blocking: no thread-state transition needed.
+            schedGetcpu = criticalDowncall("sched_getcpu", FunctionDescriptor.of(JAVA_INT));
         } catch (IllegalCallerException e) {
             error = "native access to libc is refused (" + e.getMessage() + "): start the JVM with "
                     + "--enable-native-access=io.zcnet.ring (module path) or --enable-native-access=ALL-UNNAMED"
@@ -130,6 +133,7 @@ public final class Native {
         GETRLIMIT = getrlimit;
         IF_NAMETOINDEX = ifNameToIndex;
         GETPAGESIZE = getpagesize;
+        SCHED_GETCPU = schedGetcpu;
         ONE = Arena.global().allocate(JAVA_LONG);
         ONE.set(JAVA_LONG, 0, 1L);
     }
@@ -169,6 +173,13 @@ public final class Native {
             return linker.downcallHandle(symbol, descriptor, Linker.Option.captureCallState("errno"));
         }
         return linker.downcallHandle(symbol, descriptor);
+    }
+
+    /** A function that never blocks and touches no Java heap: called without a thread-state transition. */
+    @SuppressWarnings("restricted")
+    private static MethodHandle criticalDowncall(String name, FunctionDescriptor descriptor) {
+        Linker linker = Linker.nativeLinker();
+        return linker.downcallHandle(linker.defaultLookup().findOrThrow(name), descriptor, Linker.Option.critical(false));
     }
 
     /**
@@ -263,6 +274,18 @@ public final class Native {
         requireLinked();
         try {
             return (int) GETPAGESIZE.invokeExact();
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code sched_getcpu()}: the CPU the calling thread ran on a moment ago, or -1 if unknown (also unlinked). */
+    public static int currentCpu() {
+        if (SCHED_GETCPU == null) {
+            return -1;
+        }
+        try {
+            return (int) SCHED_GETCPU.invokeExact();
         } catch (Throwable t) {
             throw unexpected(t);
         }
