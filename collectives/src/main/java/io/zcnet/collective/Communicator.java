@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntSupplier;
 
 /**
  * A group of N ranks (processes, or threads of one process, each with a communicator of its own) that run
@@ -115,7 +116,7 @@ public final class Communicator implements AutoCloseable {
         Streams streams = new Streams(links, rank, size);
         this.ring = new Ring(links, rank, size);
         this.coresShared = mesh.coresShared();
-        this.halvingDoubling = new HalvingDoubling(streams, rank, size, coresShared);
+        this.halvingDoubling = new HalvingDoubling(streams, rank, size, coresShared, mesh.sameKernel());
         this.tree = new BinomialTree(links, rank, size);
         this.chain = new Chain(links, rank, size);
         this.direct = new Direct(streams, rank, size);
@@ -215,6 +216,14 @@ public final class Communicator implements AutoCloseable {
      */
     public boolean coresShared() {
         return coresShared;
+    }
+
+    /**
+     * Makes this rank say it runs on the CPU {@code cpu} gives instead of asking the kernel, for tests of the
+     * adaptive fold ({@link HalvingDoubling#foldsAdaptively}); the joining thread, before the first operation.
+     */
+    void reportCpu(IntSupplier cpu) {
+        halvingDoubling.cpu = cpu;
     }
 
     /** How many messages this rank has sent to {@code peer}, for tests; the joining thread, between calls. */
@@ -332,7 +341,8 @@ public final class Communicator implements AutoCloseable {
                 ring.slicing.even(count);
                 perform(Immediate.ALLREDUCE_RING, bytes, input, output);
             } else {
-                perform(Immediate.ALLREDUCE_HALVING_DOUBLING, bytes, input, output);
+                perform(halvingDoubling.foldsAdaptively(bytes, config.slotBytes()) ? Immediate.ALLREDUCE_FOLDED
+                        : Immediate.ALLREDUCE_HALVING_DOUBLING, bytes, input, output);
             }
         } finally {
             busy.set(false);
@@ -828,7 +838,7 @@ public final class Communicator implements AutoCloseable {
                 switch (schedule) {
                     case Immediate.BARRIER -> barrier.run();
                     case Immediate.ALLREDUCE_RING -> ring.run(Ring.ALLREDUCE, input, output, type, op, 0, slots, slotBytes);
-                    case Immediate.ALLREDUCE_HALVING_DOUBLING ->
+                    case Immediate.ALLREDUCE_HALVING_DOUBLING, Immediate.ALLREDUCE_FOLDED ->
                             halvingDoubling.allreduce(input, output, count, type, op, slotBytes);
                     case Immediate.REDUCE_SCATTER_RING ->
                             ring.run(Ring.REDUCE_SCATTER, input, output, type, op, 0, slots, slotBytes);

@@ -1,6 +1,9 @@
 package io.zcnet.collective;
 
+import io.zcnet.ring.CurrentCpu;
+
 import java.lang.foreign.MemorySegment;
+import java.util.function.IntSupplier;
 
 /**
  * Allreduce by recursive halving and doubling (Rabenseifner's algorithm) over the largest power of two P of
@@ -24,6 +27,16 @@ import java.lang.foreign.MemorySegment;
  * cores ({@link CoreSharing}) and N is a power of two of at least 4, recursive doubling runs among P/2 ranks
  * after every rank folded in pairs: one step more, and (N/2)(log2(N) - 1) messages fewer (6 instead of 8
  * for four ranks), since there each message costs CPU that another rank waits for.
+ *
+ * <p>Four ranks folded that way choose {@linkplain #foldsAdaptively where to fold} (schedule
+ * {@link Immediate#ALLREDUCE_FOLDED}). The two ranks of the middle step do the operation's work while the
+ * other two wait; when the scheduler puts both on one core (one of the three ways to share two cores among
+ * four polling ranks), all of it runs on that core while the other holds the waiting ranks, and the
+ * operation takes some 1.5 times as long. So the middle ranks tell each other their CPU ({@link CurrentCpu})
+ * in the hint of their exchange, and when both name the same one, ranks 0 and 1 swap roles for the next
+ * operation: the survivor hands its role over in the hint of the result it sends back. Both middle ranks
+ * decide alike from the same two numbers. With two ranks on each core, the new survivor is on the other
+ * core, so one operation later the middle step runs on both cores again.
  */
 final class HalvingDoubling {
     private final Streams streams;
@@ -31,23 +44,48 @@ final class HalvingDoubling {
     private final int size;
     /** Largest message allreduced by recursive doubling (MPICH's MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE). */
     static final int DOUBLING_BYTES = 2048;
+    /** The hint of a folded result whose receiver runs the middle step of the next operation. */
+    private static final int TAKE_OVER = 1;
     private final int powerOfTwo;
     /** How many ranks run recursive doubling: P, or P/2 when the ranks share cores and all fold. */
     private final int doublingRanks;
     /** Block starts, in elements, of the P blocks the power-of-two ranks share. */
     private final long[] starts;
+    /** Whether each rank runs on this rank's kernel: only then do two CPU numbers compare. */
+    private final boolean[] sameKernel;
+    /** Where this rank runs: {@link CurrentCpu#get()}, or what a test says. */
+    IntSupplier cpu = CurrentCpu::get;
+    /**
+     * Adaptive fold: whether ranks 0 and 1 fold into rank 0 (else into rank 1). Kept by ranks 0, 1 and 3, the
+     * ones that ever talk to the survivor of that pair; rank 2's copy is never read.
+     */
+    private boolean evenSurvives;
 
-    HalvingDoubling(Streams streams, int rank, int size, boolean coresShared) {
+    /** @param sameKernel per rank, whether it runs on this rank's kernel (so on the same CPUs) */
+    HalvingDoubling(Streams streams, int rank, int size, boolean coresShared, boolean[] sameKernel) {
         this.streams = streams;
         this.rank = rank;
         this.size = size;
+        this.sameKernel = sameKernel.clone();
         this.powerOfTwo = Integer.highestOneBit(size);
         this.doublingRanks = coresShared && size == powerOfTwo && size >= 4 ? powerOfTwo / 2 : powerOfTwo;
         this.starts = new long[powerOfTwo + 1];
     }
 
+    /**
+     * Whether an allreduce of {@code bytes} folds adaptively: four ranks sharing cores, a message of one slot
+     * at most. Its schedule is then {@link Immediate#ALLREDUCE_FOLDED}, every rank deciding alike.
+     */
+    boolean foldsAdaptively(long bytes, int slotBytes) {
+        return size == 4 && doublingRanks == 2 && bytes <= Math.min(DOUBLING_BYTES, slotBytes);
+    }
+
     void allreduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int slotBytes)
             throws CollectiveException {
+        if (foldsAdaptively(count * type.byteSize(), slotBytes)) {
+            foldedAdaptively(input, output, count, type, op, slotBytes);
+            return;
+        }
         boolean doubling = count * type.byteSize() <= Math.min(DOUBLING_BYTES, slotBytes);
         int extra = size - (doubling ? doublingRanks : powerOfTwo);
         MemorySegment source = input;
@@ -73,6 +111,38 @@ final class HalvingDoubling {
         if (rank < 2 * extra) {
             streams.clear().send(rank ^ 1, output, 0, count).run(type, op, slotBytes);
         }
+    }
+
+    /**
+     * Four ranks folded in pairs, recursive doubling between the two survivors, the result sent back; the
+     * survivor of ranks 0 and 1 chosen as the class comment says. The survivors reduce the same two operands
+     * in the middle step (every operation is commutative), so every rank ends with the same bits.
+     */
+    private void foldedAdaptively(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op,
+            int slotBytes) throws CollectiveException {
+        int pair = rank >> 1;
+        int survivor = pair == 0 && evenSurvives ? 0 : 2 * pair + 1;
+        int partner = rank ^ 1;
+        if (rank != survivor) {
+            streams.clear().send(partner, input, 0, count).run(type, op, slotBytes);
+            streams.clear().receive(partner, output, 0, count).run(type, op, slotBytes);
+            if (streams.receivedHint(partner) == TAKE_OVER) {
+                evenSurvives = !evenSurvives;
+            }
+            return;
+        }
+        streams.clear().receiveReducing(partner, output, 0, count, input).run(type, op, slotBytes);
+        int other = pair == 1 ? (evenSurvives ? 0 : 1) : 3;
+        // CPU + 1, so that 0 says "unknown" (no native access, or another machine), which never matches.
+        int where = sameKernel[other] ? Math.clamp(cpu.getAsInt() + 1L, 0, Immediate.maxHint()) : 0;
+        streams.clear().send(other, output, 0, count).hint(other, where).run(type, op, slotBytes);
+        streams.clear().receiveReducing(other, output, 0, count, output).run(type, op, slotBytes);
+        boolean together = where > 0 && streams.receivedHint(other) == where;
+        if (together) {
+            evenSurvives = !evenSurvives;
+        }
+        streams.clear().send(partner, output, 0, count).hint(partner, together && pair == 0 ? TAKE_OVER : 0)
+                .run(type, op, slotBytes);
     }
 
     /**

@@ -18,6 +18,10 @@ package io.zcnet.collective;
  * next message and compares: a difference means the ranks called different operations, counts or
  * algorithms, and is reported as such rather than reduced into garbage.
  *
+ * <p>{@link #ALLREDUCE_FOLDED} sends one message each way on a link per operation, so its index is always 0
+ * and the field carries a {@linkplain #carriesHint hint} instead: what the sender tells the receiver about
+ * where the ranks run ({@link HalvingDoubling}).
+ *
  * <p>Stateless, thread-safe.
  */
 final class Immediate {
@@ -33,12 +37,13 @@ final class Immediate {
     static final int REDUCE_TREE = 10;
     static final int REDUCE_RING = 11;
     static final int ALL_TO_ALL = 12;
+    static final int ALLREDUCE_FOLDED = 13;
     /** The immediate of the 0-byte SEND that tells an accepting rank who connected: tag in the top byte. */
     static final int HELLO = 0x5A00_0000;
 
     private static final String[] NAMES = {"?", "barrier", "ring allreduce", "halving-doubling allreduce",
         "ring reduce-scatter", "ring allgather", "direct allgather", "tree broadcast", "ring broadcast",
-        "direct broadcast", "tree reduce", "ring reduce", "all-to-all"};
+        "direct broadcast", "tree reduce", "ring reduce", "all-to-all", "folded recursive-doubling allreduce"};
 
     private static final int SEQUENCE_BITS = 7;
     private static final int INDEX_BITS = 20;
@@ -51,6 +56,16 @@ final class Immediate {
     static int of(int schedule, long sequence, long index) {
         return schedule << (SEQUENCE_BITS + INDEX_BITS) | ((int) sequence & SEQUENCE_MASK) << INDEX_BITS
                 | (int) index & INDEX_MASK;
+    }
+
+    /** Whether the index field of {@code schedule}'s messages carries a hint rather than the message's index. */
+    static boolean carriesHint(int schedule) {
+        return schedule == ALLREDUCE_FOLDED;
+    }
+
+    /** The largest hint: what the index field holds. */
+    static int maxHint() {
+        return INDEX_MASK;
     }
 
     static int schedule(int immediate) {

@@ -163,6 +163,22 @@ final class Links {
     }
 
     /**
+     * As {@link #send(Link, long)}, telling the peer {@code hint} where the running operation's schedule
+     * {@linkplain Immediate#carriesHint carries hints} (its only message on {@code l}); elsewhere the hint is not sent.
+     */
+    void send(Link l, long bytes, int hint) {
+        if (hint < 0 || hint > Immediate.maxHint()) {
+            throw new IllegalArgumentException("hint " + hint + " outside 0.." + Immediate.maxHint());
+        }
+        l.send((int) bytes, Immediate.of(schedule, sequence, Immediate.carriesHint(schedule) ? hint : l.operationSent));
+    }
+
+    /** The hint the next message from {@code l} carries, once it {@linkplain #arrived arrived}; 0 where none is sent. */
+    int hint(Link l) {
+        return Immediate.carriesHint(schedule) ? Immediate.index(l.arrivalImmediate()) : 0;
+    }
+
+    /**
      * The byte offset in {@code l.inbox} of the next message from {@code l}, once it has arrived and proved
      * to be the one expected, of {@code bytes} bytes.
      */
@@ -185,7 +201,9 @@ final class Links {
 
     private void check(Link l, long bytes) throws CollectiveException {
         int got = l.arrivalImmediate();
-        int want = Immediate.of(schedule, sequence, l.operationConsumed);
+        // A hint stands where the index would be: the one message its schedule sends on a link is index 0.
+        boolean hinted = Immediate.carriesHint(schedule) && l.operationConsumed == 0;
+        int want = Immediate.of(schedule, sequence, hinted ? Immediate.index(got) : l.operationConsumed);
         if (got != want) {
             throw fail(l.peer, "rank " + l.peer + " sent " + Immediate.describe(got) + " where this rank expected "
                     + Immediate.describe(want) + ": every rank must call the same operations, in the same order, with"

@@ -29,9 +29,10 @@ final class Mesh {
 
     /**
      * A rank's links to every rank (null at its own), every queue pair connected and identified, and whether the
-     * ranks share CPU cores ({@link CoreSharing#shared}, decided alike on every rank from the same cards).
+     * ranks share CPU cores ({@link CoreSharing#shared}, decided alike on every rank from the same cards), and
+     * which ranks run on this rank's kernel.
      */
-    record Connected(Link[] links, boolean coresShared) {
+    record Connected(Link[] links, boolean coresShared, boolean[] sameKernel) {
     }
 
     static Connected connect(int rank, int size, QpContext context, Staging staging, RendezvousClient store,
@@ -68,7 +69,11 @@ final class Mesh {
                 links[peer].postReceives();
             }
             store.exchange(new byte[0], deadline, turn);
-            return new Connected(links, CoreSharing.shared(cards));
+            boolean[] sameKernel = new boolean[size];
+            for (int r = 0; r < size; r++) {
+                sameKernel[r] = cards[r].kernel().equals(mine.kernel());
+            }
+            return new Connected(links, CoreSharing.shared(cards), sameKernel);
         } catch (IOException | RuntimeException e) {
             for (QueuePair qp : opened) {
                 qp.close();

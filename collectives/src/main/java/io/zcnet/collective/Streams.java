@@ -29,6 +29,9 @@ final class Streams {
     private final long[] receiveAt;
     private final long[] receiveCount;
     private final long[] received;
+    /** What the schedule's hint says to each peer ({@link Immediate#carriesHint}), and what each peer's said. */
+    private final int[] sendHint;
+    private final int[] receivedHint;
 
     Streams(Links links, int rank, int size) {
         this.links = links;
@@ -43,6 +46,8 @@ final class Streams {
         this.receiveAt = new long[size];
         this.receiveCount = new long[size];
         this.received = new long[size];
+        this.sendHint = new int[size];
+        this.receivedHint = new int[size];
         clear();
     }
 
@@ -54,6 +59,8 @@ final class Streams {
             sendFrom[p] = null;
             receiveInto[p] = null;
             reduceWith[p] = null;
+            sendHint[p] = 0;
+            receivedHint[p] = 0;
         }
         return this;
     }
@@ -64,6 +71,17 @@ final class Streams {
         sendAt[peer] = at;
         sendCount[peer] = count;
         return this;
+    }
+
+    /** Tells {@code peer} {@code hint} with the message sent to it, where the schedule carries hints. */
+    Streams hint(int peer, int hint) {
+        sendHint[peer] = hint;
+        return this;
+    }
+
+    /** {@return the hint of the last message received from {@code peer} since {@link #clear()}: 0 if none} */
+    int receivedHint(int peer) {
+        return receivedHint[peer];
     }
 
     /** Receives {@code count} elements from {@code peer} into {@code into} at element {@code at}. */
@@ -100,7 +118,7 @@ final class Streams {
                     long n = Math.min(perPiece, sendCount[p] - sent[p] * perPiece);
                     MemorySegment.copy(sendFrom[p], (sendAt[p] + sent[p] * perPiece) * e, link.outbox, link.sendOffset(),
                             n * e);
-                    links.send(link, n * e);
+                    links.send(link, n * e, sendHint[p]);
                     sent[p]++;
                     left--;
                     moved = true;
@@ -124,6 +142,7 @@ final class Streams {
     private void place(int p, Link link, long n, long perPiece, DataType type, ReduceOp op) {
         int e = type.byteSize();
         long at = (receiveAt[p] + received[p] * perPiece) * e;
+        receivedHint[p] = links.hint(link);
         if (reduceWith[p] != null) {
             Reductions.apply(type, op, receiveInto[p], at, reduceWith[p], at, link.inbox, link.arrivalOffset(), (int) n);
         } else {

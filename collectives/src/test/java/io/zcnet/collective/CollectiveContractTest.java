@@ -32,6 +32,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The communicator's operations on one engine, ranks as threads over loopback: the whole matrix for 1 to 8
@@ -132,6 +133,34 @@ abstract class CollectiveContractTest {
                         long sent = c.messagesSentTo(size / 2) - before;
                         assertEquals(folds, sent == 0, () -> "rank 0 sent " + sent + " messages to rank " + size / 2);
                     }
+                }
+            });
+        }
+    }
+
+    @ParameterizedTest(name = "middle ranks on one CPU: {0}")
+    @ValueSource(booleans = {true, false})
+    void fourRanksSharingCoresMoveTheMiddleStepOffTheCoreItsRanksShare(boolean oneCpu) throws Exception {
+        CommunicatorConfig config = Where.CALLER.config(smallSlots()).withCoreSharing(CoreSharing.SHARED);
+        try (RankGroup group = RankGroup.start(4, engine(), config)) {
+            group.run(c -> {
+                // Every rank on "CPU 7": the middle ranks always share it, so ranks 0 and 1 swap roles after every
+                // operation. Or each on a CPU of its own: rank 1 keeps the middle step.
+                c.reportCpu(oneCpu ? () -> 7 : c::rank);
+                int operations = 6;
+                long before = c.rank() < 2 ? c.messagesSentTo(3) : 0;
+                try (Arena arena = Arena.ofConfined()) {
+                    Matrix m = new Matrix(c, arena);
+                    for (int i = 0; i < operations; i++) {
+                        m.allreduce(Algorithm.HALVING_DOUBLING, i % 2 == 0 ? DataType.FLOAT : DataType.LONG, ReduceOp.SUM,
+                                i + 1, i % 3 == 0);
+                    }
+                }
+                if (c.rank() < 2) {
+                    // The survivor of ranks 0 and 1 is the one that talks to rank 3: rank 1 first, then by turns.
+                    long sent = c.messagesSentTo(3) - before;
+                    long expected = oneCpu ? operations / 2 : c.rank() == 1 ? operations : 0;
+                    assertEquals(expected, sent, () -> "rank " + c.rank() + " sent " + sent + " messages to rank 3");
                 }
             });
         }

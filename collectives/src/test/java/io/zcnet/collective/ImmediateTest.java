@@ -26,6 +26,18 @@ class ImmediateTest {
     }
 
     @Test
+    void onlyTheFoldedAllreduceCarriesAHintWhereTheIndexWouldBe() {
+        for (int schedule = Immediate.BARRIER; schedule <= Immediate.ALLREDUCE_FOLDED; schedule++) {
+            assertEquals(schedule == Immediate.ALLREDUCE_FOLDED, Immediate.carriesHint(schedule), Immediate.name(schedule));
+        }
+        int hinted = Immediate.of(Immediate.ALLREDUCE_FOLDED, 3, Immediate.maxHint());
+        assertEquals(Immediate.maxHint(), Immediate.index(hinted));
+        assertEquals(Immediate.ALLREDUCE_FOLDED, Immediate.schedule(hinted), "the hint stays out of the schedule");
+        assertEquals(3, Immediate.sequence(hinted), "and out of the sequence");
+        assertEquals("folded recursive-doubling allreduce", Immediate.name(Immediate.ALLREDUCE_FOLDED));
+    }
+
+    @Test
     void aHelloNamesItsRankAndNothingElseIsAHello() {
         assertEquals(65535, Immediate.helloRank(Immediate.hello(65535)));
         assertEquals(0, Immediate.helloRank(Immediate.hello(0)));
