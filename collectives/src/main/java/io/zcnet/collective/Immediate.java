@@ -95,6 +95,8 @@ final class Immediate {
 
     /** {@code "ring allreduce #5 message 17"}, for error messages. */
     static String describe(int immediate) {
-        return name(schedule(immediate)) + " #" + sequence(immediate) + " message " + index(immediate);
+        int schedule = schedule(immediate);
+        String field = carriesHint(schedule) ? " hint " : " message ";
+        return name(schedule) + " #" + sequence(immediate) + field + index(immediate);
     }
 }

@@ -34,7 +34,7 @@ class ImmediateTest {
         assertEquals(Immediate.maxHint(), Immediate.index(hinted));
         assertEquals(Immediate.ALLREDUCE_FOLDED, Immediate.schedule(hinted), "the hint stays out of the schedule");
         assertEquals(3, Immediate.sequence(hinted), "and out of the sequence");
-        assertEquals("folded recursive-doubling allreduce", Immediate.name(Immediate.ALLREDUCE_FOLDED));
+        assertEquals("folded recursive-doubling allreduce #3 hint " + Immediate.maxHint(), Immediate.describe(hinted));
     }
 
     @Test
