@@ -9,7 +9,10 @@ import java.lang.foreign.MemorySegment;
  * in the allgather phase the finished blocks travel once more around the ring. Each rank moves (N-1)/N of
  * the data per phase, the least possible, and every phase streams: blocks are cut into slot-sized slices
  * ({@link Slicing}), and a slice is reduced and sent on as soon as it lands, while the next ones are on the
- * wire.
+ * wire. The loops follow one another without a pause: a loop's last step only receives, so while it runs
+ * the rank already sends the next loop's first slices, one for each slice it takes, and its link to the
+ * right stays busy across the seam (otherwise every loop would end with the link idle for the time the
+ * last slice takes from the left neighbour's queue to this rank's next send).
  *
  * <p>Step s of rank r carries block (r - 1 - s) mod N (the reduce-scatter phase is steps 0 .. N-2, the
  * allgather phase N-1 .. 2N-3), so the block it receives in step s is the one it sends in step s + 1. One
@@ -22,12 +25,14 @@ import java.lang.foreign.MemorySegment;
  * </ul>
  *
  * <h2>Why it cannot deadlock</h2>
- * A rank works in program order (loop, step, slice), and a slice it consumes frees its inbox slot at once:
- * the reduction writes into an outbox slot, not in place. So a rank waits only for the left neighbour's
- * next message or for an outbox slot, which frees when the right neighbour has taken an earlier message. A
- * rank sends at most {@code pieces} messages more than it has received; with {@code pieces < 2 slots} the
- * rank that is furthest behind can always make its next move (its left neighbour has sent what it needs,
- * its right neighbour has consumed enough), so the ring as a whole always moves.
+ * A rank works in program order (loop, step, slice; the next loop's first slices interleaved with the last
+ * step's, each after the slice it follows), and a slice it consumes frees its inbox slot at once: the
+ * reduction writes into an outbox slot, not in place. So a rank waits only for the left neighbour's next
+ * message or for an outbox slot, which frees when the right neighbour has taken an earlier message. A
+ * rank sends at most {@code pieces} messages more than it has received (the interleaving keeps that: one
+ * sent for one taken); with {@code pieces < 2 slots} the rank that is furthest behind can always make its
+ * next move (its left neighbour has sent what it needs, its right neighbour has consumed enough), so the
+ * ring as a whole always moves.
  *
  * <p>One thread at a time; nothing allocates.
  */
@@ -64,18 +69,13 @@ final class Ring {
         int firstStep = reducing ? 0 : size - 1;
         int lastStep = mode == REDUCE_SCATTER ? size - 2 : 2 * size - 3;
         int lastIteration = mode == REDUCE_SCATTER ? size - 1 : 2 * size - 2;
+        int injected = block(firstStep);
+        for (int i = 0; i < slicing.pieces; i++) {
+            inject(mode, injected, 0, i, input, output, right, e);
+        }
         for (long loop = 0; loop < slicing.loops; loop++) {
-            int injected = block(firstStep);
-            for (int i = 0; i < slicing.pieces; i++) {
-                long at = slicing.first(injected, loop, i);
-                int n = slicing.length(injected, loop, i);
-                long from = inputOffset(mode, injected, at) * e;
-                MemorySegment.copy(input, from, right.outbox, links.awaitSlot(right), (long) n * e);
-                links.send(right, (long) n * e);
-                if (mode == ALLGATHER) {
-                    copyUnlessSame(input, from, output, outputOffset(mode, injected, at) * e, (long) n * e);
-                }
-            }
+            boolean more = loop + 1 < slicing.loops;
+            int injectedNext = 0;
             for (int s = firstStep + 1; s <= lastIteration; s++) {
                 int b = block(s);
                 if (mode == REDUCE && s >= size && !travels(s - 1, b, root)) {
@@ -113,8 +113,29 @@ final class Ring {
                         }
                         left.consume();
                     }
+                    if (!forward && more && s == lastIteration) {
+                        // The last step only receives: the next loop's slices go out meanwhile, one per slice
+                        // taken, so the link to the right never waits for this loop to end.
+                        inject(mode, injected, loop + 1, injectedNext++, input, output, right, e);
+                    }
                 }
             }
+            while (more && injectedNext < slicing.pieces) {
+                inject(mode, injected, loop + 1, injectedNext++, input, output, right, e);
+            }
+        }
+    }
+
+    /** Sends slice {@code i} of loop {@code loop} of this rank's own block {@code b} to the right: a loop's first step. */
+    private void inject(int mode, int b, long loop, int i, MemorySegment input, MemorySegment output, Link right, int e)
+            throws CollectiveException {
+        long at = slicing.first(b, loop, i);
+        int n = slicing.length(b, loop, i);
+        long from = inputOffset(mode, b, at) * e;
+        MemorySegment.copy(input, from, right.outbox, links.awaitSlot(right), (long) n * e);
+        links.send(right, (long) n * e);
+        if (mode == ALLGATHER) {
+            copyUnlessSame(input, from, output, outputOffset(mode, b, at) * e, (long) n * e);
         }
     }
 
