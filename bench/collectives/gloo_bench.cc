@@ -28,7 +28,8 @@
 // in them (at least --min-iters, at most --max-iters). They run in batches of 1, 2, 4, ... and the ranks
 // agree after each batch, off the clock, whether to go on, so every rank runs the same count and one slow
 // operation does not decide it. In-place operations overwrite their input, so every 16 operations the
-// input is filled again, off the clock (the sums grow n-fold per allreduce; 16 keeps them exact). After
+// input is filled again, off the clock, and a barrier follows so that it is off every rank's clock (the
+// sums grow n-fold per allreduce; 16 keeps them exact). After
 // the timed operations an allreduce or allgather is checked again (an in-place allreduce's expected
 // values are the sums times n^(k-1), k operations since the fill); a reduce-scatter only once, since it
 // leaves partial sums in the rest of its buffer.
@@ -155,6 +156,7 @@ class Collective {
   virtual bool check(int k) = 0;
   virtual bool in_place() const = 0;
   virtual bool can_recheck() const = 0;
+  const std::shared_ptr<gloo::Context>& context() const { return ctx_; }
 
  protected:
   std::shared_ptr<gloo::Context> ctx_;
@@ -334,6 +336,7 @@ Batches run_batches(Collective& c, Agree& agree, int& since_fill, double seconds
       if (c.in_place() && since_fill == kRefillEvery) {
         c.fill();
         since_fill = 0;
+        barrier(c.context()); // off every rank's clock: a rank done filling first must not time its wait for the rest
       }
       const auto start = Clock::now();
       c.run();

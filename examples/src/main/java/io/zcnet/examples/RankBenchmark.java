@@ -21,7 +21,8 @@ import java.util.List;
  * slowest rank has spent {@code warmup} seconds in it; then timed operations until the slowest rank has
  * spent {@code budget} seconds in them (at least {@code minIters}, at most {@code maxIters}), in batches of
  * 1, 2, 4, ... after each of which the ranks agree, off the clock, whether to go on, so every rank runs the
- * same count. Inputs are filled again every {@link Workload#refillEvery} operations, off the clock, and the
+ * same count. Inputs are filled again every {@link Workload#refillEvery} operations, off the clock (a barrier
+ * after the fill keeps it off every rank's), and the
  * output of the last operations is checked after the timed ones. The ranks agree through an allreduce of
  * the largest of four doubles. Rank 0 prints one {@link CollectiveResult} line per operation and size. One
  * thread. Sizes that are no whole number of floats per rank where the operation splits them into one block
@@ -199,6 +200,8 @@ final class RankBenchmark {
                 if (sinceFill == refillEvery) {
                     w.fill();
                     sinceFill = 0;
+                    // Off every rank's clock: without it, a rank done filling first times its wait for the rest.
+                    comm.barrier();
                 }
                 long start = System.nanoTime();
                 w.run();
