@@ -62,12 +62,13 @@ import java.util.function.IntSupplier;
  * leave the communicator usable.
  *
  * <h2>Threads</h2>
- * A large operation runs on the calling thread, which reduces and copies while the queue pairs' loop thread
- * moves the bytes. A small one (up to {@link CommunicatorConfig#loopThreadBytes()}) is latency-bound: the
- * caller hands it to the loop thread, which runs it and waits for each round's message in the kernel
- * itself, so a round costs one thread wake-up instead of the two of a caller waiting for the loop thread.
- * It stays on the calling thread when a segment is confined to that thread (the loop thread may not touch
- * it), so segments of a confined arena work too, only slower for small operations. With
+ * The caller hands an operation to the queue pairs' loop thread, which runs it and waits for each round's
+ * message in the kernel itself, so a round or a slice costs one thread wake-up instead of the two of a caller
+ * waiting for the loop thread. An operation larger than {@link CommunicatorConfig#loopThreadBytes()} (by
+ * default none is) runs on the calling thread instead, which reduces and copies while the loop thread moves
+ * the bytes: that overlap pays only where each rank has cores to spare. An operation also stays on the
+ * calling thread when a segment is confined to that thread (the loop thread may not touch it), so segments
+ * of a confined arena work too, only slower. With
  * {@link CommunicatorConfig#busyPoll()} the rank has no loop thread: the thread that joined drives it, polling
  * and yielding the core, so no round waits for a wake-up, at the price of the cores; only that thread may then
  * call. A communicator runs one operation at a time: any thread may call, but calls must not overlap (a second
@@ -795,9 +796,9 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Runs the operation {@code schedule} with the arguments in {@link #call}: on the context's loop thread
-     * when it moves at most {@link CommunicatorConfig#loopThreadBytes()} (unless that is 0) and the loop thread may touch its
-     * segments (null: none), so each of its waits is one wake-up of that thread; else on this thread, which
-     * reduces and copies while the loop thread moves the bytes.
+     * when it moves at most {@link CommunicatorConfig#loopThreadBytes()} (unless that is 0) and the loop thread
+     * may touch its segments (null: none), so each of its waits is one wake-up of that thread; else on this
+     * thread, which reduces and copies while the loop thread moves the bytes.
      */
     private void perform(int schedule, long bytes, MemorySegment a, MemorySegment b) throws CollectiveException {
         call.schedule = schedule;

@@ -33,8 +33,10 @@ import java.time.Duration;
  * @param loopThreadBytes   the size up to which an operation runs on the rank's loop thread rather than the
  *                          caller's, when that thread may touch the operation's segments (not confined to the
  *                          caller): each wait of its rounds is then one wake-up of one thread, where the
- *                          caller's thread would wait for the loop thread to wake it. 0: every operation runs
- *                          on the caller's thread
+ *                          caller's thread would wait for the loop thread to wake it. {@link Long#MAX_VALUE}
+ *                          (the default): every such operation; 0: every operation runs on the caller's
+ *                          thread; between them, larger operations reduce and copy on the caller's thread
+ *                          while the loop thread moves their bytes, which pays only with cores to spare
  * @param busyPoll          whether the rank polls instead of sleeping, as MPI's progress engines do: the thread
  *                          that joins drives the rank's loop itself ({@link io.zcnet.qp.QpContext#openOnCallingThread},
  *                          no loop thread), and an operation's waits poll and yield the core between polls, so
@@ -111,13 +113,13 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     /**
      * {@return the engine from {@code -Dzcnet.engine} (auto by default), {@link QpConfig#defaults()} with frames
      * of {@value #SEGMENT_BYTES} bytes, 4 slots of 256 KiB, a 30 s timeout, 60 s to connect, listening where the
-     * store connection leaves from, rank 0 hosting the store, 64 KiB small messages, operations up to 64 KiB on
-     * the loop thread, sleeping when idle, core sharing detected}
+     * store connection leaves from, rank 0 hosting the store, 64 KiB small messages, every operation on the loop
+     * thread that may touch its memory, sleeping when idle, core sharing detected}
      */
     public static CommunicatorConfig defaults() {
         return new CommunicatorConfig(EventLoopConfig.choiceFromProperty(),
                 QpConfig.defaults().withSegmentSize(SEGMENT_BYTES), 4, 256 * 1024,
-                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024, 64 * 1024, false,
+                Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024, Long.MAX_VALUE, false,
                 CoreSharing.DETECT);
     }
 
@@ -198,7 +200,8 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     /**
      * {@return this configuration with another limit for operations on the loop thread}
      *
-     * @param bytes the size up to which an operation runs on the rank's loop thread; 0: none does
+     * @param bytes the size up to which an operation runs on the rank's loop thread; 0: none does;
+     *              {@link Long#MAX_VALUE}: every one whose memory that thread may touch
      */
     public CommunicatorConfig withLoopThreadBytes(long bytes) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
