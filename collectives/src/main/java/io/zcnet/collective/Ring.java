@@ -126,7 +126,7 @@ final class Ring {
         }
     }
 
-    /** Sends slice {@code i} of loop {@code loop} of this rank's own block {@code b} to the right: a loop's first step. */
+    /** A loop's first step: sends slice {@code i} of loop {@code loop} of this rank's own block {@code b} on. */
     private void inject(int mode, int b, long loop, int i, MemorySegment input, MemorySegment output, Link right, int e)
             throws CollectiveException {
         long at = slicing.first(b, loop, i);

@@ -22,12 +22,11 @@ import java.util.List;
  * spent {@code budget} seconds in them (at least {@code minIters}, at most {@code maxIters}), in batches of
  * 1, 2, 4, ... after each of which the ranks agree, off the clock, whether to go on, so every rank runs the
  * same count. Inputs are filled again every {@link Workload#refillEvery} operations, off the clock (a barrier
- * after the fill keeps it off every rank's), and the
- * output of the last operations is checked after the timed ones. The ranks agree through an allreduce of
- * the largest of four doubles. Rank 0 prints one {@link CollectiveResult} line per operation and size. One
- * thread. Sizes that are no whole number of floats per rank where the operation splits them into one block
- * per rank are rounded down to one, as nccl-tests does (bench/collectives.sh's sizes, powers of two among
- * four ranks, need none of it).
+ * after the fill keeps it off every rank's), and the output of the last operations is checked after the
+ * timed ones. The ranks agree through an allreduce of the largest of four doubles. Rank 0 prints one
+ * {@link CollectiveResult} line per operation and size. One thread. Sizes that are no whole number of floats
+ * per rank where the operation splits them into one block per rank are rounded down to one, as nccl-tests
+ * does (bench/collectives.sh's sizes, powers of two among four ranks, need none of it).
  */
 final class RankBenchmark {
 
