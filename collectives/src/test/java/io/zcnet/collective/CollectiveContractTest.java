@@ -188,6 +188,8 @@ abstract class CollectiveContractTest {
             }
         }
         m.reduceScatter(DataType.FLOAT16, ReduceOp.SUM, uniform(size, 1), false);
+        // Blocks of several loops of slices: the next loop's slices leave during the last step's receives.
+        m.reduceScatter(DataType.FLOAT, ReduceOp.SUM, uniform(size, 5000), inPlace = !inPlace);
         for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT}) {
             for (DataType type : new DataType[] {DataType.FLOAT, DataType.LONG, DataType.FLOAT16}) {
                 for (long count : new long[] {1, 1000, 2500}) {
@@ -211,6 +213,8 @@ abstract class CollectiveContractTest {
                 }
                 m.reduce(algorithm, DataType.LONG, ReduceOp.SUM, size + 1, root, inPlace = !inPlace);
                 m.reduce(algorithm, DataType.FLOAT16, ReduceOp.MAX, 1000, root, inPlace = !inPlace);
+                // Several loops, where most ranks skip the last step's receives altogether.
+                m.reduce(algorithm, DataType.INT, ReduceOp.SUM, 5000L * size + 7, root, inPlace = !inPlace);
             }
         }
         for (long count : new long[] {1, 700, 2100}) {
