@@ -839,8 +839,10 @@ public final class Communicator implements AutoCloseable {
                 switch (schedule) {
                     case Immediate.BARRIER -> barrier.run();
                     case Immediate.ALLREDUCE_RING -> ring.run(Ring.ALLREDUCE, input, output, type, op, 0, slots, slotBytes);
-                    case Immediate.ALLREDUCE_HALVING_DOUBLING, Immediate.ALLREDUCE_FOLDED ->
+                    case Immediate.ALLREDUCE_HALVING_DOUBLING ->
                             halvingDoubling.allreduce(input, output, count, type, op, slotBytes);
+                    case Immediate.ALLREDUCE_FOLDED ->
+                            halvingDoubling.foldedAdaptively(input, output, count, type, op, slotBytes);
                     case Immediate.REDUCE_SCATTER_RING ->
                             ring.run(Ring.REDUCE_SCATTER, input, output, type, op, 0, slots, slotBytes);
                     case Immediate.ALLGATHER_RING -> ring.run(Ring.ALLGATHER, input, output, type, null, 0, slots, slotBytes);

@@ -74,7 +74,8 @@ final class HalvingDoubling {
 
     /**
      * Whether an allreduce of {@code bytes} folds adaptively: four ranks sharing cores, a message of one slot
-     * at most. Its schedule is then {@link Immediate#ALLREDUCE_FOLDED}, every rank deciding alike.
+     * at most. Its schedule is then {@link Immediate#ALLREDUCE_FOLDED}, every rank deciding alike, and
+     * {@link #foldedAdaptively} runs it instead of {@link #allreduce}.
      */
     boolean foldsAdaptively(long bytes, int slotBytes) {
         return size == 4 && doublingRanks == 2 && bytes <= Math.min(DOUBLING_BYTES, slotBytes);
@@ -82,10 +83,6 @@ final class HalvingDoubling {
 
     void allreduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int slotBytes)
             throws CollectiveException {
-        if (foldsAdaptively(count * type.byteSize(), slotBytes)) {
-            foldedAdaptively(input, output, count, type, op, slotBytes);
-            return;
-        }
         boolean doubling = count * type.byteSize() <= Math.min(DOUBLING_BYTES, slotBytes);
         int extra = size - (doubling ? doublingRanks : powerOfTwo);
         MemorySegment source = input;
@@ -118,7 +115,7 @@ final class HalvingDoubling {
      * survivor of ranks 0 and 1 chosen as the class comment says. The survivors reduce the same two operands
      * in the middle step (every operation is commutative), so every rank ends with the same bits.
      */
-    private void foldedAdaptively(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op,
+    void foldedAdaptively(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op,
             int slotBytes) throws CollectiveException {
         int pair = rank >> 1;
         int survivor = pair == 0 && evenSurvives ? 0 : 2 * pair + 1;
