@@ -27,9 +27,9 @@
 // rank has spent --warmup seconds in warm-up, then timed operations until it has spent --budget seconds
 // in them (at least --min-iters, at most --max-iters). They run in batches of 1, 2, 4, ... and the ranks
 // agree after each batch, off the clock, whether to go on, so every rank runs the same count and one slow
-// operation does not decide it. In-place operations overwrite their input, so every 16 operations the
+// operation does not decide it. In-place operations overwrite their input, so every few operations the
 // input is filled again, off the clock, and a barrier follows so that it is off every rank's clock (the
-// sums grow n-fold per allreduce; 16 keeps them exact). After
+// sums grow n-fold per allreduce: refill_every says how often, as zcnet's RankBenchmark does). After
 // the timed operations an allreduce or allgather is checked again (an in-place allreduce's expected
 // values are the sums times n^(k-1), k operations since the fill); a reduce-scatter only once, since it
 // leaves partial sums in the rest of its buffer.
@@ -69,7 +69,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kRefillEvery = 16;
+// After how many in-place operations the input is filled again: an allreduce multiplies every value by n,
+// and float32 keeps them exact while they are integers below 2^24, the largest sum being 11 n.
+int refill_every(int n) {
+  long long largest = 11LL * n;
+  int k = 1;
+  while (k < 16 && largest * n < (1LL << 24)) {
+    largest *= n;
+    k++;
+  }
+  return k;
+}
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -313,7 +323,7 @@ void barrier(const std::shared_ptr<gloo::Context>& ctx) {
 
 // Operations run in batches of 1, 2, 4, ... until the slowest rank has spent `seconds` in them (and at
 // least min_ops ran) or max_ops ran; the ranks agree after each batch, off the clock, so that every rank
-// runs the same number. In-place operations get a fresh input every kRefillEvery operations, off the clock.
+// runs the same number. In-place operations get a fresh input every refill_every(n) operations, off the clock.
 struct Batches {
   long ops = 0;
   double total = 0;          // this rank's seconds in the operations
@@ -331,9 +341,10 @@ struct Batches {
 Batches run_batches(Collective& c, Agree& agree, int& since_fill, double seconds, long min_ops, long max_ops) {
   Batches b;
   long batch = 1;
+  const int refill = refill_every(c.context()->size);
   while (b.ops < max_ops) {
     for (long i = 0; i < batch; i++) {
-      if (c.in_place() && since_fill == kRefillEvery) {
+      if (c.in_place() && since_fill == refill) {
         c.fill();
         since_fill = 0;
         barrier(c.context()); // off every rank's clock: a rank done filling first must not time its wait for the rest
