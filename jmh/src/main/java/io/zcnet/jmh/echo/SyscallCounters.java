@@ -7,9 +7,12 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * System calls per echoed message, counted by the zcnet loops themselves ({@code LoopCounters}), as
- * secondary results of the pipelined benchmark. Netty does not count its system calls: its rows show 0
- * here; use {@code bench/syscalls.sh} for a kernel-side count of any process.
+ * System calls and echoed messages, counted by the zcnet loops themselves ({@code LoopCounters}), as
+ * secondary results of the pipelined benchmark. JMH adds event counters up over every iteration and fork,
+ * so only their ratio means something per message: {@code bench/ratios.py} prints system calls divided by
+ * messages (a ratio computed here would be added up too, ten iterations making it ten times too large).
+ * Netty does not count its system calls: its rows show 0 here; use {@code bench/syscalls.sh} for a
+ * kernel-side count of any process.
  */
 @State(Scope.Thread)
 @AuxCounters(AuxCounters.Type.EVENTS)
@@ -26,13 +29,5 @@ public class SyscallCounters {
         messages = 0;
         clientSyscalls = 0;
         serverSyscalls = 0;
-    }
-
-    public double clientSyscallsPerMessage() {
-        return messages == 0 ? 0 : (double) clientSyscalls / messages;
-    }
-
-    public double serverSyscallsPerMessage() {
-        return messages == 0 ? 0 : (double) serverSyscalls / messages;
     }
 }
