@@ -28,10 +28,16 @@ import java.util.Arrays;
  *                           queue entry. Local: not agreed with the peer
  * @param maxReceiveSge      elements a posted receive may be scattered over (1 .. {@link #MAX_SGE}), the
  *                           {@code max_recv_sge}; each costs 16 bytes in every receive queue entry
+ * @param maxInlineData      bytes a SEND or WRITE may carry inline (0 .. {@link #MAX_INLINE_DATA}), the
+ *                           {@code max_inline_data} of ibv_create_qp(3): copied when the work request is
+ *                           posted, from any memory ({@link WorkRequest#inline}). Every send queue entry holds
+ *                           that many bytes (where it holds its elements), and so does the queue pair's record
+ *                           of each outstanding work request, which resends are made from. Local: not agreed
+ *                           with the peer
  */
 public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sendQueueDepth, int receiveQueueDepth,
         int maxSubflows, int subflows, Duration handshakeTimeout, Duration silenceTimeout, byte[] preSharedKey,
-        int maxSendSge, int maxReceiveSge) {
+        int maxSendSge, int maxReceiveSge, int maxInlineData) {
 
     /** Most TCP connections one queue pair may span. */
     public static final int MAX_SUBFLOWS = 64;
@@ -41,6 +47,8 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
     public static final long MAX_SILENCE_MILLIS = 0xFFFF_FFFFL;
     /** Most scatter/gather elements one work request or receive may have. */
     public static final int MAX_SGE = 32;
+    /** Most bytes a work request may carry inline ({@link #maxInlineData}). */
+    public static final int MAX_INLINE_DATA = 4096;
 
     /** Checks every component's range. */
     public QpConfig {
@@ -74,6 +82,9 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
         }
         checkSge(maxSendSge, "maxSendSge");
         checkSge(maxReceiveSge, "maxReceiveSge");
+        if (maxInlineData < 0 || maxInlineData > MAX_INLINE_DATA) {
+            throw new IllegalArgumentException("maxInlineData " + maxInlineData + " outside 0.." + MAX_INLINE_DATA);
+        }
     }
 
     private static void checkSge(int sge, String what) {
@@ -91,11 +102,11 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
     /**
      * {@return 64 KiB segments, ICRC on, 64 messages in flight, queues of 256, up to 8 subflows, one at connect,
      * 5 s handshake, 2 s silence, two scatter/gather elements per work request and one per receive (send
-     * queue entries of 64 bytes, receive queue entries of 32)}
+     * queue entries of 64 bytes, receive queue entries of 32), no inline data}
      */
     public static QpConfig defaults() {
         return new QpConfig(64 * 1024, true, 64, 256, 256, 8, 1, Duration.ofSeconds(5), Duration.ofSeconds(2), null,
-                2, 1);
+                2, 1, 0);
     }
 
     /**
@@ -105,7 +116,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withSegmentSize(int bytes) {
         return new QpConfig(bytes, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
     }
 
     /**
@@ -115,7 +126,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withIcrc(boolean on) {
         return new QpConfig(segmentSize, on, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
     }
 
     /**
@@ -125,7 +136,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withMessageWindow(int messages) {
         return new QpConfig(segmentSize, icrc, messages, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
     }
 
     /**
@@ -136,7 +147,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withQueueDepths(int send, int receive) {
         return new QpConfig(segmentSize, icrc, messageWindow, send, receive, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
     }
 
     /**
@@ -147,7 +158,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withSubflows(int atConnect) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth,
-                Math.max(maxSubflows, atConnect), atConnect, handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
+                Math.max(maxSubflows, atConnect), atConnect, handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
     }
 
     /**
@@ -158,7 +169,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withMaxSubflows(int limit) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, limit,
-                Math.min(subflows, limit), handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge);
+                Math.min(subflows, limit), handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
     }
 
     /**
@@ -169,7 +180,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withTimeouts(Duration handshake, Duration silence) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshake, silence, preSharedKey, maxSendSge, maxReceiveSge);
+                handshake, silence, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
     }
 
     /**
@@ -179,7 +190,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withPreSharedKey(byte[] key) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, key, maxSendSge, maxReceiveSge);
+                handshakeTimeout, silenceTimeout, key, maxSendSge, maxReceiveSge, maxInlineData);
     }
 
     /**
@@ -191,7 +202,17 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withMaxSge(int send, int receive) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, send, receive);
+                handshakeTimeout, silenceTimeout, preSharedKey, send, receive, maxInlineData);
+    }
+
+    /**
+     * {@return this configuration with up to {@code bytes} of inline data per SEND or WRITE}
+     *
+     * @param bytes 0 .. {@link #MAX_INLINE_DATA}; 0 allows none
+     */
+    public QpConfig withMaxInlineData(int bytes) {
+        return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, bytes);
     }
 
     /** {@return a copy of the pre-shared key, or null} */
@@ -207,13 +228,13 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
                 && receiveQueueDepth == c.receiveQueueDepth && maxSubflows == c.maxSubflows && subflows == c.subflows
                 && handshakeTimeout.equals(c.handshakeTimeout) && silenceTimeout.equals(c.silenceTimeout)
                 && Arrays.equals(preSharedKey, c.preSharedKey) && maxSendSge == c.maxSendSge
-                && maxReceiveSge == c.maxReceiveSge;
+                && maxReceiveSge == c.maxReceiveSge && maxInlineData == c.maxInlineData;
     }
 
     @Override
     public int hashCode() {
         return Arrays.hashCode(new Object[] {segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth,
-                maxSubflows, subflows, handshakeTimeout, silenceTimeout, maxSendSge, maxReceiveSge}) * 31
+                maxSubflows, subflows, handshakeTimeout, silenceTimeout, maxSendSge, maxReceiveSge, maxInlineData}) * 31
                 + Arrays.hashCode(preSharedKey);
     }
 
@@ -222,6 +243,6 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
         return "QpConfig[segment=" + segmentSize + " icrc=" + icrc + " window=" + messageWindow + " sq="
                 + sendQueueDepth + " rq=" + receiveQueueDepth + " subflows=" + subflows + "/" + maxSubflows
                 + " handshake=" + handshakeTimeout + " silence=" + silenceTimeout + " sge=" + maxSendSge + "/"
-                + maxReceiveSge + (preSharedKey == null ? "" : " psk") + "]";
+                + maxReceiveSge + " inline=" + maxInlineData + (preSharedKey == null ? "" : " psk") + "]";
     }
 }

@@ -79,7 +79,8 @@ final class QpEngine implements CompletionHandler {
     private final FramingConfig framing;
     private final QpConfig config;
     private final int handlerId;
-    private final Arena arena = Arena.ofShared();
+    /** The engine's own memory, freed with it: a frame in flight that names some of it keeps it reachable. */
+    private final Arena arena = Arena.ofAuto();
 
     private final FlowControl flow;
     private final CompletionQueue arrivals;
@@ -97,6 +98,8 @@ final class QpEngine implements CompletionHandler {
     private final WorkRequest taken = new WorkRequest();
 
     private final SendLedger ledger;
+    /** Each ledger entry's inline data, {@link QpConfig#maxInlineData()} bytes a slot; null when there is none. */
+    private final MemorySegment inlineData;
     private final byte[] frameSubflow = new byte[FRAME_RING];
     private long nextFrame;
     private long msnsClaimed;
@@ -161,6 +164,8 @@ final class QpEngine implements CompletionHandler {
         this.again = new Segmenter(framing);
         this.scratch = arena.allocate(64, 8);
         this.ledger = new SendLedger(Integer.highestOneBit(config.sendQueueDepth() + window - 1) * 2, config.maxSendSge());
+        this.inlineData = config.maxInlineData() == 0 ? null
+                : arena.allocate((long) ledger.capacity() * config.maxInlineData(), 8);
         this.receiveIds = new long[config.receiveQueueDepth()];
         this.subflows = new Subflow[config.maxSubflows()];
         this.tickNanos = config.silenceTimeout().toNanos() / 4;
@@ -395,11 +400,18 @@ final class QpEngine implements CompletionHandler {
                 || ledger.isFull()) {
             return false;
         }
-        // By key, as the ring carries them: a piece has no other name on this path.
         SgeList local = ledger.nextLocal().clear();
         SgeList given = wr.sges;
-        for (int i = 0; i < given.count(); i++) {
-            local.add(given.key(i), given.offset(i), given.length(i));
+        if (wr.inline) {
+            long at = nextInlineSlot();
+            int length = (int) given.length(0);
+            MemorySegment.copy(given.segment(0), given.offset(0), inlineData, at, length);
+            local.add(inlineData, at, length);
+        } else {
+            // By key, as the ring carries them: a piece has no other name on this path.
+            for (int i = 0; i < given.count(); i++) {
+                local.add(given.key(i), given.offset(i), given.length(i));
+            }
         }
         admit(wr, local);
         scheduleEndOfTurn();
@@ -410,10 +422,15 @@ final class QpEngine implements CompletionHandler {
         SpscRing sq = qp.sendRing;
         long at;
         while (ledger.userEntries < config.sendQueueDepth() && !ledger.isFull() && (at = sq.peek()) >= 0) {
-            QueueEntries.readSend(sq.memory(), at, taken, ledger.nextLocal());
+            QueueEntries.readSend(sq.memory(), at, taken, ledger.nextLocal(), inlineData, nextInlineSlot());
             sq.advance();
             admit(taken, ledger.nextLocal());
         }
+    }
+
+    /** Where the inline data of the ledger entry appended next is kept, while it is outstanding. */
+    private long nextInlineSlot() {
+        return (long) ledger.slot(ledger.tail) * config.maxInlineData();
     }
 
     /**

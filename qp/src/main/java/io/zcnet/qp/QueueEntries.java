@@ -12,7 +12,9 @@ import java.nio.ByteOrder;
  * little-endian), and the code that writes and reads them. A send or receive entry ends in its scatter/gather
  * list, room for as many elements as the queue pair allows ({@link QpConfig#maxSendSge()},
  * {@link QpConfig#maxReceiveSge()}), each laid out as verbs' {@code struct ibv_sge}; with the defaults (2
- * and 1) the entries are 64 and 32 bytes.
+ * and 1) the entries are 64 and 32 bytes. A send entry with inline data ({@code signaled} bit 7) holds its
+ * bytes where the list would be, {@code num_sge} saying how many, so the list's room grows to
+ * {@link QpConfig#maxInlineData()} where that is larger.
  *
  * <pre>
  * send queue entry (32 + 16 * max_send_sge)     receive queue entry (16 + 16 * max_recv_sge)
@@ -28,7 +30,8 @@ import java.nio.ByteOrder;
  *  8  length u32                                 20  (pad)
  * 12  lkey   u32
  * </pre>
- * {@code signaled}: 0 unsignaled, 1 signaled, 2 signaled lazily ({@link WorkRequest#signaledLazily()}).
+ * {@code signaled}: 0 unsignaled, 1 signaled, 2 signaled lazily ({@link WorkRequest#signaledLazily()}), plus
+ * {@code 0x80} when the entry carries inline data.
  */
 final class QueueEntries {
     static final int COMPLETION_ENTRY = 32;
@@ -38,6 +41,7 @@ final class QueueEntries {
     private static final int UNSIGNALED = 0;
     private static final int SIGNALED = 1;
     private static final int SIGNALED_LAZILY = 2;
+    private static final int INLINE = 0x80;
 
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED;
     /** A completion's bytes 8-15, status to byte_len, as one word: little-endian, so byte 8 is its lowest. */
@@ -49,9 +53,9 @@ final class QueueEntries {
     private QueueEntries() {
     }
 
-    /** Bytes of a send queue entry with room for {@code maxSge} elements. */
-    static int sendEntry(int maxSge) {
-        return SEND_HEADER + SGE * maxSge;
+    /** Bytes of a send queue entry with room for {@code maxSge} elements or {@code maxInline} bytes of inline data. */
+    static int sendEntry(int maxSge, int maxInline) {
+        return SEND_HEADER + Math.max(SGE * maxSge, (maxInline + SGE - 1) / SGE * SGE);
     }
 
     /** Bytes of a receive queue entry with room for {@code maxSge} elements. */
@@ -59,30 +63,48 @@ final class QueueEntries {
         return RECEIVE_HEADER + SGE * maxSge;
     }
 
+    /** Writes a send entry; inline data is copied into it, its length checked by the caller against the room. */
     static void writeSend(MemorySegment m, long at, WorkRequest wr) {
+        int signal = !wr.signaled ? UNSIGNALED : wr.lazy ? SIGNALED_LAZILY : SIGNALED;
         m.set(U64, at, wr.workRequestId);
         m.set(U8, at + 8, (byte) wr.opcode);
-        m.set(U8, at + 9, (byte) (!wr.signaled ? UNSIGNALED : wr.lazy ? SIGNALED_LAZILY : SIGNALED));
+        m.set(U8, at + 9, (byte) (wr.inline ? signal | INLINE : signal));
         m.set(U32, at + 12, wr.immediate);
         m.set(U32, at + 16, wr.rkey);
         m.set(U64, at + 24, wr.remoteOffset);
-        writeSges(m, at + 10, at + SEND_HEADER, wr.sges);
+        if (wr.inline) {
+            int length = wr.length();
+            m.set(U16, at + 10, (short) length);
+            MemorySegment.copy(wr.sges.segment(0), wr.sges.offset(0), m, at + SEND_HEADER, length);
+        } else {
+            writeSges(m, at + 10, at + SEND_HEADER, wr.sges);
+        }
     }
 
     /**
      * Reads a send entry: its fields into {@code into}, its elements into {@code sges} (read once, straight
-     * to where they stay while the work request is outstanding).
+     * to where they stay while the work request is outstanding). Inline data is copied to {@code inlineAt} of
+     * {@code inlineData}, where the work request keeps it, and {@code sges} names it as memory.
      */
-    static void readSend(MemorySegment m, long at, WorkRequest into, SgeList sges) {
+    static void readSend(MemorySegment m, long at, WorkRequest into, SgeList sges, MemorySegment inlineData,
+            long inlineAt) {
         into.workRequestId = m.get(U64, at);
         into.opcode = m.get(U8, at + 8);
-        int signal = m.get(U8, at + 9);
+        int signal = m.get(U8, at + 9) & 0xFF;
+        into.inline = (signal & INLINE) != 0;
+        signal &= ~INLINE;
         into.signaled = signal != UNSIGNALED;
         into.lazy = signal == SIGNALED_LAZILY;
         into.immediate = m.get(U32, at + 12);
         into.rkey = m.get(U32, at + 16);
         into.remoteOffset = m.get(U64, at + 24);
-        readSges(m, at + 10, at + SEND_HEADER, sges);
+        if (into.inline) {
+            int length = Short.toUnsignedInt(m.get(U16, at + 10));
+            MemorySegment.copy(m, at + SEND_HEADER, inlineData, inlineAt, length);
+            sges.clear().add(inlineData, inlineAt, length);
+        } else {
+            readSges(m, at + 10, at + SEND_HEADER, sges);
+        }
     }
 
     /** A receive of one element: the common case, written without a holder. */

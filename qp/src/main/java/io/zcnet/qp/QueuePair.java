@@ -101,7 +101,8 @@ public final class QueuePair implements AutoCloseable {
         this.loop = loop;
         this.config = agreement.applyTo(requested);
         FramingConfig framing = agreement.framing();
-        this.sendRing = new SpscRing(arena, config.sendQueueDepth(), QueueEntries.sendEntry(config.maxSendSge()));
+        this.sendRing = new SpscRing(arena, config.sendQueueDepth(), QueueEntries.sendEntry(config.maxSendSge(),
+                config.maxInlineData()));
         this.receiveRing = new SpscRing(arena, config.receiveQueueDepth(),
                 QueueEntries.receiveEntry(config.maxReceiveSge()));
         this.completionRing = new SpscRing(arena, Integer.highestOneBit(config.sendQueueDepth()
@@ -158,14 +159,17 @@ public final class QueuePair implements AutoCloseable {
      * EINVAL for a work request with more elements than the queue pair's {@code max_send_sge}, a count
      * outside 1..{@link QpConfig#maxSendSge()} is refused here; everything else about the elements (keys,
      * bounds, rights, the total against the message and window limits) is checked when the work request is
-     * taken, and fails it with a completion status. On the loop thread (a completion listener, a
-     * {@link QpContext#runOnLoop} job) a work request with none waiting ahead of it in the ring is taken at once
-     * and sent at the end of the loop turn, without the round through the ring.
+     * taken, and fails it with a completion status. Inline data ({@link WorkRequest#inline}) is copied here,
+     * and, as verbs refuse inline data past {@code max_inline_data}, more than {@link QpConfig#maxInlineData()}
+     * bytes of it is refused. On the loop thread (a completion listener, a {@link QpContext#runOnLoop} job) a
+     * work request with none waiting ahead of it in the ring is taken at once and sent at the end of the loop
+     * turn, without the round through the ring.
      *
      * @return false if the send queue is full (poll completions, then post again)
      * @param wr the work request; copied, so it may be refilled at once
-     * @throws IllegalArgumentException if {@code wr} was never filled, or has no element or more than
-     *                                  {@link QpConfig#maxSendSge()}
+     * @throws IllegalArgumentException if {@code wr} was never filled, has no element or more than
+     *                                  {@link QpConfig#maxSendSge()}, or inline data and the queue pair takes
+     *                                  none or less ({@link QpConfig#maxInlineData()})
      * @throws IllegalStateException    if the queue pair was closed
      */
     public boolean postSend(WorkRequest wr) {
@@ -173,6 +177,11 @@ public final class QueuePair implements AutoCloseable {
             throw new IllegalArgumentException("work request is not filled: " + wr);
         }
         checkSgeCount(wr.sges.count(), config.maxSendSge(), wr);
+        if (wr.inline && (wr.length() > config.maxInlineData() || config.maxInlineData() == 0)) {
+            throw new IllegalArgumentException(wr.length() + " bytes of inline data, this queue pair takes "
+                    + (config.maxInlineData() == 0 ? "none" : "at most " + config.maxInlineData())
+                    + " (QpConfig.withMaxInlineData): " + wr);
+        }
         checkOpen();
         if (loop.inLoop() && engine.postSendOnLoop(wr)) {
             return true;

@@ -93,6 +93,11 @@ final class SendLedger {
         readStatus = new int[capacity];
     }
 
+    /** {@return how many entries the ledger holds at most} */
+    int capacity() {
+        return mask + 1;
+    }
+
     boolean isFull() {
         return tail - head > mask;
     }

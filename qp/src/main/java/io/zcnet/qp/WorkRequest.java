@@ -2,6 +2,8 @@ package io.zcnet.qp;
 
 import io.zcnet.framing.SgeList;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * One send work request, the {@code struct ibv_send_wr} of ibv_post_send(3) reduced to what zcnet does: a
  * reusable holder that {@link QueuePair#postSend} copies into the send queue, so posting allocates
@@ -22,6 +24,15 @@ import io.zcnet.framing.SgeList;
  * stay unchanged (for a SEND or WRITE) or untouched (the sink of a READ) until the work request completes:
  * the data is sent from them, and sent again from them when a subflow fails, as an RDMA adapter reads them
  * when it retransmits.
+ *
+ * <p>Inline data ({@code IBV_SEND_INLINE}): a SEND or WRITE of at most {@link QpConfig#maxInlineData()} bytes
+ * may name its bytes by memory instead of by key, {@link #inline}: any {@link MemorySegment}, registered or
+ * not, on or off the heap. {@link QueuePair#postSend} copies them, so that memory may change again as soon
+ * as it returns.
+ *
+ * <pre>{@code
+ * wr.send(3).inline(MemorySegment.ofArray(header), 0, header.length);      // copied when posted
+ * }</pre>
  *
  * <p>Lengths: a SEND and a WRITE with immediate are one message, at most
  * {@link io.zcnet.framing.FramingConfig#MAX_MESSAGE_SIZE} (16 MiB − 1) bytes, so the receive they consume
@@ -52,6 +63,8 @@ public final class WorkRequest {
     final SgeList sges = new SgeList(QpConfig.MAX_SGE);
     int rkey;
     long remoteOffset;
+    /** Whether {@link #sges} holds one piece of memory to copy when posted rather than elements by key. */
+    boolean inline;
 
     /** An empty holder: fill it with one of the operation methods. */
     public WorkRequest() {
@@ -208,11 +221,47 @@ public final class WorkRequest {
         if (opcode < 0) {
             throw new IllegalArgumentException("fill the work request with an operation before its elements");
         }
+        if (inline) {
+            throw new IllegalArgumentException("an inline work request has no scatter/gather elements: " + this);
+        }
         if (remoteOffset > Long.MAX_VALUE - sges.byteSize() - Math.max(0, length)) {
             throw new IllegalArgumentException("remote offset " + remoteOffset + " with " + sges.byteSize() + "+"
                     + length + " bytes overflows");
         }
         addSge(sges, lkey, offset, length);
+        return this;
+    }
+
+    /**
+     * Makes this SEND or WRITE carry {@code length} bytes at {@code offset} of {@code source} inline
+     * ({@code IBV_SEND_INLINE}): {@link QueuePair#postSend} copies them, so {@code source} needs no
+     * registration and may change again once the post returns. Instead of scatter/gather elements: call it
+     * right after the operation method. At most {@link QpConfig#maxInlineData()} bytes, which the post checks.
+     *
+     * @param source the bytes: any memory segment, native or on the heap
+     * @param offset where they start in it
+     * @param length how many
+     * @return this holder
+     * @throws IllegalArgumentException if the holder is not filled, is a READ (whose local side is written, not
+     *                                  sent), already has elements, or the range lies outside {@code source}
+     */
+    public WorkRequest inline(MemorySegment source, long offset, int length) {
+        if (opcode < 0) {
+            throw new IllegalArgumentException("fill the work request with an operation before its inline data");
+        }
+        if (opcode == RDMA_READ) {
+            throw new IllegalArgumentException("a READ has no inline data: it writes its local side");
+        }
+        if (sges.count() > 0) {
+            throw new IllegalArgumentException("inline data replaces the scatter/gather elements, and this work request"
+                    + " has " + sges.count() + ": " + this);
+        }
+        if (length < 0 || remoteOffset > Long.MAX_VALUE - length) {
+            throw new IllegalArgumentException("inline data of " + length + " bytes at remote offset " + remoteOffset
+                    + " is negative or overflows");
+        }
+        sges.add(source, offset, length);
+        inline = true;
         return this;
     }
 
@@ -272,6 +321,7 @@ public final class WorkRequest {
         this.immediate = immediate;
         this.signaled = true;
         this.lazy = false;
+        this.inline = false;
         return this;
     }
 
@@ -315,7 +365,7 @@ public final class WorkRequest {
 
     @Override
     public String toString() {
-        return "WorkRequest[" + opcodeName(opcode) + " wr=" + workRequestId + " local=" + sges + " remote=0x"
+        return "WorkRequest[" + opcodeName(opcode) + " wr=" + workRequestId + (inline ? " inline" : "") + " local=" + sges + " remote=0x"
                 + Integer.toHexString(rkey) + "@" + remoteOffset + " imm=" + immediate + signaling() + "]";
     }
 }

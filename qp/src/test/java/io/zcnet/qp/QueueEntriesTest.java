@@ -18,8 +18,9 @@ class QueueEntriesTest {
     @Test
     void aSendEntryIsItsFieldsThenItsElementsAsStructIbvSge() {
         try (Arena arena = Arena.ofConfined()) {
-            assertEquals(64, QueueEntries.sendEntry(QpConfig.defaults().maxSendSge()), "the default entry");
-            MemorySegment m = arena.allocate(QueueEntries.sendEntry(3) + 8);
+            QpConfig defaults = QpConfig.defaults();
+            assertEquals(64, QueueEntries.sendEntry(defaults.maxSendSge(), defaults.maxInlineData()), "the default entry");
+            MemorySegment m = arena.allocate(QueueEntries.sendEntry(3, 0) + 8);
             WorkRequest wr = new WorkRequest().writeWithImmediate(0x1122334455L, 0x77, 1L << 40, 0xABCD)
                     .sge(0x10, 100, 7).sge(0x20, 0, 0).sge(0x30, 5L << 32, 9).unsignaled();
             QueueEntries.writeSend(m, 8, wr);
@@ -37,7 +38,7 @@ class QueueEntriesTest {
 
             WorkRequest read = new WorkRequest();
             SgeList elements = new SgeList(3);
-            QueueEntries.readSend(m, 8, read, elements);
+            QueueEntries.readSend(m, 8, read, elements, null, 0);
             assertEquals(0x1122334455L, read.workRequestId);
             assertEquals(WorkRequest.RDMA_WRITE_WITH_IMM, read.opcode);
             assertEquals(false, read.signaled);
@@ -45,6 +46,43 @@ class QueueEntriesTest {
             assertEquals(0x77, read.rkey);
             assertEquals(1L << 40, read.remoteOffset);
             assertEquals("SgeList[0x10@100+7, 0x20@0+0, 0x30@21474836480+9]", elements.toString());
+        }
+    }
+
+    @Test
+    void anInlineSendEntryHoldsItsBytesWhereTheElementsWouldBeAndReadsThemIntoTheKeptCopy() {
+        try (Arena arena = Arena.ofConfined()) {
+            assertEquals(32 + 32, QueueEntries.sendEntry(2, 17), "room for two elements holds 17 bytes");
+            assertEquals(32 + 48, QueueEntries.sendEntry(2, 33), "33 bytes need 48, in whole elements");
+            int size = QueueEntries.sendEntry(1, 100);
+            MemorySegment m = arena.allocate(size + 8);
+            byte[] bytes = new byte[100];
+            for (int i = 0; i < bytes.length; i++) {
+                bytes[i] = (byte) (i * 7 + 1);
+            }
+            WorkRequest wr = new WorkRequest().sendWithImmediate(9, 0x5150).inline(MemorySegment.ofArray(bytes), 0, 100)
+                    .signaledLazily();
+            QueueEntries.writeSend(m, 8, wr);
+            bytes[0] = 0; // the entry holds a copy
+            assertEquals(2 | 0x80, m.get(ValueLayout.JAVA_BYTE, 17) & 0xFF, "signaled lazily, inline");
+            assertEquals(100, m.get(ValueLayout.JAVA_SHORT_UNALIGNED, 18), "num_sge: the inline bytes");
+            assertEquals(1, m.get(ValueLayout.JAVA_BYTE, 8 + 32));
+            assertEquals((byte) (99 * 7 + 1), m.get(ValueLayout.JAVA_BYTE, 8 + 32 + 99));
+
+            MemorySegment kept = arena.allocate(300);
+            WorkRequest read = new WorkRequest();
+            SgeList elements = new SgeList(1);
+            QueueEntries.readSend(m, 8, read, elements, kept, 200);
+            assertEquals(true, read.inline);
+            assertEquals(true, read.signaled);
+            assertEquals(true, read.lazy);
+            assertEquals(0x5150, read.immediate);
+            assertEquals(1, elements.count());
+            assertEquals(kept, elements.segment(0));
+            assertEquals(200, elements.offset(0));
+            assertEquals(100, elements.length(0));
+            assertEquals(1, kept.get(ValueLayout.JAVA_BYTE, 200));
+            assertEquals((byte) (99 * 7 + 1), kept.get(ValueLayout.JAVA_BYTE, 299));
         }
     }
 

@@ -17,15 +17,18 @@ import io.zcnet.buffer.Access;
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.LoopIdle;
+import io.zcnet.ring.LoopJob;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -588,6 +591,141 @@ abstract class QueuePairContractTest {
             Thread.sleep(100);
             assertFalse(p.server.poll(new WorkCompletion()), "a receive completed twice");
             assertFalse(p.client.poll(new WorkCompletion()), "a send completed twice");
+            assertEquals(2, p.client.liveSubflows());
+            assertEquals(QpState.RTS, p.client.state());
+        }
+    }
+
+    @Test
+    void inlineSendsAndWritesCarryTheBytesTheyHeldWhenPostedFromTheRingAndFromTheLoop() throws Exception {
+        int max = 256;
+        try (QpPair p = new QpPair(engine(), config().withMaxInlineData(max), MIB)) {
+            int[] sizes = {0, 1, 63, max};
+            byte[] source = new byte[max]; // on the heap, registered nowhere
+            MemorySegment heap = MemorySegment.ofArray(source);
+            WorkRequest wr = new WorkRequest();
+            for (int round = 0; round < 2; round++) {
+                int base = round * sizes.length;
+                for (int i = 0; i < sizes.length; i++) {
+                    assertTrue(p.server.postReceive(base + i, p.serverRegion.localKey(), (long) (base + i) * max, max));
+                }
+                LoopJob posts = () -> {
+                    for (int i = 0; i < sizes.length; i++) {
+                        int id = base + i;
+                        fill(p.clientRegion, 0, sizes[i], id);
+                        MemorySegment.copy(p.clientRegion.segment(), 0, heap, 0, sizes[i]);
+                        WorkRequest filled = i % 2 == 0 ? wr.send(id) : wr.sendWithImmediate(id, 0x700 + id);
+                        assertTrue(p.client.postSend(filled.inline(heap, 0, sizes[i])));
+                        Arrays.fill(source, (byte) 0xEE); // the post took a copy: the peer must not see this
+                    }
+                    // A WRITE and a WRITE with immediate, into the region past the receives.
+                    fill(p.clientRegion, 0, max, 50 + base);
+                    MemorySegment.copy(p.clientRegion.segment(), 0, heap, 0, max);
+                    assertTrue(p.client.postSend(wr.write(50 + base, p.serverRegion.remoteKey(), 64 * 1024 + base * max)
+                            .inline(heap, 0, max)));
+                    Arrays.fill(source, (byte) 0xEE);
+                    fill(p.clientRegion, 0, 100, 60 + base);
+                    MemorySegment.copy(p.clientRegion.segment(), 0, heap, 7, 100);
+                    assertTrue(p.client.postSend(wr.writeWithImmediate(60 + base, p.serverRegion.remoteKey(),
+                            128 * 1024 + base * max, 0x900 + base).inline(heap, 7, 100)));
+                    Arrays.fill(source, (byte) 0xEE);
+                };
+                if (round == 0) {
+                    posts.run(); // from this thread: each entry carries its bytes through the send ring
+                } else {
+                    p.clientContext.runOnLoop(posts); // on the loop: straight into the queue pair's copy
+                }
+                assertTrue(p.server.postReceive(60 + base, p.serverRegion.localKey(), 0, 0));
+                for (int i = 0; i < sizes.length; i++) {
+                    WorkCompletion wc = next(p.server);
+                    assertSuccess(wc, base + i, WorkCompletion.OP_RECV, sizes[i]);
+                    assertEquals(i % 2 == 1, wc.hasImmediate(), wc::toString);
+                    assertFilled(p.serverRegion, (long) (base + i) * max, sizes[i], base + i);
+                }
+                WorkCompletion withImmediate = next(p.server);
+                assertSuccess(withImmediate, 60 + base, WorkCompletion.OP_RECV_RDMA_WITH_IMM, withImmediate.byteCount());
+                assertEquals(0x900 + base, withImmediate.immediate());
+                assertFilled(p.serverRegion, 64 * 1024 + base * max, max, 50 + base);
+                assertFilled(p.serverRegion, 128 * 1024 + base * max, 100, 60 + base);
+                for (int i = 0; i < sizes.length; i++) {
+                    assertSuccess(next(p.client), base + i, WorkCompletion.OP_SEND, sizes[i]);
+                }
+                assertSuccess(next(p.client), 50 + base, WorkCompletion.OP_RDMA_WRITE, max);
+                assertSuccess(next(p.client), 60 + base, WorkCompletion.OP_RDMA_WRITE, 100);
+            }
+        }
+    }
+
+    @Test
+    void inlineDataBeyondTheLimitOrOnAReadOrWithElementsIsRefusedAtOnce() throws Exception {
+        try (QpPair p = new QpPair(engine(), config().withMaxInlineData(64), MIB)) {
+            MemorySegment bytes = MemorySegment.ofArray(new byte[100]);
+            WorkRequest wr = new WorkRequest();
+            IllegalArgumentException tooLong = assertThrows(IllegalArgumentException.class,
+                    () -> p.client.postSend(wr.send(1).inline(bytes, 0, 65)));
+            assertTrue(tooLong.getMessage().contains("at most 64"), tooLong::getMessage);
+            assertThrows(IllegalArgumentException.class, () -> wr.read(2, p.serverRegion.remoteKey(), 0).inline(bytes, 0, 8));
+            assertThrows(IllegalArgumentException.class, () -> wr.send(3).sge(p.clientRegion.localKey(), 0, 8)
+                    .inline(bytes, 0, 8));
+            assertThrows(IllegalArgumentException.class, () -> wr.send(4).inline(bytes, 0, 8).sge(p.clientRegion.localKey(), 0, 8));
+            assertThrows(IllegalArgumentException.class, () -> wr.send(5).inline(bytes, 90, 20), "past the segment's end");
+            // Nothing of it reached the queue pair, which still carries an inline SEND of the limit.
+            assertTrue(p.server.postReceive(6, p.serverRegion.localKey(), 0, 64));
+            assertTrue(p.client.postSend(wr.send(6).inline(bytes, 0, 64)));
+            assertSuccess(next(p.server), 6, WorkCompletion.OP_RECV, 64);
+            assertSuccess(next(p.client), 6, WorkCompletion.OP_SEND, 64);
+            assertEquals(QpState.RTS, p.client.state());
+        }
+        try (QpPair p = new QpPair(engine(), config(), MIB)) {
+            WorkRequest wr = new WorkRequest();
+            MemorySegment bytes = MemorySegment.ofArray(new byte[1]);
+            assertThrows(IllegalArgumentException.class, () -> p.client.postSend(wr.send(1).inline(bytes, 0, 1)),
+                    "no inline data by default");
+            assertThrows(IllegalArgumentException.class, () -> p.client.postSend(wr.send(2).inline(bytes, 0, 0)),
+                    "not even none");
+            p.clientContext.runOnLoop(() -> assertThrows(IllegalArgumentException.class,
+                    () -> p.client.postSend(wr.send(3).inline(bytes, 0, 0)), "nor on the loop"));
+            assertTrue(p.server.postReceive(4, p.serverRegion.localKey(), 0, 8));
+            assertTrue(p.client.postSend(wr.send(4, p.clientRegion.localKey(), 0, 8)));
+            assertSuccess(next(p.server), 4, WorkCompletion.OP_RECV, 8);
+        }
+    }
+
+    @Test
+    void inlineSendsStripedOverSubflowsOneOfThemKilledArriveOnceFromTheQueuePairsCopy() throws Exception {
+        int size = 1000;
+        QpConfig config = config().withSubflows(3).withMaxInlineData(size).withQueueDepths(256, 2048);
+        try (QpPair p = new QpPair(engine(), config, 8L * MIB)) {
+            int messages = 2000;
+            byte[] source = new byte[size];
+            MemorySegment heap = MemorySegment.ofArray(source);
+            WorkRequest wr = new WorkRequest();
+            int posted = 0;
+            int received = 0;
+            for (int i = 0; i < messages; i++) {
+                assertTrue(p.server.postReceive(i, p.serverRegion.localKey(), (long) i * size, size));
+            }
+            while (posted < messages) {
+                fill(p.clientRegion, 0, size, posted);
+                MemorySegment.copy(p.clientRegion.segment(), 0, heap, 0, size);
+                if (!p.client.postSend(wr.send(posted).inline(heap, 0, size).unsignaled())) {
+                    assertSuccess(next(p.server), received, WorkCompletion.OP_RECV, size);
+                    received++;
+                    continue;
+                }
+                Arrays.fill(source, (byte) 0xEE);
+                if (++posted == messages / 4) {
+                    p.client.killSubflow(1);
+                }
+            }
+            for (; received < messages; received++) {
+                assertSuccess(next(p.server), received, WorkCompletion.OP_RECV, size);
+            }
+            for (int i = 0; i < messages; i++) {
+                assertFilled(p.serverRegion, (long) i * size, size, i);
+            }
+            Thread.sleep(100);
+            assertFalse(p.server.poll(new WorkCompletion()), "a receive completed twice");
             assertEquals(2, p.client.liveSubflows());
             assertEquals(QpState.RTS, p.client.state());
         }

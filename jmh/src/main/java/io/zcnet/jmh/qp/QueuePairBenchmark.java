@@ -11,6 +11,7 @@ import io.zcnet.qp.WorkRequest;
 import io.zcnet.ring.EventLoopConfig;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -36,6 +37,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * one queue pair, only the last signaled, and waits for that completion; the server's loop thread takes
  * each message in a posted receive and posts it again from its completion listener. 0 B/op means neither
  * end allocates per message: not the rings, not the ledger, not the frames, not the completions.
+ * {@code inlineSendBatch} sends its bytes as inline data from a heap array ({@link WorkRequest#inline}),
+ * {@code size} of them up to {@link QpConfig#MAX_INLINE_DATA}, the most inline data can hold.
  *
  * <pre>java -jar jmh/target/benchmarks.jar QueuePairBenchmark -prof gc</pre>
  */
@@ -64,11 +67,15 @@ public class QueuePairBenchmark {
     private QueuePair server;
     private MemoryRegion clientRegion;
     private MemoryRegion serverRegion;
+    private MemorySegment heapBytes;
     private long next;
 
     @Setup(Level.Trial)
     public void connect() throws Exception {
-        QpConfig config = QpConfig.defaults().withIcrc(false).withMessageWindow(256).withQueueDepths(256, 256);
+        int inline = Math.min(size, QpConfig.MAX_INLINE_DATA);
+        QpConfig config = QpConfig.defaults().withIcrc(false).withMessageWindow(256).withQueueDepths(256, 256)
+                .withMaxInlineData(inline);
+        heapBytes = MemorySegment.ofArray(new byte[inline]);
         serverContext = QpContext.open(EventLoopConfig.parseChoice(engine));
         clientContext = QpContext.open(EventLoopConfig.parseChoice(engine));
         QpListener listener = serverContext.listen(new InetSocketAddress("127.0.0.1", 0), config);
@@ -105,10 +112,19 @@ public class QueuePairBenchmark {
         return batch(true);
     }
 
-    private long batch(boolean write) {
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long inlineSendBatch() {
+        return batch(null);
+    }
+
+    /** A batch of WRITEs ({@code write} true), SENDs (false) or inline SENDs (null). */
+    private long batch(Boolean write) {
         for (int i = 1; i <= BATCH; i++) {
             long id = ++next;
-            if (write) {
+            if (write == null) {
+                request.send(id).inline(heapBytes, 0, (int) heapBytes.byteSize());
+            } else if (write) {
                 request.write(id, clientRegion.localKey(), 0, size, serverRegion.remoteKey(), 0);
             } else {
                 request.send(id, clientRegion.localKey(), 0, size);

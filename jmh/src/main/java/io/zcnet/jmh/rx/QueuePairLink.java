@@ -13,14 +13,15 @@ import java.io.IOException;
  * One queue pair between two contexts of this process (two loop threads, as two processes would have),
  * driven inline: both ends post and poll from their own loop thread through
  * {@link QueuePair#onCompletions}, so no application thread competes with the loops. The client streams
- * SENDs of {@code size} bytes into receives the server keeps posted (messages), or RDMA WRITEs of
+ * SENDs of {@code size} bytes into receives the server keeps posted (messages; by key, or as inline data
+ * copied when posted, {@link WorkRequest#inline}), or RDMA WRITEs of
  * {@code size} bytes into the server's region (bulk), {@code window} in flight; every
  * {@code window / 4}-th work request is signaled and its completion stands for the ones before it.
  *
  * <p>Nothing allocates per message on either side: the work request and completion holders are reused.
  */
 final class QueuePairLink implements AutoCloseable {
-    enum Kind { SEND, WRITE }
+    enum Kind { SEND, INLINE_SEND, WRITE }
 
     private final Kind kind;
     private final int size;
@@ -50,15 +51,17 @@ final class QueuePairLink implements AutoCloseable {
         this.signalEvery = window / 4;
         this.delivered = delivered;
         QpConfig config = QpConfig.defaults().withIcrc(icrc).withSegmentSize(segmentSize).withMessageWindow(Math.max(64, window))
-                .withQueueDepths(window * 2, window * 2).withSubflows(subflows);
+                .withQueueDepths(window * 2, window * 2).withSubflows(subflows)
+                .withMaxInlineData(kind == Kind.INLINE_SEND ? size : 0);
         ends = new QueuePairEnds(engine, config);
         server = ends.server;
         client = ends.client;
-        long slots = kind == Kind.SEND ? window : 1;
+        boolean sends = kind != Kind.WRITE;
+        long slots = sends ? window : 1;
         serverRegion = ends.serverRegion(slots * size);
         clientRegion = ends.clientRegion(size);
         clientRegion.segment().fill((byte) 0x5A);
-        if (kind == Kind.SEND) {
+        if (sends) {
             server.onCompletions(this::serverTurn);
             for (int i = 0; i < window; i++) {
                 server.postReceive(i, serverRegion.localKey(), (long) i * size, size);
@@ -74,6 +77,8 @@ final class QueuePairLink implements AutoCloseable {
         boolean signaled = ++posted % signalEvery == 0;
         if (kind == Kind.SEND) {
             request.send(posted, clientRegion.localKey(), 0, size);
+        } else if (kind == Kind.INLINE_SEND) {
+            request.send(posted).inline(clientRegion.segment(), 0, size);
         } else {
             request.write(posted, clientRegion.localKey(), 0, size, serverRegion.remoteKey(), 0);
         }

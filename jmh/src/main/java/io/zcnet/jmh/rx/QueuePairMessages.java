@@ -10,7 +10,8 @@ import java.util.Map;
  * ({@link QueuePairLink}): the queue-pair counterpart of {@link ZcnetMessages} and {@link NettyMessages},
  * measured by the same {@link MeasuredInterval}.
  *
- * <pre>QueuePairMessages --engine uring|nio --seconds S --size 64 --window 1024 --icrc false</pre>
+ * <pre>QueuePairMessages --engine uring|nio --seconds S --size 64 --window 1024 --icrc false --inline false</pre>
+ * {@code --inline true} sends each message as inline data ({@code WorkRequest.inline}, at most 4096 bytes).
  */
 public final class QueuePairMessages {
     private QueuePairMessages() {
@@ -18,11 +19,13 @@ public final class QueuePairMessages {
 
     public static void main(String[] args) throws Exception {
         RunOptions options = RunOptions.parse(args,
-                Map.of("engine", "uring", "seconds", "5", "size", "64", "window", "1024", "icrc", "false"));
+                Map.of("engine", "uring", "seconds", "5", "size", "64", "window", "1024", "icrc", "false", "inline", "false"));
         EventLoopConfig.Choice engine = EventLoopConfig.parseChoice(options.text("engine"));
-        String impl = "zcnet-qp-" + engine.name().toLowerCase();
+        boolean inline = Boolean.parseBoolean(options.text("inline"));
+        String impl = "zcnet-qp-" + engine.name().toLowerCase() + (inline ? "-inline" : "");
         DeliveryCount delivered = new DeliveryCount();
-        try (QueuePairLink link = new QueuePairLink(engine, QueuePairLink.Kind.SEND, options.integer("size"),
+        try (QueuePairLink link = new QueuePairLink(engine,
+                inline ? QueuePairLink.Kind.INLINE_SEND : QueuePairLink.Kind.SEND, options.integer("size"),
                 options.integer("window"), 1, Boolean.parseBoolean(options.text("icrc")),
                 QpConfig.defaults().segmentSize(), delivered)) {
             MeasuredInterval.run(impl, delivered, MeasuredInterval.MESSAGES_WARMUP, options.integer("seconds"));
