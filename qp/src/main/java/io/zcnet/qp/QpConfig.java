@@ -158,7 +158,8 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withSubflows(int atConnect) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth,
-                Math.max(maxSubflows, atConnect), atConnect, handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
+                Math.max(maxSubflows, atConnect), atConnect, handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge,
+                maxReceiveSge, maxInlineData);
     }
 
     /**
@@ -169,7 +170,8 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withMaxSubflows(int limit) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, limit,
-                Math.min(subflows, limit), handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
+                Math.min(subflows, limit), handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge,
+                maxInlineData);
     }
 
     /**

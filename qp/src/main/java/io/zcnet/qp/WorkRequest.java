@@ -365,7 +365,8 @@ public final class WorkRequest {
 
     @Override
     public String toString() {
-        return "WorkRequest[" + opcodeName(opcode) + " wr=" + workRequestId + (inline ? " inline" : "") + " local=" + sges + " remote=0x"
-                + Integer.toHexString(rkey) + "@" + remoteOffset + " imm=" + immediate + signaling() + "]";
+        return "WorkRequest[" + opcodeName(opcode) + " wr=" + workRequestId + (inline ? " inline" : "") + " local="
+                + sges + " remote=0x" + Integer.toHexString(rkey) + "@" + remoteOffset + " imm=" + immediate + signaling()
+                + "]";
     }
 }

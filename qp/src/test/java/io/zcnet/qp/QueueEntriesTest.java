@@ -19,7 +19,8 @@ class QueueEntriesTest {
     void aSendEntryIsItsFieldsThenItsElementsAsStructIbvSge() {
         try (Arena arena = Arena.ofConfined()) {
             QpConfig defaults = QpConfig.defaults();
-            assertEquals(64, QueueEntries.sendEntry(defaults.maxSendSge(), defaults.maxInlineData()), "the default entry");
+            assertEquals(64, QueueEntries.sendEntry(defaults.maxSendSge(), defaults.maxInlineData()),
+                    "the default entry");
             MemorySegment m = arena.allocate(QueueEntries.sendEntry(3, 0) + 8);
             WorkRequest wr = new WorkRequest().writeWithImmediate(0x1122334455L, 0x77, 1L << 40, 0xABCD)
                     .sge(0x10, 100, 7).sge(0x20, 0, 0).sge(0x30, 5L << 32, 9).unsignaled();

@@ -664,11 +664,14 @@ abstract class QueuePairContractTest {
             IllegalArgumentException tooLong = assertThrows(IllegalArgumentException.class,
                     () -> p.client.postSend(wr.send(1).inline(bytes, 0, 65)));
             assertTrue(tooLong.getMessage().contains("at most 64"), tooLong::getMessage);
-            assertThrows(IllegalArgumentException.class, () -> wr.read(2, p.serverRegion.remoteKey(), 0).inline(bytes, 0, 8));
+            assertThrows(IllegalArgumentException.class,
+                    () -> wr.read(2, p.serverRegion.remoteKey(), 0).inline(bytes, 0, 8));
             assertThrows(IllegalArgumentException.class, () -> wr.send(3).sge(p.clientRegion.localKey(), 0, 8)
                     .inline(bytes, 0, 8));
-            assertThrows(IllegalArgumentException.class, () -> wr.send(4).inline(bytes, 0, 8).sge(p.clientRegion.localKey(), 0, 8));
-            assertThrows(IllegalArgumentException.class, () -> wr.send(5).inline(bytes, 90, 20), "past the segment's end");
+            assertThrows(IllegalArgumentException.class,
+                    () -> wr.send(4).inline(bytes, 0, 8).sge(p.clientRegion.localKey(), 0, 8));
+            assertThrows(IllegalArgumentException.class, () -> wr.send(5).inline(bytes, 90, 20),
+                    "past the segment's end");
             // Nothing of it reached the queue pair, which still carries an inline SEND of the limit.
             assertTrue(p.server.postReceive(6, p.serverRegion.localKey(), 0, 64));
             assertTrue(p.client.postSend(wr.send(6).inline(bytes, 0, 64)));

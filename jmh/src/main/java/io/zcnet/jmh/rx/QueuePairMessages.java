@@ -19,7 +19,8 @@ public final class QueuePairMessages {
 
     public static void main(String[] args) throws Exception {
         RunOptions options = RunOptions.parse(args,
-                Map.of("engine", "uring", "seconds", "5", "size", "64", "window", "1024", "icrc", "false", "inline", "false"));
+                Map.of("engine", "uring", "seconds", "5", "size", "64", "window", "1024", "icrc", "false",
+                        "inline", "false"));
         EventLoopConfig.Choice engine = EventLoopConfig.parseChoice(options.text("engine"));
         boolean inline = Boolean.parseBoolean(options.text("inline"));
         String impl = "zcnet-qp-" + engine.name().toLowerCase() + (inline ? "-inline" : "");
