@@ -15,14 +15,15 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.zip.CRC32C;
 
 /**
  * The queue-pair part of {@code zcnet demo}: two contexts of this process (two loop threads) joined by a
  * queue pair over three loopback subflows; a SEND into a posted receive, a WRITE with immediate into the
- * server's region and a READ of it back, each printed with where its bytes landed and the CRC32C of both
- * ends. The calling thread posts and polls.
+ * server's region, a READ of it back and a SEND of inline data from a heap array, each printed with where
+ * its bytes landed and the CRC32C of both ends. The calling thread posts and polls.
  */
 final class QueuePairDemo {
     private static final int SUBFLOWS = 3;
@@ -35,6 +36,8 @@ final class QueuePairDemo {
     private static final long PLACED_AT = 1 << 20;
     private static final long READ_INTO = 2 << 20;
     private static final int IMMEDIATE = 0xC0FFEE;
+    private static final int INLINE_BYTES = 64;
+    private static final long INLINE_RECEIVE_AT = 3 << 20;
 
     private final PrintStream out;
     private final QueuePair client;
@@ -53,14 +56,15 @@ final class QueuePairDemo {
         this.serverRegion = serverRegion;
     }
 
-    /** Runs the three steps on {@code engine}; false (with the reason printed) if any of them failed. */
+    /** Runs the four steps on {@code engine}; false (with the reason printed) if any of them failed. */
     static boolean run(EventLoopConfig.Choice engine, PrintStream out) throws IOException, InterruptedException {
         try (QpContext serverContext = QpContext.open(engine); QpContext clientContext = QpContext.open(engine);
                 QpListener listener = serverContext.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
                         QpConfig.defaults());
                 RegionArena serverMemory = new RegionArena(serverContext);
                 RegionArena clientMemory = new RegionArena(clientContext);
-                QueuePair client = clientContext.connect(listener.address(), QpConfig.defaults().withSubflows(SUBFLOWS))) {
+                QueuePair client = clientContext.connect(listener.address(),
+                        QpConfig.defaults().withSubflows(SUBFLOWS).withMaxInlineData(INLINE_BYTES))) {
             QueuePair server = listener.accept(WAIT);
             if (server == null) {
                 out.println("queue pairs: the listener accepted nothing in " + WAIT.toSeconds() + " s");
@@ -76,7 +80,7 @@ final class QueuePairDemo {
     }
 
     private boolean steps() {
-        return send() && writeWithImmediate() && read();
+        return send() && writeWithImmediate() && read() && sendInline();
     }
 
     /** A SEND lands in the receive the server posted. */
@@ -118,6 +122,25 @@ final class QueuePairDemo {
         }
         return report(String.format(Locale.ROOT, "READ            %6d B  server @%-7d -> client @%d", WRITE_BYTES,
                 PLACED_AT, READ_INTO), serverRegion, PLACED_AT, clientRegion, READ_INTO, WRITE_BYTES);
+    }
+
+    /** A SEND of inline data: bytes of a heap array, registered nowhere, copied when posted and cleared at once. */
+    private boolean sendInline() {
+        byte[] bytes = new byte[INLINE_BYTES];
+        MemorySegment heap = MemorySegment.ofArray(bytes);
+        MessagePattern.fill(heap, 0, INLINE_BYTES, 4);
+        long source = crc(heap);
+        server.postReceive(9, serverRegion.localKey(), INLINE_RECEIVE_AT, INLINE_BYTES);
+        client.postSend(wr.send(4).inline(heap, 0, INLINE_BYTES));
+        Arrays.fill(bytes, (byte) 0);
+        if (!next(server, WorkCompletion.OP_RECV, 9) || !next(client, WorkCompletion.OP_SEND, 4)) {
+            return false;
+        }
+        long landed = crc(serverRegion.segment().asSlice(INLINE_RECEIVE_AT, INLINE_BYTES));
+        out.println(String.format(Locale.ROOT, "  SEND inline     %6d B  heap array, cleared once posted ->"
+                + " server receive 9 @%d  crc32c %08x -> %08x %s", INLINE_BYTES, INLINE_RECEIVE_AT, source, landed,
+                source == landed ? "ok" : "DIFFERENT"));
+        return source == landed;
     }
 
     /** Waits for {@code qp}'s next completion and checks it is the successful {@code opcode} of {@code id}. */

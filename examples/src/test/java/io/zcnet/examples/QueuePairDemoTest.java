@@ -12,12 +12,12 @@ import static io.zcnet.examples.BulkRunTest.assumeUsable;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The queue-pair part of {@code zcnet demo}, on each engine: three operations, each landing intact. */
+/** The queue-pair part of {@code zcnet demo}, on each engine: four operations, each landing intact. */
 class QueuePairDemoTest {
 
     @ParameterizedTest
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
-    void sendWriteWithImmediateAndReadLandIntact(EventLoopConfig.Choice engine) throws Exception {
+    void sendWriteWithImmediateReadAndInlineSendLandIntact(EventLoopConfig.Choice engine) throws Exception {
         assumeUsable(engine);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         boolean ok = QueuePairDemo.run(engine, new PrintStream(bytes, true, StandardCharsets.UTF_8));
@@ -25,6 +25,7 @@ class QueuePairDemoTest {
         assertTrue(ok, output);
         assertTrue(output.contains("3 subflows"), output);
         assertTrue(output.contains("immediate 0xc0ffee"), output);
-        assertEquals(3, output.lines().filter(l -> l.endsWith(" ok")).count(), output);
+        assertTrue(output.contains("SEND inline"), output);
+        assertEquals(4, output.lines().filter(l -> l.endsWith(" ok")).count(), output);
     }
 }
