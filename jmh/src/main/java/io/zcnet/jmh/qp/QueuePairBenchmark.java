@@ -103,31 +103,30 @@ public class QueuePairBenchmark {
     @Benchmark
     @OperationsPerInvocation(BATCH)
     public long sendBatch() {
-        return batch(false);
+        return batch(Kind.SEND);
     }
 
     @Benchmark
     @OperationsPerInvocation(BATCH)
     public long writeBatch() {
-        return batch(true);
+        return batch(Kind.WRITE);
     }
 
     @Benchmark
     @OperationsPerInvocation(BATCH)
     public long inlineSendBatch() {
-        return batch(null);
+        return batch(Kind.INLINE_SEND);
     }
 
-    /** A batch of WRITEs ({@code write} true), SENDs (false) or inline SENDs (null). */
-    private long batch(Boolean write) {
+    private enum Kind { SEND, INLINE_SEND, WRITE }
+
+    private long batch(Kind kind) {
         for (int i = 1; i <= BATCH; i++) {
             long id = ++next;
-            if (write == null) {
-                request.send(id).inline(heapBytes, 0, (int) heapBytes.byteSize());
-            } else if (write) {
-                request.write(id, clientRegion.localKey(), 0, size, serverRegion.remoteKey(), 0);
-            } else {
-                request.send(id, clientRegion.localKey(), 0, size);
+            switch (kind) {
+                case SEND -> request.send(id, clientRegion.localKey(), 0, size);
+                case INLINE_SEND -> request.send(id).inline(heapBytes, 0, (int) heapBytes.byteSize());
+                case WRITE -> request.write(id, clientRegion.localKey(), 0, size, serverRegion.remoteKey(), 0);
             }
             if (!client.postSend(i == BATCH ? request : request.unsignaled())) {
                 throw new IllegalStateException("send queue full: " + client);
