@@ -136,10 +136,17 @@ final class FrameJudge {
         if (opcode != Opcode.SEND_ONLY && opcode != Opcode.SEND_ONLY_WITH_IMMEDIATE) {
             return false; // an ONLY frame starts at message offset 0: the validator saw to it
         }
+        return isWholeOldestSend(header.msn(), headers.get(WireLayouts.U32, extOffset + Opcode.rsnOffset(opcode)), length);
+    }
+
+    /**
+     * {@link #isWholeOldestSend(FrameHeader, MemorySegment, long, int)} for a whole SEND known by its numbers:
+     * message {@code msn} of {@code length} bytes, taking receive {@code rsn} (a record of a packed frame).
+     */
+    boolean isWholeOldestSend(int msn, int rsn, int length) {
         int slot = slots.oldestSlot();
         long oldest = receives.consumed();
-        if (header.msn() != slots.oldestMsn() || !slots.isUntouched(slot)
-                || headers.get(WireLayouts.U32, extOffset + Opcode.rsnOffset(opcode)) != (int) oldest
+        if (msn != slots.oldestMsn() || !slots.isUntouched(slot) || rsn != (int) oldest
                 || !receives.isPosted(oldest) || slots.holderOf(oldest) >= 0) {
             return false;
         }

@@ -94,6 +94,10 @@ public final class FrameValidator {
         if (length > segmentSize) {
             return FrameError.PAYLOAD_TOO_LONG;
         }
+        if (Opcode.isPacked(opcode) && (length > PackedSends.MAX_LENGTH || length < PackedSends.RECORD_HEADER)) {
+            // Bounded so it is always cut from the stream whole; and it carries at least one message.
+            return length > PackedSends.MAX_LENGTH ? FrameError.PAYLOAD_TOO_LONG : FrameError.BAD_SEGMENT;
+        }
         int messageOffset = mboSeg >>> FrameHeader.OFFSET_SHIFT;
         if (messageOffset + length > FrameHeader.MAX_MESSAGE_OFFSET) {
             return FrameError.MESSAGE_TOO_LONG;
@@ -131,7 +135,7 @@ public final class FrameValidator {
     /**
      * Checks a whole frame of {@code available} bytes at {@code offset}: the header as
      * {@link #validateHeader} does, then that the extension and payload are all there, then the read
-     * request's length against the message limit. Returns {@link FrameError#TRUNCATED} when bytes are
+     * request's length against the message limit and a packed frame's records ({@link PackedSends#count}). Returns {@link FrameError#TRUNCATED} when bytes are
      * missing. The ICRC is not checked here (see {@link Icrc#verify}).
      *
      * @param segment the received bytes
@@ -167,6 +171,10 @@ public final class FrameValidator {
             if (readRequest.readLength() > FrameHeader.MAX_MESSAGE_OFFSET) {
                 return FrameError.MESSAGE_TOO_LONG;
             }
+        }
+        if (Opcode.isPacked(header.opcode())) {
+            int records = PackedSends.count(segment, offset + FrameHeader.LENGTH + header.extLength(), header.length());
+            return records < 0 ? records : FrameError.OK;
         }
         return FrameError.OK;
     }

@@ -4,6 +4,7 @@ import io.zcnet.buffer.Access;
 import io.zcnet.buffer.AccessStatus;
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.buffer.MemoryRegistry;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -124,6 +125,8 @@ public final class MessageAssembler {
     private final QueuePairError failure;
     private final MessageCompletion completion;
     private final FrameHeader header = new FrameHeader();
+    /** The SEND_ONLY frame header a message of a packed frame stands for, when the judge must see one. */
+    private final MemorySegment unpacked = Arena.ofAuto().allocate(FrameHeader.LENGTH + UntaggedExtension.LENGTH, 8);
     private final Icrc icrc = new Icrc();
     private final int maxReceiveSge;
     /** The one piece of a receive posted by key, offset and length. */
@@ -441,6 +444,9 @@ public final class MessageAssembler {
                 || length > payload.byteSize() - payloadOffset) {
             return FrameError.TRUNCATED;
         }
+        if (Opcode.isPacked(header.opcode())) {
+            return onPacked(frame, offset, payload, payloadOffset, (int) length);
+        }
         long extOffset = offset + FrameHeader.LENGTH;
         if (completions.remaining() > 0 && judge.isWholeOldestSend(header, frame, extOffset, (int) length)) {
             return count(placeWholeOldestSend(frame, offset, payload, payloadOffset, (int) length));
@@ -457,15 +463,85 @@ public final class MessageAssembler {
                 return failure.fail(FrameError.ICRC_MISMATCH, -1, -1);
             }
         }
-        if (result == ACCEPTED) {
-            result = copyPayload(payload, payloadOffset, (int) length);
-            if (result == ACCEPTED) {
-                result = apply(frame, extOffset, (int) length);
-            }
-        } else if (result < 0) {
-            return failure.fail(result, judge.slot, judge.receive);
+        return count(place(result, frame, extOffset, payload, payloadOffset, (int) length));
+    }
+
+    /** Carries out a judgement: copies an accepted payload and applies the frame, or fails on a violation. */
+    private int place(int judged, MemorySegment headers, long extOffset, MemorySegment payload, long payloadOffset,
+                      int length) {
+        if (judged == ACCEPTED) {
+            int result = copyPayload(payload, payloadOffset, length);
+            return result == ACCEPTED ? apply(headers, extOffset, length) : result;
         }
-        return count(result);
+        return judged < 0 ? failure.fail(judged, judge.slot, judge.receive) : judged;
+    }
+
+    /**
+     * A {@link Opcode#SEND_PACKED} frame, whose base header {@link #header} holds: its records are checked
+     * and its ICRC verified before any is used, then each message is placed as a SEND_ONLY frame with its
+     * numbers would be. A record the judge defers defers the whole frame; kept and offered again, the records
+     * before it are duplicates by then.
+     */
+    private int onPacked(MemorySegment frame, long offset, MemorySegment payload, long payloadOffset, int length) {
+        int records = PackedSends.count(payload, payloadOffset, length);
+        if (records < 0) {
+            return failure.fail(records, -1, -1);
+        }
+        if (icrcEnabled) {
+            icrcPasses++;
+            if (!icrc.verify(frame, offset, payload, payloadOffset)) {
+                return failure.fail(FrameError.ICRC_MISMATCH, -1, -1);
+            }
+        }
+        int msn = header.msn();
+        int rsn = frame.get(WireLayouts.U32, offset + FrameHeader.LENGTH + UntaggedExtension.RSN_OFFSET);
+        boolean askAcknowledge = header.ackRequest();
+        boolean placed = false;
+        long at = payloadOffset;
+        for (int k = 0; k < records; k++) {
+            int descriptor = PackedSends.descriptor(payload, at);
+            boolean immediate = PackedSends.hasImmediate(descriptor);
+            int imm = immediate ? PackedSends.immediate(payload, at) : 0;
+            int bytes = PackedSends.messageLength(descriptor);
+            long bytesAt = at + PackedSends.headerBytes(descriptor);
+            int result = placePacked(msn, rsn, immediate, imm, payload, bytesAt, bytes);
+            if (result < 0 || result == DEFERRED) {
+                return result;
+            }
+            placed |= result == ACCEPTED;
+            msn = Msn.add(msn, 1);
+            rsn++;
+            at = bytesAt + bytes;
+        }
+        if (placed) {
+            framesAccepted++;
+        } else {
+            duplicates++;
+        }
+        if (askAcknowledge) {
+            // As for any frame, a repeat asks too; the request is for the frame's last message.
+            ackRequested = true;
+            ackRequestedMsn = Msn.add(msn, -1);
+        }
+        return placed ? ACCEPTED : DUPLICATE;
+    }
+
+    /**
+     * One message of a packed frame: straight into the oldest receive when it is the next to complete, else
+     * judged and placed as the SEND_ONLY frame it stands for, written into {@link #unpacked} for the judge.
+     */
+    private int placePacked(int msn, int rsn, boolean immediate, int imm, MemorySegment payload, long at, int length) {
+        int opcode = immediate ? Opcode.SEND_ONLY_WITH_IMMEDIATE : Opcode.SEND_ONLY;
+        if (completions.remaining() > 0 && judge.isWholeOldestSend(msn, rsn, length)) {
+            int result = copyPayload(payload, at, length);
+            return result == ACCEPTED ? completion.completeWholeOldestSend(opcode, imm, length) : result;
+        }
+        header.wrap(unpacked, 0).fill(FrameHeader.VERSION << FrameHeader.VERSION_SHIFT, opcode, msn, 0, 0, imm, length,
+                UntaggedExtension.LENGTH);
+        unpacked.set(WireLayouts.U32, FrameHeader.LENGTH + UntaggedExtension.RSN_OFFSET, rsn);
+        header.load();
+        int judged = judge.judge(header, unpacked, FrameHeader.LENGTH, length);
+        return judged == DEFERRED ? DEFERRED : place(judged, unpacked, FrameHeader.LENGTH, payload, at, length);
     }
 
     /**
@@ -604,6 +680,10 @@ public final class MessageAssembler {
         int result = FrameValidator.validateHeader(header, segmentSize);
         if (result != FrameError.OK) {
             return failure.fail(result, -1, -1);
+        }
+        if (Opcode.isPacked(header.opcode())) {
+            // Bounded well below a segment so receivers cut it whole (FrameReceiver does); it has no one place.
+            return failure.fail(FrameError.BAD_OPCODE, -1, -1);
         }
         int headerBytes = FrameHeader.LENGTH + header.extLength();
         if (available < headerBytes) {

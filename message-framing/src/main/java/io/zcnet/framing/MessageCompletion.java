@@ -88,10 +88,14 @@ final class MessageCompletion {
      * receive, and the completion queue has room (the caller checked).
      */
     int completeWholeOldestSend(FrameHeader header, int length) {
-        int opcode = header.opcode();
+        return completeWholeOldestSend(header.opcode(), header.immData(), length);
+    }
+
+    /** {@link #completeWholeOldestSend(FrameHeader, int)} for a SEND given by its ONLY opcode and immediate data. */
+    int completeWholeOldestSend(int opcode, int imm, int length) {
         long id = receives.workRequestId(receives.consume());
         completions.offer(id, CompletionStatus.SUCCESS, opcode, length,
-                Opcode.hasImmediate(opcode) ? header.immData() : 0, slots.oldestMsn());
+                Opcode.hasImmediate(opcode) ? imm : 0, slots.oldestMsn());
         slots.passOldest();
         // Messages that completed out of order behind it retire now, as retire() would have gone on to them.
         return slots.isComplete(slots.oldestSlot()) ? retire() : MessageAssembler.ACCEPTED;

@@ -47,8 +47,16 @@ public final class Opcode {
     /** Cumulative acknowledgement and credit ({@code msn}, {@code imm_data}); with a syndrome, a NAK. */
     public static final int ACKNOWLEDGE = 0x11;
 
-    /** Number of opcode values in use; valid opcodes are {@code 0 .. COUNT - 1}. */
+    /**
+     * Several whole SENDs in one frame ({@link PackedSends}): zcnet's own opcode, from the range IBTA leaves to
+     * manufacturers (0xC0 - 0xFF), since IBTA has no such frame.
+     */
+    public static final int SEND_PACKED = 0xC0;
+
+    /** Number of IBTA opcode values in use, {@code 0 .. COUNT - 1}; {@link #SEND_PACKED} is valid beside them. */
     public static final int COUNT = 0x12;
+    /** Where {@link #SEND_PACKED} sits in the tables below, after the IBTA values. */
+    private static final int PACKED_ROW = COUNT;
 
     /** Extension length of opcodes without an extension. */
     public static final int NO_EXTENSION = 0;
@@ -79,7 +87,7 @@ public final class Opcode {
         "SEND_ONLY_WITH_IMMEDIATE", "RDMA_WRITE_FIRST", "RDMA_WRITE_MIDDLE", "RDMA_WRITE_LAST",
         "RDMA_WRITE_LAST_WITH_IMMEDIATE", "RDMA_WRITE_ONLY", "RDMA_WRITE_ONLY_WITH_IMMEDIATE",
         "RDMA_READ_REQUEST", "RDMA_READ_RESPONSE_FIRST", "RDMA_READ_RESPONSE_MIDDLE",
-        "RDMA_READ_RESPONSE_LAST", "RDMA_READ_RESPONSE_ONLY", "ACKNOWLEDGE"
+        "RDMA_READ_RESPONSE_LAST", "RDMA_READ_RESPONSE_ONLY", "ACKNOWLEDGE", "SEND_PACKED"
     };
 
     private static final byte[] PROPERTIES = {
@@ -87,6 +95,7 @@ public final class Opcode {
         FIRST, 0, LAST, LAST | IMMEDIATE, FIRST | LAST, FIRST | LAST | IMMEDIATE,
         FIRST | LAST,
         FIRST, 0, LAST, FIRST | LAST,
+        FIRST | LAST,
         FIRST | LAST
     };
 
@@ -95,7 +104,8 @@ public final class Opcode {
         KIND_WRITE, KIND_WRITE, KIND_WRITE, KIND_WRITE_WITH_IMMEDIATE, KIND_WRITE, KIND_WRITE_WITH_IMMEDIATE,
         KIND_READ_REQUEST,
         KIND_READ_RESPONSE, KIND_READ_RESPONSE, KIND_READ_RESPONSE, KIND_READ_RESPONSE,
-        KIND_ACKNOWLEDGE
+        KIND_ACKNOWLEDGE,
+        KIND_SEND
     };
 
     // Frames that consume a posted receive name it: every SEND frame, and the last frame of a WRITE with
@@ -107,7 +117,8 @@ public final class Opcode {
         TaggedExtension.LENGTH, TaggedExtension.LENGTH_WITH_RSN,
         ReadRequestExtension.LENGTH,
         TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH, TaggedExtension.LENGTH,
-        NO_EXTENSION
+        NO_EXTENSION,
+        UntaggedExtension.LENGTH
     };
 
     private Opcode() {
@@ -119,7 +130,25 @@ public final class Opcode {
      * @param opcode any int
      */
     public static boolean isValid(int opcode) {
-        return opcode >= 0 && opcode < COUNT;
+        return row(opcode) >= 0;
+    }
+
+    /** {@return the opcode's row in the tables, or -1 for a value that is none of the above} */
+    private static int row(int opcode) {
+        if (opcode >= 0 && opcode < COUNT) {
+            return opcode;
+        }
+        return opcode == SEND_PACKED ? PACKED_ROW : -1;
+    }
+
+    /**
+     * {@return whether the frame is a {@link #SEND_PACKED}: several messages, which no per-message query below
+     * describes on its own}
+     *
+     * @param opcode any int
+     */
+    public static boolean isPacked(int opcode) {
+        return opcode == SEND_PACKED;
     }
 
     /**
@@ -128,7 +157,7 @@ public final class Opcode {
      * @param opcode any int
      */
     public static String name(int opcode) {
-        return isValid(opcode) ? NAMES[opcode] : "UNKNOWN(0x" + Integer.toHexString(opcode) + ")";
+        return isValid(opcode) ? NAMES[row(opcode)] : "UNKNOWN(0x" + Integer.toHexString(opcode) + ")";
     }
 
     /**
@@ -137,9 +166,9 @@ public final class Opcode {
      * @param name a name as {@link #name} gives it
      */
     public static int valueOf(String name) {
-        for (int i = 0; i < COUNT; i++) {
+        for (int i = 0; i < NAMES.length; i++) {
             if (NAMES[i].equals(name)) {
-                return i;
+                return i == PACKED_ROW ? SEND_PACKED : i;
             }
         }
         return -1;
@@ -153,7 +182,7 @@ public final class Opcode {
      * @param opcode any int
      */
     public static int extensionLength(int opcode) {
-        return isValid(opcode) ? EXTENSION_LENGTHS[opcode] : -1;
+        return isValid(opcode) ? EXTENSION_LENGTHS[row(opcode)] : -1;
     }
 
     /**
@@ -179,7 +208,7 @@ public final class Opcode {
      * @param opcode any int
      */
     public static int kind(int opcode) {
-        return isValid(opcode) ? KINDS[opcode] : 0;
+        return isValid(opcode) ? KINDS[row(opcode)] : 0;
     }
 
     /**
@@ -188,7 +217,7 @@ public final class Opcode {
      * @param opcode any int
      */
     public static boolean isFirst(int opcode) {
-        return isValid(opcode) && (PROPERTIES[opcode] & FIRST) != 0;
+        return isValid(opcode) && (PROPERTIES[row(opcode)] & FIRST) != 0;
     }
 
     /**
@@ -197,7 +226,7 @@ public final class Opcode {
      * @param opcode any int
      */
     public static boolean isLast(int opcode) {
-        return isValid(opcode) && (PROPERTIES[opcode] & LAST) != 0;
+        return isValid(opcode) && (PROPERTIES[row(opcode)] & LAST) != 0;
     }
 
     /**
@@ -206,7 +235,7 @@ public final class Opcode {
      * @param opcode any int
      */
     public static boolean hasImmediate(int opcode) {
-        return isValid(opcode) && (PROPERTIES[opcode] & IMMEDIATE) != 0;
+        return isValid(opcode) && (PROPERTIES[row(opcode)] & IMMEDIATE) != 0;
     }
 
     /**

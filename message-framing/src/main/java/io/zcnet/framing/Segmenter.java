@@ -569,6 +569,43 @@ public final class Segmenter {
         return headerBytes;
     }
 
+    /** Header and extension bytes of a {@link Opcode#SEND_PACKED} frame: its records follow them. */
+    public static final int PACKED_HEADER_BYTES = FrameHeader.LENGTH + UntaggedExtension.LENGTH;
+
+    /**
+     * Writes the header of a {@link Opcode#SEND_PACKED} frame at {@code outOffset} of {@code out}, whose
+     * {@code payloadBytes} of records ({@link PackedSends#writeRecord}) are already in place right after
+     * it, and its ICRC over them when negotiated; {@code subflow} and timestamps zero, as
+     * {@link #writeSingle} leaves them.
+     *
+     * @param msn the MSN of the first record's message
+     * @param rsn the RSN of the receive the first record's message takes
+     * @param payloadBytes the records' bytes, {@link PackedSends#RECORD_HEADER} .. {@link PackedSends#MAX_LENGTH}
+     *                     and at most the segment size
+     * @param askAcknowledge whether the frame asks for a prompt acknowledgement of its last message
+     * @param out where the frame is
+     * @param outOffset where in {@code out}
+     * @return {@link #PACKED_HEADER_BYTES}
+     * @throws IllegalArgumentException if the MSN or length is out of range, or the frame lies outside {@code out}
+     */
+    public int writePackedHeader(int msn, int rsn, int payloadBytes, boolean askAcknowledge, MemorySegment out,
+                                 long outOffset) {
+        if (payloadBytes < PackedSends.RECORD_HEADER || payloadBytes > Math.min(PackedSends.MAX_LENGTH, segmentSize)) {
+            throw new IllegalArgumentException("packed payload of " + payloadBytes + " bytes outside "
+                    + PackedSends.RECORD_HEADER + ".." + Math.min(PackedSends.MAX_LENGTH, segmentSize));
+        }
+        checkMsn(msn);
+        if (outOffset < 0 || outOffset > out.byteSize() - PACKED_HEADER_BYTES - payloadBytes) {
+            throw new IllegalArgumentException("a packed frame of " + (PACKED_HEADER_BYTES + payloadBytes)
+                    + " bytes does not fit at " + outOffset + " of a " + out.byteSize() + "-byte segment");
+        }
+        writeHeader(out, outOffset, Opcode.SEND_PACKED, false, askAcknowledge, msn, 0, 0, payloadBytes, 0, rsn, 0, 0);
+        if (icrcEnabled) {
+            header.icrc(icrc.compute(out, outOffset, out, outOffset + PACKED_HEADER_BYTES));
+        }
+        return PACKED_HEADER_BYTES;
+    }
+
     /** Describes the payload of the frame being written: {@code bytes} bytes at {@code position} of the source. */
     private void locatePayload(long position, int bytes) {
         payloadPosition = position;

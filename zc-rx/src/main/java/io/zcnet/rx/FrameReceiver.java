@@ -4,6 +4,7 @@ import io.zcnet.framing.FrameError;
 import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.MessageAssembler;
+import io.zcnet.framing.Opcode;
 import io.zcnet.framing.PlacementTarget;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.CqeFlags;
@@ -346,7 +347,9 @@ public final class FrameReceiver implements AutoCloseable {
         header.wrap(bytes, offset).load();
         long length = header.length();
         int headerBytes = FrameHeader.LENGTH + header.extLength();
-        boolean direct = config.directThreshold() > 0 && length >= config.directThreshold();
+        // A packed frame is several messages with no one place: always cut whole (it is bounded to fit the carry).
+        boolean direct = config.directThreshold() > 0 && length >= config.directThreshold()
+                && !Opcode.isPacked(header.opcode());
         long frameBytes = direct ? headerBytes : headerBytes + length;
         if (available < frameBytes) {
             // The lengths are the peer's word: the assembler validates the header before any is trusted.
