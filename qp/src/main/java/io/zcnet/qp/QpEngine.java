@@ -16,6 +16,7 @@ import io.zcnet.framing.MessageAssembler;
 import io.zcnet.framing.Msn;
 import io.zcnet.framing.NegativeAcknowledge;
 import io.zcnet.framing.Opcode;
+import io.zcnet.framing.PackedSends;
 import io.zcnet.framing.ReadRequest;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.framing.SgeList;
@@ -67,6 +68,8 @@ final class QpEngine implements CompletionHandler {
     private static final int TAG_CLOSE = 2;
     /** Frames recorded for resending: global frame numbers modulo this. */
     private static final int FRAME_RING = 1 << 16;
+    /** Most bytes of a SEND that {@link #sendPacked} puts in a frame with others; a larger one has its own. */
+    private static final int PACKED_MESSAGE_LIMIT = 512;
     /** A frame's subflow record while it waits to be sent again. */
     private static final byte NOT_CARRIED = -1;
     /** Bytes a subflow may have queued in its sender: enough to keep a sendmsg batch full, little to wait behind. */
@@ -550,6 +553,9 @@ final class QpEngine implements CompletionHandler {
             }
             long index = ledger.handed[i];
             rideAcknowledge();
+            if (index == 0 && isPackable(i) && sendPacked(i)) {
+                continue;
+            }
             if (isSingleFrame(i) && sendSingle(i)) {
                 ledger.handed[i]++;
                 continue;
@@ -652,6 +658,74 @@ final class QpEngine implements CompletionHandler {
         header.wrap(out, at).stamp(s.index, stampMicros, s.echo(stampMicros));
         s.queueStaged(at, headerLength, length);
         frameSubflow[(int) ledger.firstFrame[i] & (FRAME_RING - 1)] = (byte) s.index;
+        return true;
+    }
+
+    /**
+     * Whether ledger entry {@code i} is a SEND (with immediate or not) of one element and at most
+     * {@link #PACKED_MESSAGE_LIMIT} bytes: a message {@link #sendPacked} may put in a frame with others.
+     */
+    private boolean isPackable(int i) {
+        int kind = ledger.kind[i];
+        return (kind == WorkRequest.SEND || kind == WorkRequest.SEND_WITH_IMM) && ledger.length[i] <= PACKED_MESSAGE_LIMIT
+                && ledger.local[i].count() == 1;
+    }
+
+    private int packedRecordBytes(int i) {
+        return PackedSends.recordBytes(ledger.length[i], ledger.kind[i] == WorkRequest.SEND_WITH_IMM);
+    }
+
+    /**
+     * Sends packable entry {@code i}, at the cursor, with the packable entries after it that are ready, as one
+     * {@link Opcode#SEND_PACKED} frame written where its subflow sends it from: one header, one stamp and
+     * one frame for the receiver to cut for all of them. Each message keeps its own MSN, receive, ledger entry
+     * and frame number (a resend sends it in a SEND_ONLY frame of its own). The window or credits may cut
+     * the run short; it is sent as far as it got. False (nothing sent or claimed but what {@code i} had) when
+     * fewer than two are ready or the subflow cannot stage the frame now.
+     */
+    private boolean sendPacked(int i) {
+        int budget = Math.min(Math.min(PackedSends.MAX_LENGTH, framing.segmentSize()),
+                Subflow.STAGED_FRAME_LIMIT - Segmenter.PACKED_HEADER_BYTES);
+        int bytes = packedRecordBytes(i);
+        long end = cursor + 1;
+        while (end < ledger.tail) {
+            int j = ledger.slot(end);
+            if (ledger.begun[j] || ledger.earlyStatus[j] >= 0 || !isPackable(j) || bytes + packedRecordBytes(j) > budget) {
+                break;
+            }
+            bytes += packedRecordBytes(j);
+            end++;
+        }
+        if (end - cursor < 2 || bytes > budget) {
+            return false;
+        }
+        Subflow s = pick(Segmenter.PACKED_HEADER_BYTES + bytes);
+        if (s == null) {
+            return false;
+        }
+        long at = s.sender.stagingRoom(Segmenter.PACKED_HEADER_BYTES + bytes);
+        if (at < 0) {
+            return false;
+        }
+        MemorySegment out = s.sender.stagingBuffer();
+        long record = at + Segmenter.PACKED_HEADER_BYTES;
+        boolean askAcknowledge = false;
+        long seq = cursor;
+        for (; seq < end && (seq == cursor || begin(seq)); seq++) {
+            int j = ledger.slot(seq);
+            SgeList local = ledger.local[j];
+            record = PackedSends.writeRecord(out, record, local.segment(0), local.offset(0), ledger.length[j],
+                    ledger.kind[j] == WorkRequest.SEND_WITH_IMM, ledger.immediate[j]);
+            askAcknowledge |= ledger.ackRequest[j];
+            ledger.handed[j] = 1;
+            frameSubflow[(int) ledger.firstFrame[j] & (FRAME_RING - 1)] = (byte) s.index;
+        }
+        int payload = (int) (record - at - Segmenter.PACKED_HEADER_BYTES);
+        fresh.writePackedHeader(ledger.firstMsn[i], ledger.rsn[i], payload, askAcknowledge, out, at);
+        header.wrap(out, at).stamp(s.index, stampMicros, s.echo(stampMicros));
+        s.queueStaged(at, Segmenter.PACKED_HEADER_BYTES, payload);
+        // The pump moves on from the last entry sent, all of whose one frame is handed now.
+        cursor = seq - 1;
         return true;
     }
 

@@ -26,6 +26,9 @@ final class Subflow implements SendListener, ReceiveListener {
     private static final int MAX_RTT_MICROS = 60_000_000;
     /** Frames a subflow's sender holds; also the size of the token-to-bytes ring. */
     static final int SENDER_FRAMES = 1024;
+    private static final SenderConfig SENDER = SenderConfig.defaults().withQueue(SENDER_FRAMES, 64L << 20);
+    /** The largest frame the sender lets a caller write in place ({@link FrameSender#stagingRoom}). */
+    static final int STAGED_FRAME_LIMIT = SENDER.copyThreshold();
 
     final int index;
     final int socket;
@@ -66,8 +69,7 @@ final class Subflow implements SendListener, ReceiveListener {
         this.socket = socket;
         this.path = path;
         this.loop = loop;
-        this.sender = new FrameSender(loop, socket,
-                SenderConfig.defaults().withQueue(SENDER_FRAMES, 64L << 20), this);
+        this.sender = new FrameSender(loop, socket, SENDER, this);
         this.receiver = new FrameReceiver(loop, socket, ring, assembler, deferred, framing, ReceiverConfig.defaults(), this);
         this.lastReleaseNanos = System.nanoTime();
         this.silentSinceNanos = lastReleaseNanos;
