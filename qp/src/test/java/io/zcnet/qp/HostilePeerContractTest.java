@@ -15,6 +15,7 @@ import io.zcnet.framing.FrameError;
 import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.NegativeAcknowledge;
+import io.zcnet.framing.PackedSends;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.ring.EventLoopConfig;
 
@@ -383,6 +384,33 @@ abstract class HostilePeerContractTest {
             Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
             writeFrames(raw, s.beginSend(0, 0, arena.allocate(100), 0, 100));
             assertFailsWith(victim, "RECEIVER_NOT_READY");
+            assertHealthy(p);
+        }
+    }
+
+    @Test
+    void aPackedSendWhoseRecordRunsPastItsFrameFailsOnlyItsQueuePairAndPlacesNothing() throws Exception {
+        try (QpPair p = new QpPair(engine(), config(), 1 << 20);
+             RawPeer raw = new RawPeer(p.listener.address());
+             Arena arena = Arena.ofConfined()) {
+            QueuePair victim = rawQueuePair(p, raw, config(), 0);
+            MemoryRegion receives = p.serverContext.register(p.arena.allocate(256), Access.LOCAL_WRITE);
+            receives.segment().fill((byte) 0x33);
+            assertTrue(victim.postReceive(1, receives.localKey(), 0, 128));
+            assertTrue(victim.postReceive(2, receives.localKey(), 128, 128));
+            Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+            MemorySegment message = arena.allocate(16);
+            long second = PackedSends.writeRecord(raw.buffer, Segmenter.PACKED_HEADER_BYTES, message, 0, 16, false, 0);
+            long end = PackedSends.writeRecord(raw.buffer, second, message, 0, 16, false, 0);
+            // The second record says 17 bytes where 16 follow: the first, sound, must not be placed either.
+            raw.buffer.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), second, 17);
+            int payload = (int) (end - Segmenter.PACKED_HEADER_BYTES);
+            s.writePackedHeader(0, 0, payload, false, raw.buffer, 0);
+            raw.write(0, Segmenter.PACKED_HEADER_BYTES + payload);
+            assertFailsWith(victim, "INCONSISTENT_MESSAGE");
+            for (long i = 0; i < 256; i++) {
+                assertEquals(0x33, receives.segment().get(java.lang.foreign.ValueLayout.JAVA_BYTE, i), "byte " + i);
+            }
             assertHealthy(p);
         }
     }
