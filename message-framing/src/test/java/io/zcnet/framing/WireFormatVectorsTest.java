@@ -22,7 +22,10 @@ import org.junit.jupiter.api.TestFactory;
  * The frame test vectors of {@code docs/wire-format.md}, checked against the codec field by field: each
  * frame's bytes are decoded with the flyweights and every field compared with the document's, then the frame
  * is encoded again from the document's fields with the flyweights' setters and compared byte for byte; its
- * validation verdict, ICRC and (for a NAK) syndrome and failed MSN are recomputed.
+ * validation verdict, ICRC and (for a NAK) syndrome and failed MSN are recomputed. A SEND_PACKED frame's
+ * records are decoded with {@link PackedSends} ({@code records[k].<name>}), and the frame is written again as
+ * the sender writes it: records with {@link PackedSends#writeRecord}, header with
+ * {@link Segmenter#writePackedHeader}.
  */
 class WireFormatVectorsTest {
 
@@ -37,7 +40,10 @@ class WireFormatVectorsTest {
         Set<String> names = new TreeSet<>();
         FRAMES.forEach(v -> names.add(v.name()));
         assertTrue(names.containsAll(Set.of("send-only", "send-first", "send-last", "write-only-with-immediate",
-                "read-request", "read-response-only", "acknowledge-rtr", "nak")), names.toString());
+                "read-request", "read-response-only", "acknowledge-rtr", "nak", "send-packed")), names.toString());
+        assertTrue(FRAMES.stream().anyMatch(v -> v.fields().containsKey("records[1].msn")
+                        && v.fields().containsKey("records[0].imm_data") != v.fields().containsKey("records[1].imm_data")),
+                "a SEND_PACKED vector of two records, one with immediate data");
         assertTrue(FRAMES.stream().anyMatch(v -> v.fields().get("icrc_ok").equals("true")), "a vector with an ICRC");
         assertTrue(FRAMES.stream().anyMatch(v -> v.fields().get("timestamp_present").equals("true")),
                 "a vector with timestamps");
@@ -92,11 +98,46 @@ class WireFormatVectorsTest {
         return wire;
     }
 
+    @TestFactory
+    Stream<DynamicTest> everyPackedVectorIsWhatTheSenderWrites() {
+        return FRAMES.stream().filter(v -> Opcode.valueOf(v.fields().get("opcode")) == Opcode.SEND_PACKED)
+                .map(v -> DynamicTest.dynamicTest(v.name(), () -> {
+                    Map<String, String> f = v.fields();
+                    byte[] bytes = new byte[v.bytes().length];
+                    MemorySegment frame = MemorySegment.ofArray(bytes);
+                    long at = Segmenter.PACKED_HEADER_BYTES;
+                    for (int k = 0; f.containsKey(record(k, "msn")); k++) {
+                        byte[] message = HexFormat.of().parseHex(f.get(record(k, "payload")));
+                        boolean immediate = Boolean.parseBoolean(f.get(record(k, "immediate_present")));
+                        at = PackedSends.writeRecord(frame, at, MemorySegment.ofArray(message), 0, message.length, immediate,
+                                immediate ? (int) SpecVectors.bits(f.get(record(k, "imm_data"))) : 0);
+                    }
+                    boolean icrc = f.get("icrc_ok").equals("true");
+                    Segmenter segmenter = new Segmenter(new FramingConfig(Integer.parseInt(f.get("segment_size")), icrc, 64));
+                    segmenter.writePackedHeader((int) SpecVectors.bits(f.get("msn")), (int) SpecVectors.bits(f.get("rsn")),
+                            (int) (at - Segmenter.PACKED_HEADER_BYTES), Boolean.parseBoolean(f.get("ack_request")), frame, 0);
+                    // What the subflow sets per copy, outside the ICRC.
+                    FrameHeader h = new FrameHeader().wrap(frame, 0)
+                            .timestampPresent(Boolean.parseBoolean(f.get("timestamp_present")))
+                            .timestamp((int) SpecVectors.bits(f.get("timestamp")))
+                            .timestampEcho((int) SpecVectors.bits(f.get("timestamp_echo")))
+                            .subflow((int) SpecVectors.bits(f.get("subflow")));
+                    assertEquals(f.get("icrc_ok").equals("none"), h.icrc() == 0, v + ": an ICRC exactly when negotiated");
+                    assertArrayEquals(v.bytes(), bytes, v + ": bytes the sender writes from the records");
+                }));
+    }
+
+    /** The key of field {@code name} of record {@code k} of a SEND_PACKED vector. */
+    private static String record(int k, String name) {
+        return "records[" + k + "]." + name;
+    }
+
     /** The document's way of writing a value, in the form {@link #decode} gives it. */
     private static String canonical(String field, String value) {
-        return switch (field) {
+        return switch (field.substring(field.lastIndexOf('.') + 1)) {
             case "opcode" -> value;
-            case "timestamp_present", "more_segments", "rtr", "rtr_ack" -> Boolean.toString(Boolean.parseBoolean(value));
+            case "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "immediate_present" ->
+                    Boolean.toString(Boolean.parseBoolean(value));
             case "payload" -> value.toLowerCase(java.util.Locale.ROOT);
             default -> SpecVectors.number(value);
         };
@@ -112,6 +153,7 @@ class WireFormatVectorsTest {
         f.put("more_segments", Boolean.toString(h.moreSegments()));
         f.put("rtr", Boolean.toString(h.rtr()));
         f.put("rtr_ack", Boolean.toString(h.rtrAck()));
+        f.put("ack_request", Boolean.toString(h.ackRequest()));
         f.put("opcode", Opcode.name(h.opcode()));
         f.put("msn", Integer.toString(h.msn()));
         f.put("offset", Integer.toString(h.messageOffset()));
@@ -143,7 +185,34 @@ class WireFormatVectorsTest {
         }
         int payloadAt = FrameHeader.LENGTH + h.extLength();
         f.put("payload", HexFormat.of().formatHex(frame.asSlice(payloadAt, h.length()).toArray(ValueLayout.JAVA_BYTE)));
+        if (Opcode.isPacked(opcode)) {
+            decodeRecords(frame, payloadAt, h, f);
+        }
         return f;
+    }
+
+    /**
+     * The records of the SEND_PACKED frame whose payload is at {@code payloadAt}, as {@code records[k].<name>}:
+     * record {@code k}'s MSN and RSN are the frame's plus {@code k}. None when {@link PackedSends#count} refuses them.
+     */
+    private static void decodeRecords(MemorySegment frame, long payloadAt, FrameHeader h, Map<String, String> f) {
+        int records = PackedSends.count(frame, payloadAt, h.length());
+        int rsn = new UntaggedExtension().wrap(frame, FrameHeader.LENGTH).rsn();
+        long at = payloadAt;
+        for (int k = 0; k < records; k++) {
+            int descriptor = PackedSends.descriptor(frame, at);
+            int length = PackedSends.messageLength(descriptor);
+            long bytesAt = at + PackedSends.headerBytes(descriptor);
+            f.put(record(k, "msn"), Integer.toString(Msn.add(h.msn(), k)));
+            f.put(record(k, "rsn"), Integer.toUnsignedString(rsn + k));
+            f.put(record(k, "immediate_present"), Boolean.toString(PackedSends.hasImmediate(descriptor)));
+            f.put(record(k, "message_length"), Integer.toString(length));
+            if (PackedSends.hasImmediate(descriptor)) {
+                f.put(record(k, "imm_data"), Integer.toUnsignedString(PackedSends.immediate(frame, at)));
+            }
+            f.put(record(k, "payload"), HexFormat.of().formatHex(frame.asSlice(bytesAt, length).toArray(ValueLayout.JAVA_BYTE)));
+            at = bytesAt + length;
+        }
     }
 
     /** The frame the fields describe, written with the flyweights' setters. */
@@ -159,6 +228,7 @@ class WireFormatVectorsTest {
                 .moreSegments(Boolean.parseBoolean(f.get("more_segments")))
                 .rtr(Boolean.parseBoolean(f.get("rtr")))
                 .rtrAck(Boolean.parseBoolean(f.get("rtr_ack")))
+                .ackRequest(Boolean.parseBoolean(f.get("ack_request")))
                 .opcode(opcode)
                 .msn((int) SpecVectors.bits(f.get("msn")))
                 .messageOffsetAndSegment((int) SpecVectors.bits(f.get("offset")), (int) SpecVectors.bits(f.get("seg")))
