@@ -10,8 +10,9 @@
 -- handshake message or a plausible frame header. Frames split over TCP segments are reassembled, several
 -- frames in one segment are all decoded. Field names follow the specification: zcnet.msn, zcnet.offset,
 -- zcnet.rkey, zcnet.hs.token and so on. The ICRC (CRC32C with the masked fields of section 13) is
--- recomputed and zcnet.icrc_ok says whether it matches; the stateless validation rules of section 14.1
--- are applied and zcnet.error names the first one a frame breaks.
+-- recomputed and zcnet.icrc_ok says whether it matches; the stateless validation rules of sections 14.1
+-- and 14.2 are applied and zcnet.error names the first one a frame breaks. A SEND_PACKED frame's records
+-- (section 6.1) are shown one by one, each with its MSN and RSN (zcnet.record.msn, zcnet.record.rsn).
 
 local zcnet = Proto("zcnet", "zcnet queue pair protocol")
 
@@ -77,10 +78,13 @@ local OPCODES = {
     [0x07] = "RDMA_WRITE_MIDDLE", [0x08] = "RDMA_WRITE_LAST", [0x09] = "RDMA_WRITE_LAST_WITH_IMMEDIATE",
     [0x0A] = "RDMA_WRITE_ONLY", [0x0B] = "RDMA_WRITE_ONLY_WITH_IMMEDIATE", [0x0C] = "RDMA_READ_REQUEST",
     [0x0D] = "RDMA_READ_RESPONSE_FIRST", [0x0E] = "RDMA_READ_RESPONSE_MIDDLE", [0x0F] = "RDMA_READ_RESPONSE_LAST",
-    [0x10] = "RDMA_READ_RESPONSE_ONLY", [0x11] = "ACKNOWLEDGE",
+    [0x10] = "RDMA_READ_RESPONSE_ONLY", [0x11] = "ACKNOWLEDGE", [0xC0] = "SEND_PACKED",
 }
 local ACKNOWLEDGE = 0x11
 local READ_REQUEST = 0x0C
+local SEND_PACKED = 0xC0
+local PACKED_MAX = 4096 -- most payload bytes of a SEND_PACKED frame
+local RECORD_HEADER = 4 -- a record's descriptor
 -- Per opcode: extension length, starts a message, ends it, carries immediate data, tagged, RSN at (or nil).
 local OP = {}
 local function op(code, ext, first, last, imm, tagged, rsn_at)
@@ -104,6 +108,7 @@ op(0x0E, 12, false, false, false, true, nil)
 op(0x0F, 12, false, true, false, true, nil)
 op(0x10, 12, true, true, false, true, nil)
 op(0x11, 0, true, true, false, false, nil)
+op(0xC0, 4, true, true, false, false, 0)
 
 -- FrameError codes, negated: NAK syndromes and the first validation rule a frame breaks.
 local ERRORS = {
@@ -161,6 +166,16 @@ f.nak_syndrome = ProtoField.uint8("zcnet.nak.syndrome", "NAK syndrome", base.DEC
 f.nak_failed_msn = ProtoField.uint32("zcnet.nak.failed_msn", "NAK failed MSN", base.DEC, { [NO_MESSAGE] = "none" })
 f.error = ProtoField.string("zcnet.error", "Validation error")
 f.payload = ProtoField.bytes("zcnet.payload", "Payload")
+f.records = ProtoField.uint16("zcnet.records", "Records", base.DEC)
+f.record = ProtoField.none("zcnet.record", "Record")
+f.record_descriptor = ProtoField.uint32("zcnet.record.descriptor", "Descriptor", base.HEX)
+f.record_immediate_present = ProtoField.bool("zcnet.record.immediate_present", "Immediate present", 32, nil, 0x80000000)
+f.record_reserved = ProtoField.uint32("zcnet.record.reserved", "Reserved", base.HEX, nil, 0x7F000000)
+f.record_message_length = ProtoField.uint32("zcnet.record.message_length", "Message length", base.DEC, nil, 0x00FFFFFF)
+f.record_imm_data = ProtoField.uint32("zcnet.record.imm_data", "Immediate data", base.DEC)
+f.record_payload = ProtoField.bytes("zcnet.record.payload", "Message")
+f.record_msn = ProtoField.uint16("zcnet.record.msn", "MSN", base.DEC)
+f.record_rsn = ProtoField.uint32("zcnet.record.rsn", "Receive sequence number (RSN)", base.DEC)
 
 f.hs_magic = ProtoField.uint32("zcnet.hs.magic", "Magic", base.HEX)
 f.hs_type = ProtoField.uint8("zcnet.hs.type", "Type", base.DEC, HS_TYPES)
@@ -200,6 +215,11 @@ local READ_REQUEST_LAYOUT = {
     { f.rkey, 32, 4 }, { f.region_offset, 36, 8 }, { f.read_length, 44, 4 }, { f.sink_rkey, 48, 4 },
     { f.sink_offset, 52, 8 },
 }
+local RECORD_DESCRIPTOR = {
+    f.record_descriptor, 0, 4, { f.record_immediate_present, f.record_reserved, f.record_message_length },
+}
+local RECORD_LAYOUT = { RECORD_DESCRIPTOR }
+local RECORD_LAYOUT_IMMEDIATE = { RECORD_DESCRIPTOR, { f.record_imm_data, 4, 4 } }
 local HANDSHAKE_LAYOUT = {
     { f.hs_magic, 0, 4 }, { f.hs_type, 4, 1 }, { f.hs_version, 5, 1 },
     { f.hs_flags, 6, 2, { f.hs_flag_icrc, f.hs_flag_psk } }, { f.hs_segment_size, 8, 4 },
@@ -263,6 +283,30 @@ local function stream_of()
     return s and s.value
 end
 
+-- ---------------------------------------------------------------- SEND_PACKED records (section 6.1)
+
+-- The records of the SEND_PACKED payload of length bytes at byte 36 of tvb, up to the first that breaks the
+-- rules: a list of { at, head (descriptor and immediate data bytes), imm (or nil), length }, and the FrameError
+-- code (negated) of that first bad record, or 0 when they fill the payload exactly (PackedSends.count).
+local function packed_records(tvb, length)
+    local records = {}
+    local at = 36
+    local stop = 36 + math.min(length, tvb:len() - 36)
+    while at < stop do
+        if stop - at < RECORD_HEADER then return records, 13 end
+        local descriptor = tvb(at, 4):uint()
+        if band(descriptor, 0x7F000000) ~= 0 then return records, 4 end
+        local immediate = band(descriptor, 0x80000000) ~= 0
+        local head = immediate and 8 or 4
+        local message = band(descriptor, 0x00FFFFFF)
+        if at + head + message > stop then return records, 13 end
+        records[#records + 1] = { at = at, head = head, imm = immediate and tvb(at + 4, 4):uint() or nil, length = message }
+        at = at + head + message
+    end
+    if #records == 0 then return records, 13 end
+    return records, 0
+end
+
 -- ---------------------------------------------------------------- validation (section 14.1, 14.2)
 
 -- The FrameError code (negated) of the first rule the frame header at the start of tvb breaks, or 0.
@@ -299,12 +343,18 @@ local function validate(tvb, segment_size)
         return 0
     end
     if length > segment_size then return 6 end
+    if opcode == SEND_PACKED and length > PACKED_MAX then return 6 end
+    if opcode == SEND_PACKED and length < RECORD_HEADER then return 8 end
     if offset + length > MAX_MESSAGE then return 7 end
     local index = math.floor(offset / segment_size)
     if offset ~= index * segment_size or seg ~= index % 256 then return 8 end
     if p.first ~= (offset == 0) then return 8 end
     if not p.last and length ~= segment_size then return 8 end
     if p.last and not p.first and length == 0 then return 8 end
+    if opcode == SEND_PACKED and tvb:len() >= 36 + length then
+        local _, error = packed_records(tvb, length)
+        return error
+    end
     return 0
 end
 
@@ -400,6 +450,25 @@ local function dissect_frame(tvb, pinfo, tree)
     end
     if length > 0 then
         t:add(f.payload, tvb(32 + ext_length, length))
+    end
+    if opcode == SEND_PACKED and ext_length == 4 then
+        local records = packed_records(tvb, length)
+        local rsn = tvb(32, 4):uint()
+        t:add(f.records, #records):set_generated()
+        for k, r in ipairs(records) do
+            local record_msn = (msn + k - 1) % 65536
+            local record_rsn = (rsn + k - 1) % 4294967296
+            local rt = t:add(f.record, tvb(r.at, r.head + r.length))
+            rt:set_text(string.format("Record %d: msn=%d rsn=%d length=%d%s", k - 1, record_msn, record_rsn, r.length,
+                r.imm and (" imm=" .. r.imm) or ""))
+            add_layout(rt, tvb(r.at, r.head):tvb(), r.imm and RECORD_LAYOUT_IMMEDIATE or RECORD_LAYOUT)
+            if r.length > 0 then
+                rt:add(f.record_payload, tvb(r.at + r.head, r.length))
+            end
+            rt:add(f.record_msn, record_msn):set_generated()
+            rt:add(f.record_rsn, record_rsn):set_generated()
+        end
+        info = info .. " records=" .. #records
     end
 
     local icrc = tvb(8, 4):uint()

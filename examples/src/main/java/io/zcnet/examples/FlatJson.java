@@ -1,12 +1,15 @@
 package io.zcnet.examples;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * A strict parser for one flat JSON object per line (RFC 8259 without nesting): string, integer,
- * {@code true}/{@code false}/{@code null} values only; integers become {@link Long}, or
- * {@link Unsigned64} between 2^63 and 2^64-1. Fractions, exponents, arrays, nested objects, duplicate
+ * A strict parser for one flat JSON object per line (RFC 8259 with one level of nesting only): string,
+ * integer, {@code true}/{@code false}/{@code null} values, and at the top level an array of such flat objects
+ * (a SEND_PACKED frame's {@code records}), which becomes a {@link List} of maps; integers become {@link Long},
+ * or {@link Unsigned64} between 2^63 and 2^64-1. Fractions, exponents, other arrays, nested objects, duplicate
  * keys and trailing text are rejected with {@link IllegalArgumentException}. For {@link WireDump}'s
  * {@code --encode}; stateless, thread-safe.
  */
@@ -31,10 +34,17 @@ final class FlatJson {
         if (text == null) {
             throw new IllegalArgumentException("no text");
         }
-        return new FlatJson(text).object();
+        FlatJson parser = new FlatJson(text);
+        Map<String, Object> fields = parser.object(true);
+        parser.skipSpace();
+        if (parser.at != text.length()) {
+            throw parser.error("text after the object");
+        }
+        return fields;
     }
 
-    private Map<String, Object> object() {
+    /** An object; at the {@code top} its values may be arrays of flat objects, below it they may not. */
+    private Map<String, Object> object(boolean top) {
         Map<String, Object> fields = new LinkedHashMap<>();
         expect('{');
         if (peek() == '}') {
@@ -43,7 +53,7 @@ final class FlatJson {
             while (true) {
                 String key = string();
                 expect(':');
-                Object value = value();
+                Object value = top && peek() == '[' ? array() : value();
                 if (fields.containsKey(key)) {
                     throw error("duplicate key \"" + key + "\"");
                 }
@@ -57,11 +67,30 @@ final class FlatJson {
                 }
             }
         }
-        skipSpace();
-        if (at != text.length()) {
-            throw error("text after the object");
-        }
         return fields;
+    }
+
+    /** An array of flat objects. */
+    private List<Map<String, Object>> array() {
+        List<Map<String, Object>> elements = new ArrayList<>();
+        expect('[');
+        if (peek() == ']') {
+            at++;
+            return elements;
+        }
+        while (true) {
+            if (peek() != '{') {
+                throw error("only objects in an array");
+            }
+            elements.add(object(false));
+            char c = next();
+            if (c == ']') {
+                return elements;
+            }
+            if (c != ',') {
+                throw error("expected ',' or ']'");
+            }
+        }
     }
 
     private Object value() {
@@ -84,7 +113,7 @@ final class FlatJson {
             at += 4;
             return null;
         }
-        throw error("unsupported value (only strings, integers, true, false, null)");
+        throw error("unsupported value (only strings, integers, true, false, null; at the top, arrays of objects)");
     }
 
     private Object integer() {

@@ -5,8 +5,10 @@ import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FrameValidator;
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.Icrc;
+import io.zcnet.framing.Msn;
 import io.zcnet.framing.NegativeAcknowledge;
 import io.zcnet.framing.Opcode;
+import io.zcnet.framing.PackedSends;
 import io.zcnet.framing.ReadRequestExtension;
 import io.zcnet.framing.TaggedExtension;
 import io.zcnet.framing.UntaggedExtension;
@@ -19,8 +21,10 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -28,9 +32,11 @@ import java.util.Map;
  * stream one line per frame (or one JSON object per line with {@code --json}, fields named as in
  * docs/wire-format.md, extension fields after the header's: {@code rkey} and {@code region_offset} of tagged frames,
  * the read request's five, and {@code rsn}, the receive a frame consumes, on every SEND frame and the last
- * frame of a WRITE with immediate), and with {@code --encode} turns such JSON lines back into frames so
- * frames can be crafted by hand. It lives here, not in message-framing, because it does I/O:
- * message-framing stays pure logic. A diagnostic tool, not a fast path: it allocates freely, but never in
+ * frame of a WRITE with immediate; a SEND_PACKED frame's {@code records}, an array of one object per message
+ * with its {@code msn}, {@code rsn}, {@code immediate_present}, {@code message_length} and {@code imm_data}), and
+ * with {@code --encode} turns such JSON lines back into frames so frames can be crafted by hand ({@code records}
+ * is derived: a packed frame's bytes are its {@code payload_hex}). It lives here, not in message-framing,
+ * because it does I/O: message-framing stays pure logic. A diagnostic tool, not a fast path: it allocates freely, but never in
  * proportion to a length it reads (a frame's bytes are bounded by the segment size given with
  * {@code --mss}).
  *
@@ -40,8 +46,9 @@ import java.util.Map;
  * </pre>
  *
  * A byte stream cannot be resynchronised after a bad header, so dumping stops at the first rejected
- * frame with its {@link FrameError} and byte position. An ICRC mismatch is reported per frame
- * ({@code icrc_ok: false}) and does not stop the dump. Exit codes: 0 success, 1 rejected input, 2 usage
+ * frame with its {@link FrameError} and byte position; so it does at a frame {@link FrameValidator#validateFrame}
+ * refuses whole (a read request's length, a packed frame's records), naming what is wrong with it. An ICRC
+ * mismatch is reported per frame ({@code icrc_ok: false}) and does not stop the dump. Exit codes: 0 success, 1 rejected input, 2 usage
  * or I/O error. Stateless apart from its arguments; each call is independent.
  */
 final class WireDump {
@@ -109,6 +116,7 @@ final class WireDump {
         byte[] frame = new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH + mss];
         MemorySegment segment = MemorySegment.ofArray(frame);
         FrameHeader header = new FrameHeader().wrap(segment, 0);
+        ReadRequestExtension readRequest = new ReadRequestExtension();
         Icrc icrc = new Icrc();
         long position = 0;
         long index = 0;
@@ -128,12 +136,16 @@ final class WireDump {
             if (in.readNBytes(frame, FrameHeader.LENGTH, rest) < rest) {
                 return reject(out, json, index, position, FrameError.TRUNCATED, "stream ends inside the frame");
             }
-            if (header.opcode() == Opcode.RDMA_READ_REQUEST
-                    && new ReadRequestExtension().wrap(segment, FrameHeader.LENGTH).readLength() > FramingConfig.MAX_MESSAGE_SIZE) {
-                return reject(out, json, index, position, FrameError.MESSAGE_TOO_LONG, "read request length");
+            error = FrameValidator.validateFrame(segment, 0, FrameHeader.LENGTH + rest, mss, header, readRequest);
+            Packed packed = Opcode.isPacked(header.opcode()) ? Packed.of(segment, header) : null;
+            if (error != FrameError.OK) {
+                String detail = packed != null && packed.problem != null ? packed.problem
+                        : header.opcode() == Opcode.RDMA_READ_REQUEST ? "read request length" : header.toString();
+                return reject(out, json, index, position, error, detail);
             }
             Boolean icrcOk = header.icrc() == 0 ? null : icrc.compute(segment, 0) == header.icrc();
-            out.println(json ? toJson(segment, header, icrcOk, withPayload) : toText(index, position, segment, header, icrcOk));
+            out.println(json ? toJson(segment, header, icrcOk, withPayload, packed)
+                    : toText(index, position, segment, header, icrcOk, packed));
             position += FrameHeader.LENGTH + rest;
             index++;
         }
@@ -150,7 +162,7 @@ final class WireDump {
         return 1;
     }
 
-    private static String toJson(MemorySegment segment, FrameHeader h, Boolean icrcOk, boolean withPayload) {
+    private static String toJson(MemorySegment segment, FrameHeader h, Boolean icrcOk, boolean withPayload, Packed packed) {
         StringBuilder sb = new StringBuilder(256).append('{');
         field(sb, "ver", h.version());
         field(sb, "timestamp_present", h.timestampPresent());
@@ -185,13 +197,34 @@ final class WireDump {
             field(sb, "sink_rkey", Integer.toUnsignedLong(r.sinkRkey()));
             name(sb, "sink_offset").append(Long.toUnsignedString(r.sinkOffset()));
         }
+        if (packed != null) {
+            name(sb, "records").append('[');
+            for (PackedRecord r : packed.records) {
+                StringBuilder o = new StringBuilder(96).append('{');
+                field(o, "msn", r.msn);
+                field(o, "rsn", r.rsn);
+                field(o, "immediate_present", r.immediate);
+                field(o, "message_length", r.length);
+                if (r.immediate) {
+                    field(o, "imm_data", r.imm);
+                }
+                if (withPayload) {
+                    payloadHex(o, segment, r.at, r.length);
+                }
+                sb.append(sb.charAt(sb.length() - 1) == '[' ? "" : ",").append(o).append('}');
+            }
+            sb.append(']');
+        }
         if (withPayload) {
-            int from = FrameHeader.LENGTH + h.extLength();
-            name(sb, "payload_hex").append('"')
-                    .append(HexFormat.of().formatHex(segment.asSlice(from, h.length()).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)))
-                    .append('"');
+            payloadHex(sb, segment, FrameHeader.LENGTH + h.extLength(), h.length());
         }
         return sb.append('}').toString();
+    }
+
+    private static void payloadHex(StringBuilder sb, MemorySegment segment, long from, long length) {
+        name(sb, "payload_hex").append('"')
+                .append(HexFormat.of().formatHex(segment.asSlice(from, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)))
+                .append('"');
     }
 
     private static void field(StringBuilder sb, String name, long value) {
@@ -206,7 +239,8 @@ final class WireDump {
         return sb.append(sb.length() > 1 ? ",\"" : "\"").append(name).append("\":");
     }
 
-    private static String toText(long index, long position, MemorySegment segment, FrameHeader h, Boolean icrcOk) {
+    private static String toText(long index, long position, MemorySegment segment, FrameHeader h, Boolean icrcOk,
+                                 Packed packed) {
         StringBuilder sb = new StringBuilder(160);
         sb.append('#').append(index).append(" @").append(position).append(' ').append(Opcode.name(h.opcode()))
                 .append(" msn=").append(h.msn()).append(" offset=").append(h.messageOffset())
@@ -252,7 +286,58 @@ final class WireDump {
                     .append(" sink_rkey=0x").append(Integer.toHexString(r.sinkRkey())).append(" sink_offset=")
                     .append(Long.toUnsignedString(r.sinkOffset()));
         }
+        if (packed != null) {
+            sb.append(" records=").append(packed.records.size());
+            for (PackedRecord r : packed.records) {
+                sb.append(" [msn=").append(r.msn).append(" rsn=").append(r.rsn).append(" len=").append(r.length);
+                if (r.immediate) {
+                    sb.append(" imm=").append(r.imm);
+                }
+                sb.append(']');
+            }
+        }
         return sb.toString();
+    }
+
+    /** One message of a SEND_PACKED frame: its numbers, immediate data, and where its bytes are in the frame. */
+    private record PackedRecord(int msn, long rsn, boolean immediate, long imm, long at, int length) {
+    }
+
+    /**
+     * The records of a SEND_PACKED frame (docs/wire-format.md, section 6.1) up to the first that breaks the
+     * rules, and what is wrong with that one ({@code problem}), or null when they fill the payload exactly.
+     */
+    private record Packed(List<PackedRecord> records, String problem) {
+
+        /** Reads the records of the packed frame at the start of {@code frame}, whose header {@code h} wraps. */
+        static Packed of(MemorySegment frame, FrameHeader h) {
+            int rsn = new UntaggedExtension().wrap(frame, FrameHeader.LENGTH).rsn();
+            long start = FrameHeader.LENGTH + h.extLength();
+            long end = start + h.length();
+            List<PackedRecord> records = new ArrayList<>();
+            for (long at = start; at < end; ) {
+                int k = records.size();
+                String where = "record " + k + " at payload byte " + (at - start) + ": ";
+                if (end - at < PackedSends.RECORD_HEADER) {
+                    return new Packed(records, where + (end - at) + " bytes left, fewer than a record header");
+                }
+                int descriptor = PackedSends.descriptor(frame, at);
+                boolean immediate = PackedSends.hasImmediate(descriptor);
+                int length = PackedSends.messageLength(descriptor);
+                if (descriptor != (length | (immediate ? 1 << 31 : 0))) {
+                    return new Packed(records, where + "reserved bits set in descriptor 0x" + HexFormat.of().toHexDigits(descriptor));
+                }
+                long bytesAt = at + PackedSends.headerBytes(descriptor);
+                if (bytesAt + length > end) {
+                    return new Packed(records, where + "its " + (bytesAt - at + length) + " bytes run past the "
+                            + h.length() + "-byte payload");
+                }
+                records.add(new PackedRecord(Msn.add(h.msn(), k), Integer.toUnsignedLong(rsn + k), immediate,
+                        immediate ? Integer.toUnsignedLong(PackedSends.immediate(frame, at)) : 0, bytesAt, length));
+                at = bytesAt + length;
+            }
+            return new Packed(records, records.isEmpty() ? "no record" : null);
+        }
     }
 
     /**
@@ -306,6 +391,9 @@ final class WireDump {
             throw new IllegalArgumentException("opcode (a name or 0..255) is required");
         }
         fields.remove("icrc_ok"); // derived by the dump, meaningless as input
+        if (Opcode.isPacked(opcode)) {
+            fields.remove("records"); // derived from the payload too
+        }
         byte[] payload = null;
         Object hex = fields.remove("payload_hex");
         if (hex != null) {

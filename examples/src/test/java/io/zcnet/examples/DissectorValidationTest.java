@@ -9,6 +9,7 @@ import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FrameValidator;
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.NegativeAcknowledge;
+import io.zcnet.framing.PackedSends;
 import io.zcnet.framing.ReadRequestExtension;
 import io.zcnet.framing.Segmenter;
 
@@ -33,13 +34,16 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The dissector's validation ({@code zcnet.error}) against {@link FrameValidator}: frames breaking each rule of
- * the specification's section 14.1 (and valid ones), each alone on a TCP connection of a capture written here,
- * must get from tshark exactly the {@link FrameError} the validator gives, or none when it accepts the frame.
- * Needs tshark (see {@link CaptureTools}); skipped with the reason otherwise.
+ * the specification's sections 14.1 and 14.2 (and valid ones; SEND_PACKED frames and their records among them),
+ * each alone on a TCP connection of a capture written here, must get from tshark exactly the {@link FrameError}
+ * the validator gives, or none when it accepts the frame. Needs tshark (see {@link CaptureTools}); skipped with
+ * the reason otherwise.
  */
 class DissectorValidationTest {
 
     private static final int SEGMENT = 1024;
+    /** A segment size above a packed frame's own bound, {@link PackedSends#MAX_LENGTH}. */
+    private static final int LARGE_SEGMENT = 8192;
     private static final int PORT = 7000;
 
     @TempDir
@@ -49,12 +53,24 @@ class DissectorValidationTest {
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void tsharkRefusesWhatTheValidatorRefuses() throws Exception {
         CaptureTools.assumeAvailable();
-        Map<String, byte[]> cases = cases();
-        Path capture = dir.resolve("hostile.pcap");
+        Set<String> errors = check(cases(), SEGMENT);
+        assertTrue(errors.containsAll(Set.of("OK", "BAD_VERSION", "RESERVED_BITS", "BAD_OPCODE", "BAD_EXTENSION_LENGTH",
+                "PAYLOAD_TOO_LONG", "MESSAGE_TOO_LONG", "BAD_SEGMENT", "BAD_FLAGS", "RESERVED_FIELD",
+                "INCONSISTENT_MESSAGE")), errors.toString());
+        assertEquals(Set.of("OK", "PAYLOAD_TOO_LONG"), check(largeSegmentCases(), LARGE_SEGMENT),
+                "a packed frame is bounded by 4096 bytes, not only by the segment size");
+    }
+
+    /**
+     * Has tshark judge each of {@code cases} with the segment size {@code segment}, and fails unless it judges
+     * each as the validator does; returns the verdicts seen.
+     */
+    private Set<String> check(Map<String, byte[]> cases, int segment) throws Exception {
+        Path capture = dir.resolve("hostile-" + segment + ".pcap");
         Files.write(capture, pcap(new ArrayList<>(cases.values())));
         String out = CaptureTools.run(List.of("tshark", "-n", "-r", capture.toString(), "-X",
                 "lua_script:" + CaptureTools.DISSECTOR, "-o", "zcnet.tcp_port:" + PORT, "-o",
-                "zcnet.segment_size:" + SEGMENT, "-Y", "zcnet", "-T", "fields", "-E", "separator=/t", "-e", "tcp.srcport",
+                "zcnet.segment_size:" + segment, "-Y", "zcnet", "-T", "fields", "-E", "separator=/t", "-e", "tcp.srcport",
                 "-e", "zcnet.error"), 20);
         Map<Integer, String> verdicts = new LinkedHashMap<>();
         for (String line : out.split("\n")) {
@@ -67,21 +83,21 @@ class DissectorValidationTest {
         Set<String> errors = new TreeSet<>();
         int i = 0;
         for (Map.Entry<String, byte[]> c : cases.entrySet()) {
-            String expected = verdict(c.getValue());
+            String expected = verdict(c.getValue(), segment);
             errors.add(expected);
             String actual = verdicts.get(clientPort(i++));
             if (!expected.equals(actual)) {
                 wrong.add(c.getKey() + ": validator " + expected + ", dissector " + actual);
             }
         }
-        assertEquals(List.of(), wrong, "frames the dissector judges otherwise than FrameValidator");
-        assertTrue(errors.containsAll(Set.of("OK", "BAD_VERSION", "RESERVED_BITS", "BAD_OPCODE", "BAD_EXTENSION_LENGTH",
-                "PAYLOAD_TOO_LONG", "MESSAGE_TOO_LONG", "BAD_SEGMENT", "BAD_FLAGS", "RESERVED_FIELD")), errors.toString());
+        assertEquals(List.of(), wrong, "frames the dissector judges otherwise than FrameValidator (segment size "
+                + segment + ")");
+        return errors;
     }
 
-    private static String verdict(byte[] frame) {
+    private static String verdict(byte[] frame, int segment) {
         MemorySegment m = MemorySegment.ofArray(frame);
-        return FrameError.name(FrameValidator.validateFrame(m, 0, frame.length, SEGMENT, new FrameHeader(),
+        return FrameError.name(FrameValidator.validateFrame(m, 0, frame.length, segment, new FrameHeader(),
                 new ReadRequestExtension()));
     }
 
@@ -148,11 +164,61 @@ class DissectorValidationTest {
         cases.put("FIRST at offset 1024", with(first, h -> h.messageOffsetAndSegment(SEGMENT, 1)));
         cases.put("short FIRST", with(first, h -> h.length(100)));
         cases.put("empty LAST", with(last, h -> h.length(0)));
+
+        // SEND_PACKED: payload at byte 36, records at 36 (5 bytes), 45 (empty, immediate), 53 (3 bytes, immediate).
+        byte[] packed = packed(5, 0, 3);
+        cases.put("packed", packed);
+        cases.put("packed with ack_request", with(packed, h -> h.ackRequest(true)));
+        cases.put("packed, one empty message", packed(0));
+        cases.put("packed with immediate data in the header", with(packed, h -> h.immData(1)));
+        cases.put("packed with more_segments", with(packed, h -> h.moreSegments(true)));
+        cases.put("packed with rtr", with(packed, h -> h.rtr(true)));
+        cases.put("packed with an offset", with(packed, h -> h.messageOffsetAndSegment(SEGMENT, 1)));
+        cases.put("packed with a segment number", with(packed, h -> h.messageOffsetAndSegment(0, 1)));
+        cases.put("packed without its extension", with(packed, h -> h.extLength(0)));
+        cases.put("packed shorter than a record header", with(packed, h -> h.length(3)));
+        cases.put("packed with no payload", with(packed, h -> h.length(0)));
+        cases.put("packed over the segment size", with(packed, h -> h.length(SEGMENT + 1)));
+        cases.put("packed record past the payload", withBytes(packed, b -> b.put(53 + 3, (byte) 4)));
+        cases.put("packed record with reserved bits", withBytes(packed, b -> b.put(45, (byte) 0x81)));
+        cases.put("packed tail shorter than a record header", withBytes(packed, b -> b.put(53 + 3, (byte) 0)));
+        cases.put("packed first record past the payload", withBytes(packed, b -> b.put(36 + 1, (byte) 1)));
         return cases;
     }
 
+    /** Frames judged with {@link #LARGE_SEGMENT}: a packed frame at and over its bound, a SEND_ONLY over it. */
+    private static Map<String, byte[]> largeSegmentCases() {
+        Map<String, byte[]> cases = new LinkedHashMap<>();
+        int most = PackedSends.MAX_LENGTH - PackedSends.RECORD_HEADER;
+        cases.put("packed of 4096 bytes", packed(most));
+        cases.put("packed of 4097 bytes", with(packed(most), h -> h.length(PackedSends.MAX_LENGTH + 1)));
+        Segmenter s = new Segmenter(new FramingConfig(LARGE_SEGMENT, false, 64));
+        s.beginSend(1, 0, MemorySegment.ofArray(new byte[PackedSends.MAX_LENGTH + 1]), 0, PackedSends.MAX_LENGTH + 1);
+        cases.put("SEND_ONLY of 4097 bytes", frame(s, 0));
+        return cases;
+    }
+
+    /**
+     * A SEND_PACKED frame (MSN 9, RSN 4) of messages of these lengths, as the sender writes it: every message
+     * after the first carries immediate data.
+     */
+    private static byte[] packed(int... lengths) {
+        int bytes = 0;
+        for (int i = 0; i < lengths.length; i++) {
+            bytes += PackedSends.recordBytes(lengths[i], i > 0);
+        }
+        byte[] frame = new byte[Segmenter.PACKED_HEADER_BYTES + bytes];
+        MemorySegment m = MemorySegment.ofArray(frame);
+        long at = Segmenter.PACKED_HEADER_BYTES;
+        for (int i = 0; i < lengths.length; i++) {
+            at = PackedSends.writeRecord(m, at, MemorySegment.ofArray(new byte[lengths[i]]), 0, lengths[i], i > 0, i);
+        }
+        new Segmenter(new FramingConfig(LARGE_SEGMENT, false, 64)).writePackedHeader(9, 4, bytes, false, m, 0);
+        return frame;
+    }
+
     private static byte[] frame(Segmenter s, long index) {
-        byte[] out = new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH + SEGMENT];
+        byte[] out = new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH + LARGE_SEGMENT];
         MemorySegment m = MemorySegment.ofArray(out);
         int headerBytes = s.writeFrame(index, m, 0);
         if (s.payloadLength() > 0) {

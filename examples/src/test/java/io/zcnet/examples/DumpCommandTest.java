@@ -8,7 +8,11 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -54,6 +58,34 @@ class DumpCommandTest {
                 && lines[0].contains("\"length\":5") && lines[0].contains("\"icrc_ok\":true")
                 && lines[0].endsWith(",\"rsn\":3}"), lines[0]);
         assertTrue(lines[1].contains("\"rkey\":305419896") && lines[1].contains("\"region_offset\":4096"), lines[1]);
+    }
+
+    /** The SEND_PACKED vector of docs/wire-format.md (section 17.8): "hello", then "net!" with immediate data. */
+    private static final String PACKED_VECTOR = "62c0ffff00000000f0a073ae002dc6c0002dc2d80000000000000015000400010000001400000005"
+            + "68656c6c6f80000004cafef00d6e657421";
+
+    @Test
+    void aPackedFrameEncodesToTheSpecificationsBytesAndDumpsWithItsRecords(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("packed.jsonl");
+        Files.writeString(json, """
+                {"opcode":"SEND_PACKED","msn":65535,"rsn":20,"ack_request":true,"timestamp_present":true,\
+                "timestamp":3000000,"timestamp_echo":2999000,"subflow":1,\
+                "payload_hex":"0000000568656c6c6f80000004cafef00d6e657421"}
+                """);
+        byte[] frame = runCapturingStdout(0, "dump", "--encode", "--icrc", json.toString());
+        assertArrayEquals(HexFormat.of().parseHex(PACKED_VECTOR), frame, "the ICRC leaves out what each subflow sets");
+        Path raw = dir.resolve("packed.bin");
+        Files.write(raw, frame);
+        String line = new String(runCapturingStdout(0, "dump", "--json", raw.toString()), StandardCharsets.UTF_8).strip();
+        Map<String, Object> decoded = FlatJson.parse(line);
+        assertEquals("SEND_PACKED", decoded.get("opcode"));
+        assertEquals(true, decoded.get("icrc_ok"));
+        assertEquals(List.of(
+                Map.of("msn", 65535L, "rsn", 20L, "immediate_present", false, "message_length", 5L),
+                Map.of("msn", 0L, "rsn", 21L, "immediate_present", true, "message_length", 4L, "imm_data", 0xCAFEF00DL)),
+                decoded.get("records"), line);
+        String text = new String(runCapturingStdout(0, "dump", raw.toString()), StandardCharsets.UTF_8).strip();
+        assertTrue(text.endsWith(" rsn=20 records=2 [msn=65535 rsn=20 len=5] [msn=0 rsn=21 len=4 imm=3405705229]"), text);
     }
 
     @Test

@@ -14,6 +14,7 @@ import io.zcnet.framing.FrameValidator;
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.Icrc;
 import io.zcnet.framing.NegativeAcknowledge;
+import io.zcnet.framing.PackedSends;
 import io.zcnet.framing.ReadRequestExtension;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.framing.TaggedExtension;
@@ -24,8 +25,11 @@ import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 class WireDumpTest {
@@ -217,5 +221,133 @@ class WireDumpTest {
         assertEquals(1, run("{\"opcode\":\"SEND_ONLY\",\"msn\":1,\"msn\":2}".getBytes(StandardCharsets.UTF_8), "--encode"));
         assertEquals(2, run(new byte[0], "--bogus"));
         assertThrows(IllegalArgumentException.class, () -> FlatJson.parse("{\"a\":[1]}"));
+    }
+    // ---------------------------------------------------------------- SEND_PACKED
+
+    /**
+     * A SEND_PACKED frame as the sender writes it, MSN 0xfffe and RSN 0xffffffff (both wrap inside it), ICRC on:
+     * "hello"; an empty SEND with immediate data 7; 3 bytes with immediate data 0xfffffffe. Then a SEND_ONLY.
+     */
+    private static byte[] packedStream() {
+        byte[] frame = new byte[Segmenter.PACKED_HEADER_BYTES + 4 + 5 + 8 + 8 + 3];
+        MemorySegment m = MemorySegment.ofArray(frame);
+        long at = Segmenter.PACKED_HEADER_BYTES;
+        at = PackedSends.writeRecord(m, at, MemorySegment.ofArray("hello".getBytes(StandardCharsets.US_ASCII)), 0, 5, false, 0);
+        at = PackedSends.writeRecord(m, at, MemorySegment.ofArray(new byte[0]), 0, 0, true, 7);
+        at = PackedSends.writeRecord(m, at, MemorySegment.ofArray(new byte[] {1, 2, 3}), 0, 3, true, -2);
+        Segmenter s = new Segmenter(new FramingConfig(MSS, true, 8));
+        s.writePackedHeader(0xFFFE, -1, (int) at - Segmenter.PACKED_HEADER_BYTES, true, m, 0);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        bytes.writeBytes(frame);
+        writeFrames(s.beginSend(1, 2, MemorySegment.ofArray(pattern(10)), 0, 10), bytes);
+        return bytes.toByteArray();
+    }
+
+    /** Runs the dump over {@code input} with {@code --json} and {@code args}, expecting {@code exit}: its lines, parsed. */
+    private List<Map<String, Object>> json(int exit, byte[] input, String... args) {
+        String[] all = Arrays.copyOf(new String[] {"--json"}, 1 + args.length);
+        System.arraycopy(args, 0, all, 1, args.length);
+        assertEquals(exit, run(input, all), String.join(" ", all));
+        return Arrays.stream(lines()).map(FlatJson::parse).toList();
+    }
+
+    @Test
+    void jsonShowsEveryRecordOfAPackedFrame() {
+        List<Map<String, Object>> frames = json(0, packedStream(), "--payload", "--mss", String.valueOf(MSS));
+        assertEquals(2, frames.size());
+        Map<String, Object> packed = frames.get(0);
+        assertEquals("SEND_PACKED", packed.get("opcode"));
+        assertEquals(0xFFFEL, packed.get("msn"));
+        assertEquals(0xFFFFFFFFL, packed.get("rsn"));
+        assertEquals(true, packed.get("ack_request"));
+        assertEquals(true, packed.get("icrc_ok"));
+        assertEquals(List.of("subflow", "rsn", "records", "payload_hex"), List.copyOf(packed.keySet()).subList(17, 21),
+                "the records follow the extension, the payload comes last");
+        assertEquals(List.of(
+                Map.of("msn", 0xFFFEL, "rsn", 0xFFFFFFFFL, "immediate_present", false, "message_length", 5L,
+                        "payload_hex", "68656c6c6f"),
+                Map.of("msn", 0xFFFFL, "rsn", 0L, "immediate_present", true, "message_length", 0L, "imm_data", 7L,
+                        "payload_hex", ""),
+                Map.of("msn", 0L, "rsn", 1L, "immediate_present", true, "message_length", 3L, "imm_data", 0xFFFFFFFEL,
+                        "payload_hex", "010203")), packed.get("records"));
+        assertEquals(List.of("msn", "rsn", "immediate_present", "message_length", "imm_data", "payload_hex"),
+                List.copyOf(((Map<?, ?>) ((List<?>) packed.get("records")).get(2)).keySet()));
+        assertEquals("SEND_ONLY", frames.get(1).get("opcode"));
+        assertNull(frames.get(1).get("records"), "only a packed frame has records");
+        assertEquals(Map.of("msn", 0L, "rsn", 1L, "immediate_present", true, "message_length", 3L, "imm_data", 0xFFFFFFFEL),
+                ((List<?>) json(0, packedStream(), "--mss", String.valueOf(MSS)).get(0).get("records")).get(2),
+                "message bytes only with --payload");
+    }
+
+    @Test
+    void textShowsEveryRecordOfAPackedFrame() {
+        assertEquals(0, run(packedStream(), "--mss", String.valueOf(MSS)));
+        String[] lines = lines();
+        assertEquals(2, lines.length);
+        assertTrue(lines[0].startsWith("#0 @0 SEND_PACKED msn=65534 offset=0 seg=0 len=28 subflow=0 ack_request icrc=0x"), lines[0]);
+        assertTrue(lines[0].endsWith(" rsn=4294967295 records=3 [msn=65534 rsn=4294967295 len=5]"
+                + " [msn=65535 rsn=0 len=0 imm=7] [msn=0 rsn=1 len=3 imm=4294967294]"), lines[0]);
+        assertTrue(lines[1].startsWith("#1 @64 SEND_ONLY msn=1 "), lines[1]);
+    }
+
+    @Test
+    void encodeReversesDumpOfAPackedFrame() {
+        byte[] original = packedStream();
+        assertEquals(0, run(original, "--json", "--payload", "--mss", String.valueOf(MSS)));
+        assertEquals(0, run(out.toByteArray(), "--encode"));
+        assertArrayEquals(original, out.toByteArray(), "records are derived: the bytes come from payload_hex");
+        assertEquals(1, run("{\"opcode\":\"SEND_ONLY\",\"records\":[]}".getBytes(StandardCharsets.UTF_8), "--encode"),
+                "only a packed frame has records");
+        assertThrows(IllegalArgumentException.class, () -> FlatJson.parse("{\"a\":[{\"b\":[]}]}"), "one level of nesting");
+        assertThrows(IllegalArgumentException.class, () -> FlatJson.parse("{\"a\":[{\"b\":{}}]}"), "one level of nesting");
+        assertThrows(IllegalArgumentException.class, () -> FlatJson.parse("{\"a\":[{}"), "an unterminated array");
+    }
+
+    @Test
+    void aMalformedPackedFrameStopsTheDumpWithItsErrorAndRecord() {
+        // The packed frame's payload starts at byte 36: records at 36 ("hello"), 45 (empty, immediate), 53.
+        assertMalformed("a record running past the payload", b -> b[53 + 3] = 4, "INCONSISTENT_MESSAGE",
+                "record 2 at payload byte 17: its 12 bytes run past the 28-byte payload");
+        assertMalformed("reserved bits", b -> b[45] |= 0x01, "RESERVED_BITS",
+                "record 1 at payload byte 9: reserved bits set in descriptor 0x81000000");
+        // The last record shrinks to its 8 header bytes; the frame's length stays, so 3 bytes are left over.
+        assertMalformed("a tail shorter than a record header", b -> b[53 + 3] = 0, "INCONSISTENT_MESSAGE",
+                "record 3 at payload byte 25: 3 bytes left, fewer than a record header");
+        assertMalformed("imm_data in the base header", b -> b[23] = 1, "RESERVED_FIELD", null);
+        assertMalformed("more_segments", b -> b[0] |= 0x10, "BAD_FLAGS", null);
+        assertMalformed("an offset", b -> b[6] = 1, "BAD_SEGMENT", null);
+        byte[] empty = Arrays.copyOf(packedStream(), Segmenter.PACKED_HEADER_BYTES);
+        empty[27] = 0;
+        assertEquals(1, run(empty, "--mss", String.valueOf(MSS)));
+        assertTrue(lines()[0].contains("BAD_SEGMENT"), "no record at all: " + lines()[0]);
+        byte[] big = packedStream();
+        big[26] = 0x10;
+        big[27] = 0x01; // 4097 bytes
+        assertEquals(1, run(big, "--mss", "8192"));
+        assertTrue(lines()[0].contains("PAYLOAD_TOO_LONG"), "over 4096 bytes even with larger segments: " + lines()[0]);
+    }
+
+    /**
+     * The packed stream after a good frame, its packed frame broken by {@code change}: the dump shows the good
+     * frame, then stops at the packed one (frame 1, byte 64) with {@code error} and, when given, {@code detail}.
+     */
+    private void assertMalformed(String what, Consumer<byte[]> change, String error, String detail) {
+        byte[] packed = packedStream();
+        change.accept(packed);
+        byte[] good = Arrays.copyOfRange(packedStream(), 64, packedStream().length);
+        byte[] bytes = Arrays.copyOf(good, good.length + 64);
+        System.arraycopy(packed, 0, bytes, good.length, 64);
+        List<Map<String, Object>> frames = json(1, bytes, "--mss", String.valueOf(MSS));
+        assertEquals(2, frames.size(), what + ": " + frames);
+        assertEquals("SEND_ONLY", frames.get(0).get("opcode"), what);
+        Map<String, Object> rejected = frames.get(1);
+        assertEquals(error, rejected.get("error"), what);
+        assertEquals(1L, rejected.get("frame"), what);
+        assertEquals((long) good.length, rejected.get("position"), what);
+        if (detail != null) {
+            assertEquals(detail, rejected.get("detail"), what);
+        }
+        assertEquals(1, run(bytes, "--mss", String.valueOf(MSS)), what);
+        assertTrue(lines()[1].startsWith("error: frame 1 at byte " + good.length + ": " + error), what + ": " + lines()[1]);
     }
 }

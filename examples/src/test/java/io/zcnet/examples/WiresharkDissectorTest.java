@@ -43,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The Wireshark dissector ({@code tools/wireshark/zcnet.lua}) against a real queue-pair transfer: tcpdump
  * captures two subflows on loopback carrying a handshake, a JOIN, SENDs, WRITEs with and without immediate
- * data and a READ with the ICRC on, then a close (a NAK); tshark decodes the capture with the dissector, once
+ * data, a READ and small SENDs packed in one frame with the ICRC on, then a close (a NAK); tshark decodes the
+ * capture with the dissector, once
  * on the configured port and once by its heuristic alone; and every frame tshark shows must carry exactly the
  * fields, with exactly the values, that {@link WireDump} ({@code ./zcnet dump --json}) gives for the same
  * bytes, reassembled from the capture independently ({@link PcapStreams}). The handshake messages at the
@@ -60,7 +61,8 @@ class WiresharkDissectorTest {
     private static final List<String> FRAME_FIELDS = List.of("ver", "timestamp_present", "more_segments", "rtr",
             "rtr_ack", "ack_request", "opcode", "msn", "offset", "seg", "icrc", "icrc_ok", "timestamp", "timestamp_echo", "imm_data",
             "length", "ext_length", "subflow", "rkey", "region_offset", "rsn", "read_length", "sink_rkey", "sink_offset",
-            "payload", "error", "nak.syndrome", "nak.failed_msn");
+            "payload", "error", "nak.syndrome", "nak.failed_msn", "records", "record.msn", "record.rsn", "record.descriptor",
+            "record.immediate_present", "record.reserved", "record.message_length", "record.imm_data", "record.payload");
     private static final List<String> HANDSHAKE_FIELDS = List.of("type", "version", "flags", "segment_size",
             "message_window", "max_subflows", "subflow", "reason", "token", "nonce", "mac", "silence_ms");
 
@@ -118,7 +120,10 @@ class WiresharkDissectorTest {
         }
     }
 
-    /** A few work requests of each kind over two subflows, 1 KiB segments, ICRC on; then the client closes. */
+    /**
+     * A few work requests of each kind over two subflows, 1 KiB segments, ICRC on; then three small SENDs posted
+     * in one loop turn, which the client packs into one SEND_PACKED frame; then the client closes.
+     */
     private static void transfer(QpContext clientContext, QpListener listener, MemoryRegion clientRegion,
                                  MemoryRegion serverRegion) throws Exception {
         QpConfig config = QpConfig.defaults().withSegmentSize(SEGMENT).withIcrc(true).withSubflows(2);
@@ -127,7 +132,7 @@ class WiresharkDissectorTest {
         }
         try (QueuePair client = clientContext.connect(listener.address(), config); QueuePair server = listener.accept(WAIT)) {
             assertTrue(server != null, "the listener accepted the queue pair");
-            for (int r = 0; r < 4; r++) {
+            for (int r = 0; r < 7; r++) {
                 server.postReceive(100 + r, serverRegion.localKey(), 8192L * r, 8192);
             }
             WorkRequest wr = new WorkRequest();
@@ -143,7 +148,16 @@ class WiresharkDissectorTest {
             for (int i = 0; i < 6; i++) {
                 assertTrue(client.await(wc, WAIT) && wc.isSuccess(), "client completion " + i + ": " + wc);
             }
-            for (int i = 0; i < 4; i++) {
+            // On the loop thread, posted sends wait for the end of the turn: all three are ready together.
+            clientContext.runOnLoop(() -> {
+                client.postSend(wr.send(7, lkey, 300_000, 64));
+                client.postSend(wr.sendWithImmediate(8, lkey, 301_000, 0, 0xFEEDFACE));
+                client.postSend(wr.sendWithImmediate(9, lkey, 302_000, 300, 7));
+            });
+            for (int i = 6; i < 9; i++) {
+                assertTrue(client.await(wc, WAIT) && wc.isSuccess(), "client completion " + i + ": " + wc);
+            }
+            for (int i = 0; i < 7; i++) {
                 assertTrue(server.await(wc, WAIT) && wc.isSuccess(), "server completion " + i + ": " + wc);
             }
             client.close(); // its NAK (QUEUE_PAIR_IN_ERROR) is the last frame on each subflow
@@ -225,6 +239,14 @@ class WiresharkDissectorTest {
             FlatJson.parse(line).forEach((k, v) -> {
                 if (k.equals("opcode")) {
                     m.put(k, Integer.toString(Opcode.valueOf((String) v)));
+                } else if (k.equals("records")) {
+                    List<?> records = (List<?>) v;
+                    m.put(k, Integer.toString(records.size()));
+                    for (int i = 0; i < records.size(); i++) {
+                        Map<?, ?> r = (Map<?, ?>) records.get(i);
+                        m.put("records[" + i + "]", record(r.get("msn"), r.get("rsn"), r.get("immediate_present"),
+                                r.get("message_length"), r.get("imm_data"), r.get("payload_hex")));
+                    }
                 } else if (k.equals("payload_hex")) {
                     m.put("payload", (String) v);
                 } else if (v != null) {
@@ -236,6 +258,12 @@ class WiresharkDissectorTest {
         return list;
     }
 
+    /** One record of a SEND_PACKED frame as both sides show it; {@code imm} is null without immediate data. */
+    private static String record(Object msn, Object rsn, Object immediate, Object length, Object imm, Object payload) {
+        return "msn=" + msn + " rsn=" + rsn + " immediate_present=" + immediate + " message_length=" + length
+                + (imm == null ? "" : " imm_data=" + imm) + " payload=" + payload;
+    }
+
     /** The capture holds what the test means to decode: every handshake type and the frame kinds asked for. */
     private static void checkCoverage(Map<String, List<Map<String, String>>> frames,
                                       Map<String, List<Map<String, String>>> handshakes) {
@@ -245,7 +273,7 @@ class WiresharkDissectorTest {
         assertTrue(handshakes.values().stream().flatMap(List::stream)
                 .anyMatch(m -> m.get("type").equals("1") && !m.get("silence_ms").equals("0")), "an OPEN's silence_ms");
         Set<Integer> opcodes = new TreeSet<>();
-        boolean[] seen = new boolean[5]; // rtr, rtr_ack, nak, icrc, ack_request
+        boolean[] seen = new boolean[6]; // rtr, rtr_ack, nak, icrc, ack_request, a packed record with immediate data
         frames.values().forEach(l -> l.forEach(m -> {
             opcodes.add(Integer.parseInt(m.get("opcode")));
             seen[0] |= m.get("rtr").equals("true");
@@ -253,12 +281,14 @@ class WiresharkDissectorTest {
             seen[2] |= m.get("opcode").equals(Integer.toString(Opcode.ACKNOWLEDGE)) && !m.get("seg").equals("0");
             seen[3] |= "true".equals(m.get("icrc_ok"));
             seen[4] |= m.get("ack_request").equals("true");
+            seen[5] |= m.containsKey("records[1]") && m.get("records[1]").contains(" imm_data=");
         }));
         assertTrue(opcodes.containsAll(Set.of(Opcode.SEND_FIRST, Opcode.SEND_MIDDLE, Opcode.SEND_LAST, Opcode.SEND_ONLY,
                 Opcode.SEND_LAST_WITH_IMMEDIATE, Opcode.RDMA_WRITE_FIRST, Opcode.RDMA_WRITE_LAST,
                 Opcode.RDMA_WRITE_LAST_WITH_IMMEDIATE, Opcode.RDMA_READ_REQUEST, Opcode.RDMA_READ_RESPONSE_FIRST,
-                Opcode.RDMA_READ_RESPONSE_LAST, Opcode.ACKNOWLEDGE)), "opcodes captured: " + opcodes);
+                Opcode.RDMA_READ_RESPONSE_LAST, Opcode.ACKNOWLEDGE, Opcode.SEND_PACKED)), "opcodes captured: " + opcodes);
         assertTrue(seen[0] && seen[1] && seen[2] && seen[3] && seen[4], "RTR, RTR_ACK, a NAK, ICRCs and an ACK request were captured");
+        assertTrue(seen[5], "a SEND_PACKED frame of several records, with immediate data, was captured");
     }
 
     // ---------------------------------------------------------------- what tshark reads
@@ -333,6 +363,9 @@ class WiresharkDissectorTest {
             if (Opcode.rsnOffset(opcode) >= 0) {
                 m.put("rsn", value("rsn", values.get("rsn").pop()));
             }
+            if (Opcode.isPacked(opcode)) {
+                records(values, m);
+            }
             m.put("payload", m.get("length").equals("0") ? "" : values.get("payload").pop());
             if (opcode == Opcode.ACKNOWLEDGE && !m.get("seg").equals("0")) {
                 assertEquals(m.get("seg"), values.get("nak.syndrome").pop(), "the syndrome is the segment byte");
@@ -342,10 +375,32 @@ class WiresharkDissectorTest {
         }
     }
 
+    /**
+     * The records of a SEND_PACKED frame into {@code m}: their count, then each with the fields its descriptor
+     * says it has (immediate data when present, message bytes when there are any).
+     */
+    private static void records(Map<String, ArrayDeque<String>> values, Map<String, String> m) {
+        int records = Integer.parseInt(value("records", values.get("records").pop()));
+        m.put("records", Integer.toString(records));
+        for (int i = 0; i < records; i++) {
+            long descriptor = Long.parseLong(value("record.descriptor", values.get("record.descriptor").pop()));
+            String immediate = value("record.immediate_present", values.get("record.immediate_present").pop());
+            String length = value("record.message_length", values.get("record.message_length").pop());
+            assertEquals("0", value("record.reserved", values.get("record.reserved").pop()), "reserved bits");
+            assertEquals((immediate.equals("true") ? 0x8000_0000L : 0) | Long.parseLong(length), descriptor,
+                    "the descriptor's bits are its fields");
+            m.put("records[" + i + "]", record(value("record.msn", values.get("record.msn").pop()),
+                    value("record.rsn", values.get("record.rsn").pop()), immediate, length,
+                    immediate.equals("true") ? value("record.imm_data", values.get("record.imm_data").pop()) : null,
+                    length.equals("0") ? "" : values.get("record.payload").pop()));
+        }
+    }
+
     /** tshark's text of a field as {@link #dump} gives it: decimal numbers, true/false. */
     private static String value(String field, String text) {
         return switch (field) {
-            case "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "icrc_ok" -> Boolean.toString(text.equals("1"));
+            case "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "icrc_ok", "record.immediate_present" ->
+                    Boolean.toString(text.equals("1"));
             default -> number(text, false);
         };
     }
