@@ -658,7 +658,9 @@ public final class MessageAssembler {
      *         {@link #onFrame(MemorySegment, long, long, MemorySegment, long)} after that placement's commit
      *         or abort;
      *         {@link FrameError#TRUNCATED}: fewer than the header and extension bytes were given (nothing
-     *         changed); any other negative {@link FrameError}: refused, the queue pair is now in ERROR
+     *         changed); any other negative {@link FrameError}: refused, the queue pair is now in ERROR. A
+     *         {@link Opcode#SEND_PACKED} frame has no one place and is {@link FrameError#BAD_OPCODE} here: it is
+     *         at most {@link PackedSends#MAX_LENGTH} bytes, so a receiver cuts it whole (FrameReceiver does)
      * @param headers the memory holding the header and extension
      * @param offset where the header starts
      * @param available how many bytes from {@code offset} have arrived
@@ -682,7 +684,6 @@ public final class MessageAssembler {
             return failure.fail(result, -1, -1);
         }
         if (Opcode.isPacked(header.opcode())) {
-            // Bounded well below a segment so receivers cut it whole (FrameReceiver does); it has no one place.
             return failure.fail(FrameError.BAD_OPCODE, -1, -1);
         }
         int headerBytes = FrameHeader.LENGTH + header.extLength();

@@ -16,7 +16,7 @@ import java.io.IOException;
  * SENDs of {@code size} bytes into receives the server keeps posted (messages; by key, or as inline data
  * copied when posted, {@link WorkRequest#inline}), or RDMA WRITEs of
  * {@code size} bytes into the server's region (bulk), {@code window} in flight; every
- * {@code window / 4}-th work request is signaled and its completion stands for the ones before it.
+ * {@code signalEvery}-th work request is signaled and its completion stands for the ones before it.
  *
  * <p>Nothing allocates per message on either side: the work request and completion holders are reused.
  */
@@ -39,16 +39,19 @@ final class QueuePairLink implements AutoCloseable {
     private long posted;
     private long completed;
 
-    QueuePairLink(EventLoopConfig.Choice engine, Kind kind, int size, int window, int subflows, boolean icrc,
-            int segmentSize, DeliveryCount delivered) throws IOException, InterruptedException {
+    QueuePairLink(EventLoopConfig.Choice engine, Kind kind, int size, int window, int signalEvery, int subflows,
+            boolean icrc, int segmentSize, DeliveryCount delivered) throws IOException, InterruptedException {
         if (size < 0 || window < 4 || Integer.bitCount(window) != 1) {
             throw new IllegalArgumentException("size " + size + " must be >= 0 and window " + window
                     + " a power of two >= 4");
         }
+        if (signalEvery < 1 || signalEvery > window || window % signalEvery != 0) {
+            throw new IllegalArgumentException("signal every " + signalEvery + " must divide the window " + window);
+        }
         this.kind = kind;
         this.size = size;
         this.window = window;
-        this.signalEvery = window / 4;
+        this.signalEvery = signalEvery;
         this.delivered = delivered;
         QpConfig config = QpConfig.defaults().withIcrc(icrc).withSegmentSize(segmentSize).withMessageWindow(Math.max(64, window))
                 .withQueueDepths(window * 2, window * 2).withSubflows(subflows)

@@ -10,24 +10,32 @@ import java.util.Map;
  * ({@link QueuePairLink}): the queue-pair counterpart of {@link ZcnetMessages} and {@link NettyMessages},
  * measured by the same {@link MeasuredInterval}.
  *
- * <pre>QueuePairMessages --engine uring|nio --seconds S --size 64 --window 1024 --icrc false --inline false</pre>
+ * <pre>QueuePairMessages --engine uring|nio --seconds S --size 64 --window 1024 --signal-every 512 --icrc false --inline false</pre>
  * {@code --inline true} sends each message as inline data ({@code WorkRequest.inline}, at most 4096 bytes).
+ * {@code --signal-every} (default half the window) is how many SENDs the client posts per signaled one, and so
+ * per completion it waits for before posting as many again.
  */
 public final class QueuePairMessages {
     private QueuePairMessages() {
     }
 
+    /** The option, or half the window when it is 0 (not given). */
+    private static int signalEvery(RunOptions options) {
+        int given = options.integer("signal-every");
+        return given != 0 ? given : Math.max(1, options.integer("window") / 2);
+    }
+
     public static void main(String[] args) throws Exception {
         RunOptions options = RunOptions.parse(args,
-                Map.of("engine", "uring", "seconds", "5", "size", "64", "window", "1024", "icrc", "false",
-                        "inline", "false"));
+                Map.of("engine", "uring", "seconds", "5", "size", "64", "window", "1024", "signal-every", "0",
+                        "icrc", "false", "inline", "false"));
         EventLoopConfig.Choice engine = EventLoopConfig.parseChoice(options.text("engine"));
         boolean inline = Boolean.parseBoolean(options.text("inline"));
         String impl = "zcnet-qp-" + engine.name().toLowerCase() + (inline ? "-inline" : "");
         DeliveryCount delivered = new DeliveryCount();
         try (QueuePairLink link = new QueuePairLink(engine,
                 inline ? QueuePairLink.Kind.INLINE_SEND : QueuePairLink.Kind.SEND, options.integer("size"),
-                options.integer("window"), 1, Boolean.parseBoolean(options.text("icrc")),
+                options.integer("window"), signalEvery(options), 1, Boolean.parseBoolean(options.text("icrc")),
                 QpConfig.defaults().segmentSize(), delivered)) {
             MeasuredInterval.run(impl, delivered, MeasuredInterval.MESSAGES_WARMUP, options.integer("seconds"));
             link.check();
