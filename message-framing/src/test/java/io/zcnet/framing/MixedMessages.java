@@ -28,6 +28,8 @@ final class MixedMessages {
     /** Region offset of each message (meaningful for the WRITEs). */
     final List<Long> writeOffsets = new ArrayList<>();
     final List<byte[]> frames = new ArrayList<>();
+    /** The frame of its own each packed SEND would have had: a resend a sender may make of it. */
+    final List<byte[]> resends = new ArrayList<>();
     /** Where the last WRITE ends in the region. */
     final long regionEnd;
 
@@ -39,12 +41,27 @@ final class MixedMessages {
     MixedMessages(Random random, int messageCount, int maxLength, MemoryRegion region, long regionStart,
             MemoryRegistry registry, MessageAssembler assembler, Segmenter segmenter, Arena arena, int guard,
             byte guardByte) {
+        this(random, messageCount, maxLength, region, regionStart, registry, assembler, segmenter, arena, guard,
+                guardByte, 0);
+    }
+
+    /**
+     * As above; runs of one-frame SENDs that fit {@code packLimit} payload bytes together (0: none) travel as
+     * SEND_PACKED frames, as a queue pair sends them.
+     */
+    MixedMessages(Random random, int messageCount, int maxLength, MemoryRegion region, long regionStart,
+            MemoryRegistry registry, MessageAssembler assembler, Segmenter segmenter, Arena arena, int guard,
+            byte guardByte, int packLimit) {
+        List<int[]> run = new ArrayList<>(); // {msn, rsn} of each SEND waiting to be packed
+        int runBytes = 0;
         long regionCursor = regionStart;
         for (int m = 0; m < messageCount; m++) {
-            int length = random.nextInt(maxLength + 1);
+            int kind = random.nextInt(3);
+            // With packing, half the SENDs are small enough for several to share a frame.
+            int length = packLimit > 0 && kind == SEND_WITH_IMMEDIATE && random.nextBoolean()
+                    ? random.nextInt(packLimit / 4 + 1) : random.nextInt(maxLength + 1);
             byte[] payload = TestFrames.pattern(length, random.nextInt());
             payloads.add(payload);
-            int kind = random.nextInt(3);
             kinds.add(kind);
             MemorySegment src = MemorySegment.ofArray(payload);
             int rsn = receives.size(); // receive-consuming messages before this one
@@ -65,8 +82,43 @@ final class MixedMessages {
                 int lkey = registry.register(buffer, Access.LOCAL_WRITE).localKey();
                 assertTrue(assembler.postReceive(m, lkey, guard, length));
             }
-            frames.addAll(TestFrames.all(segmenter));
+            List<byte[]> own = TestFrames.all(segmenter);
+            int record = PackedSends.recordBytes(length, true);
+            boolean packable = kind == SEND_WITH_IMMEDIATE && own.size() == 1 && record <= packLimit;
+            if (!packable || runBytes + record > packLimit) {
+                flush(run, segmenter);
+                runBytes = 0;
+            }
+            if (packable) {
+                run.add(new int[] {m, rsn});
+                runBytes += record;
+                resends.add(own.get(0));
+            } else {
+                frames.addAll(own);
+            }
         }
+        flush(run, segmenter);
         regionEnd = regionCursor;
+    }
+
+    /** The SENDs of {@code run} as one SEND_PACKED frame (one alone as its own frame); empties the run. */
+    private void flush(List<int[]> run, Segmenter segmenter) {
+        if (run.isEmpty()) {
+            return;
+        }
+        int bytes = 0;
+        for (int[] message : run) {
+            bytes += PackedSends.recordBytes(payloads.get(message[0]).length, true);
+        }
+        byte[] frame = new byte[Segmenter.PACKED_HEADER_BYTES + bytes];
+        MemorySegment out = MemorySegment.ofArray(frame);
+        long at = Segmenter.PACKED_HEADER_BYTES;
+        for (int[] message : run) {
+            byte[] payload = payloads.get(message[0]);
+            at = PackedSends.writeRecord(out, at, MemorySegment.ofArray(payload), 0, payload.length, true, message[0] * 1000);
+        }
+        segmenter.writePackedHeader(run.get(0)[0], run.get(0)[1], bytes, false, out, 0);
+        frames.add(frame);
+        run.clear();
     }
 }

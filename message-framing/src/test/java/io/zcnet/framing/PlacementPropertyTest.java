@@ -36,7 +36,8 @@ class PlacementPropertyTest {
             @ForAll @IntRange(min = 64, max = 700) int segmentSize,
             @ForAll @IntRange(min = 1, max = 12) int messageCount,
             @ForAll("seeds") long seed,
-            @ForAll boolean icrc) {
+            @ForAll boolean icrc,
+            @ForAll boolean packed) {
         Random random = new Random(seed);
         FramingConfig config = new FramingConfig(segmentSize, icrc, 16);
         try (Arena arena = Arena.ofShared()) {
@@ -47,8 +48,9 @@ class PlacementPropertyTest {
             MessageAssembler assembler = new MessageAssembler(config, registry, 16, cq, new FlowControl(config));
             Segmenter segmenter = new Segmenter(config);
 
+            // Packed, runs of small SENDs share SEND_PACKED frames, which arrive in any order with the rest.
             MixedMessages mix = new MixedMessages(random, messageCount, 4 * segmentSize, region, 0, registry, assembler,
-                    segmenter, arena, GUARD, GUARD_BYTE);
+                    segmenter, arena, GUARD, GUARD_BYTE, packed ? Math.min(segmentSize, PackedSends.MAX_LENGTH) : 0);
             List<byte[]> payloads = mix.payloads;
             List<Integer> kinds = mix.kinds;
             List<MemorySegment> receives = mix.receives;
@@ -57,6 +59,11 @@ class PlacementPropertyTest {
             List<byte[]> arrivals = new ArrayList<>(frames);
             for (int i = random.nextInt(frames.size() + 1); i > 0; i--) {
                 arrivals.add(frames.get(random.nextInt(frames.size())));
+            }
+            for (byte[] resend : mix.resends) {
+                if (random.nextBoolean()) {
+                    arrivals.add(resend); // a packed SEND sent again in a frame of its own
+                }
             }
             Collections.shuffle(arrivals, random);
 
