@@ -690,10 +690,14 @@ final class QpEngine implements CompletionHandler {
         long end = cursor + 1;
         while (end < ledger.tail) {
             int j = ledger.slot(end);
-            if (ledger.begun[j] || ledger.earlyStatus[j] >= 0 || !isPackable(j) || bytes + packedRecordBytes(j) > budget) {
+            if (ledger.begun[j] || ledger.earlyStatus[j] >= 0 || !isPackable(j)) {
                 break;
             }
-            bytes += packedRecordBytes(j);
+            int record = packedRecordBytes(j);
+            if (bytes + record > budget) {
+                break;
+            }
+            bytes += record;
             end++;
         }
         if (end - cursor < 2 || bytes > budget) {

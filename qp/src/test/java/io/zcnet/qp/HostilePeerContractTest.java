@@ -314,6 +314,11 @@ abstract class HostilePeerContractTest {
         return accepted;
     }
 
+    /** A segmenter for the frames the raw peer sends, with the segment size and ICRC its handshake agreed. */
+    private static Segmenter segmenterFor(RawPeer raw) {
+        return new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+    }
+
     /** Writes every frame of the segmenter's current request to the raw peer's socket. */
     private static void writeFrames(RawPeer raw, Segmenter s) throws IOException {
         for (long i = 0; i < s.frameCount(); i++) {
@@ -342,7 +347,7 @@ abstract class HostilePeerContractTest {
              RawPeer raw = new RawPeer(p.listener.address());
              Arena arena = Arena.ofConfined()) {
             QueuePair victim = rawQueuePair(p, raw, config(), 0);
-            Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+            Segmenter s = segmenterFor(raw);
             MemorySegment data = arena.allocate(1000);
             writeFrames(raw, s.beginWrite(0, data, 0, 1000, p.serverRegion.remoteKey() + 1, 0));
             assertFailsWith(victim, "REMOTE_ACCESS");
@@ -364,7 +369,7 @@ abstract class HostilePeerContractTest {
             QueuePair victim = rawQueuePair(p, raw, config(), 0);
             MemoryRegion guard = p.serverContext.register(p.arena.allocate(4096, 4096), Access.ALL);
             guard.segment().fill((byte) 0x33);
-            Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+            Segmenter s = segmenterFor(raw);
             MemorySegment data = arena.allocate(1000);
             writeFrames(raw, s.beginWrite(0, data, 0, 1000, p.serverRegion.remoteKey(), (1 << 20) - 10));
             assertFailsWith(victim, "REMOTE_ACCESS");
@@ -381,7 +386,7 @@ abstract class HostilePeerContractTest {
              RawPeer raw = new RawPeer(p.listener.address());
              Arena arena = Arena.ofConfined()) {
             QueuePair victim = rawQueuePair(p, raw, config(), 0);
-            Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+            Segmenter s = segmenterFor(raw);
             writeFrames(raw, s.beginSend(0, 0, arena.allocate(100), 0, 100));
             assertFailsWith(victim, "RECEIVER_NOT_READY");
             assertHealthy(p);
@@ -398,7 +403,7 @@ abstract class HostilePeerContractTest {
             receives.segment().fill((byte) 0x33);
             assertTrue(victim.postReceive(1, receives.localKey(), 0, 128));
             assertTrue(victim.postReceive(2, receives.localKey(), 128, 128));
-            Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+            Segmenter s = segmenterFor(raw);
             MemorySegment message = arena.allocate(16);
             long second = PackedSends.writeRecord(raw.buffer, Segmenter.PACKED_HEADER_BYTES, message, 0, 16, false, 0);
             long end = PackedSends.writeRecord(raw.buffer, second, message, 0, 16, false, 0);
@@ -421,7 +426,7 @@ abstract class HostilePeerContractTest {
              RawPeer raw = new RawPeer(p.listener.address());
              Arena arena = Arena.ofConfined()) {
             QueuePair victim = rawQueuePair(p, raw, config(), 0);
-            Segmenter s = new Segmenter(new FramingConfig(raw.segmentSize, raw.icrc, 64));
+            Segmenter s = segmenterFor(raw);
             writeFrames(raw, s.beginWrite(30_000, arena.allocate(100), 0, 100, p.serverRegion.remoteKey(), 0));
             assertFailsWith(victim, "MSN_OUT_OF_WINDOW");
             assertHealthy(p);
