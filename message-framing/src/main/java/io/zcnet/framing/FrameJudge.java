@@ -77,7 +77,9 @@ final class FrameJudge {
         int msn = header.msn();
         int ahead = slots.ahead(msn);
         if (ahead >= window) {
-            return Msn.MODULUS - ahead <= window ? MessageAssembler.DUPLICATE : FrameError.MSN_OUT_OF_WINDOW;
+            // Behind the window by up to half the MSN space is an old copy, not only W behind: a resend on one
+            // subflow may still be on its way while the original, arrived on another, let the window move on.
+            return ahead >= Msn.MODULUS / 2 ? MessageAssembler.DUPLICATE : FrameError.MSN_OUT_OF_WINDOW;
         }
         int slot = slots.slot(msn);
         this.slot = slot;

@@ -142,12 +142,34 @@ class MessageAssemblerTest {
             assertEquals(m & 0xFFFF, c.msn());
         }
         assertEquals((messages - 1) & 0xFFFF, assembler.acknowledgedMsn());
-        // MSN 18 (wrapped) was completed: a duplicate; MSN 19 + window is beyond the window.
+        // MSN 18 (wrapped) was completed: a duplicate, and so is every MSN up to half the MSN space behind
+        // the window start (20); one short of half the space ahead is beyond the window.
         segmenter.beginSend(18, Msn.MODULUS + 18, src, 0, 3).next(out, 0);
         assertEquals(MessageAssembler.DUPLICATE, assembler.onFrame(out, 0, frame));
-        segmenter.beginSend((messages + 8) & 0xFFFF, messages + 8, src, 0, 3).next(out, 0);
-        assertEquals(FrameError.MSN_OUT_OF_WINDOW, assembler.onFrame(out, 0, frame));
+        segmenter.beginSend((messages - Msn.MODULUS / 2) & 0xFFFF, 0, src, 0, 3).next(out, 0);
+        assertEquals(MessageAssembler.DUPLICATE, assembler.onFrame(out, 0, frame), "half the MSN space behind");
+        assertFalse(assembler.isInError());
+        segmenter.beginSend((messages + Msn.MODULUS / 2 - 1) & 0xFFFF, 0, src, 0, 3).next(out, 0);
+        assertEquals(FrameError.MSN_OUT_OF_WINDOW, assembler.onFrame(out, 0, frame), "half the MSN space less one ahead");
         assertTrue(assembler.isInError());
+    }
+
+    @Test
+    void aCopyThatArrivesAfterTheWindowMovedOnByMoreThanAWindowIsADuplicate() {
+        // A resend on one subflow can lag behind the original's subflow by more than the window: the original
+        // completed the message, the window moved on, and only then does the old copy arrive.
+        byte[] payload = {4, 5, 6};
+        MemorySegment r0 = post(0, 3);
+        assertEquals(MessageAssembler.ACCEPTED, offer(send(0, 0, payload).get(0)));
+        for (int m = 1; m < 5 * config.messageWindow(); m++) {
+            post(m, 3);
+            assertEquals(MessageAssembler.ACCEPTED, offer(send(m, m, new byte[3]).get(0)), "message " + m);
+        }
+        byte[] copy = send(0, 0, new byte[] {7, 8, 9}).get(0);
+        assertEquals(MessageAssembler.DUPLICATE, offer(copy), "MSN 0, five windows behind");
+        assertFalse(assembler.isInError());
+        assertArrayEquals(payload, bytes(r0, 3), "the copy wrote nothing");
+        assertEquals(5 * config.messageWindow() - 1, assembler.acknowledgedMsn());
     }
 
     @Test

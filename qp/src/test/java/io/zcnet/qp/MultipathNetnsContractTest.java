@@ -113,7 +113,7 @@ abstract class MultipathNetnsContractTest {
                 assertTrue(qp.await(wc, Duration.ofSeconds(60)), () -> "no end: " + qp.statistics());
                 assertTrue(wc.isSuccess(), wc::toString);
                 QpStatistics stats = qp.statistics();
-                assertEquals(QpState.RTS, stats.state(), stats::toString);
+                assertEquals(QpState.RTS, stats.state(), () -> stats + "; peer said: " + server.output());
                 assertEquals(2, stats.subflows().stream().filter(QpStatistics.SubflowStatistics::alive).count(),
                         stats::toString);
                 assertTrue(stats.framesResent() > 0, () -> "two paths failed mid-transfer but nothing was resent: " + stats);
