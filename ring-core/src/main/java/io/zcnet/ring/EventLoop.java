@@ -433,6 +433,17 @@ public abstract sealed class EventLoop implements AutoCloseable
     public abstract boolean setUserTimeout(int socket, int millis) throws IOException;
 
     /**
+     * Makes the {@link #close} of stream socket {@code socket} abortive: {@code SO_LINGER} on with a timeout of 0
+     * (socket(7)), so the kernel drops what it still holds to send and resets the connection (RST) instead of
+     * sending that and a FIN. For a connection given up as failed: nothing it still held reaches the peer
+     * afterwards, and a dead path costs no retransmissions of orphaned data. Owner thread.
+     *
+     * @param socket a socket handle of this loop; a listening socket has no connection, and is closed as before
+     * @throws IOException if the socket is not open on this loop, or the kernel refuses
+     */
+    public abstract void setResetOnClose(int socket) throws IOException;
+
+    /**
      * Registers regions as this loop's fixed buffers for {@link #sendZeroCopy}
      * ({@code IORING_REGISTER_BUFFERS}); the NIO engine numbers them the same way, so callers need not
      * care. A region registered already keeps its index, a new one gets the next; indices belong to this

@@ -13,6 +13,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketException;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -42,11 +43,7 @@ abstract class SocketOptionsContractTest extends LoopPerTest {
             InetSocketAddress bound = h.call(() -> loop.localAddress(socket));
             assertEquals(null, h.call(() -> loop.remoteAddress(socket)), "no peer before connect");
 
-            Recorder r = new Recorder();
-            int id = h.register(r);
-            h.run(() -> loop.connect(id, 1, socket, remote));
-            Completion connected = r.next();
-            assertEquals(0, connected.result(), connected.toString());
+            connect(socket, remote);
             try (Socket accepted = server.accept()) {
                 assertEquals(SECOND_LOOPBACK, accepted.getInetAddress(), "the peer sees the bound address");
                 assertEquals(bound.getPort(), accepted.getPort(), "the peer sees the port bind took");
@@ -145,7 +142,56 @@ abstract class SocketOptionsContractTest extends LoopPerTest {
         assertRefused(IOException.class, "is not open on this loop", () -> loop.setUserTimeout(closed, 1_000));
     }
 
+    // ------------------------------------------------------------------ SO_LINGER 0
+
+    @Test
+    void aSocketSetToResetOnCloseEndsItsConnectionWithAResetAPlainOneWithEof() throws Exception {
+        try (ServerSocket server = Peers.listener()) {
+            assertEquals("reset", endAsThePeerSeesIt(server, true));
+            assertEquals("EOF", endAsThePeerSeesIt(server, false));
+        }
+    }
+
+    @Test
+    void setResetOnCloseRefusesHandlesThatAreNotOpen() throws Exception {
+        assertRefused(IOException.class, "is not open on this loop", () -> loop.setResetOnClose(100_000));
+        int closed = closedSocket();
+        assertRefused(IOException.class, "is not open on this loop", () -> loop.setResetOnClose(closed));
+    }
+
+    /** Connects a loop socket to {@code server}, closes it (abortively if {@code reset}) and reads at the peer. */
+    private String endAsThePeerSeesIt(ServerSocket server, boolean reset) throws Exception {
+        InetSocketAddress remote = Peers.loopback(server.getLocalPort());
+        int socket = h.call(() -> loop.socket(remote));
+        connect(socket, remote);
+        try (Socket accepted = server.accept()) {
+            accepted.setSoTimeout(Peers.IO_TIMEOUT_MILLIS);
+            if (reset) {
+                h.run(() -> loop.setResetOnClose(socket));
+            }
+            Recorder r = new Recorder();
+            int id = h.register(r);
+            h.run(() -> loop.close(id, 2, socket));
+            Completion closed = r.next();
+            assertEquals(0, closed.result(), closed.toString());
+            try {
+                return accepted.getInputStream().read() < 0 ? "EOF" : "data";
+            } catch (SocketException e) {
+                return "reset";
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ helpers
+
+    /** Connects loop socket {@code socket} to {@code remote} and waits until it is connected. */
+    private void connect(int socket, InetSocketAddress remote) throws Exception {
+        Recorder r = new Recorder();
+        int id = h.register(r);
+        h.run(() -> loop.connect(id, 1, socket, remote));
+        Completion connected = r.next();
+        assertEquals(0, connected.result(), connected.toString());
+    }
 
     /** Asserts {@code action} threw {@code type} on the loop thread with {@code text} in its message. */
     void assertRefused(Class<? extends Throwable> type, String text, LoopHarness.LoopAction action)

@@ -305,6 +305,15 @@ public final class NioEventLoop extends EventLoop {
         return false;
     }
 
+    @Override
+    public void setResetOnClose(int socket) throws IOException {
+        checkUsable();
+        NioSocket s = openSocket(socket);
+        if (s.stream != null) {
+            s.stream.setOption(StandardSocketOptions.SO_LINGER, 0);
+        }
+    }
+
     /** NIO has no fixed buffers: the table is only the numbering {@link EventLoop} keeps. */
     @Override
     protected void installFixedBuffers(List<MemoryRegion> all, int kept) {

@@ -111,6 +111,16 @@ final class ControlPath {
         setIntOption(socket, Linux.IPPROTO_TCP, Linux.TCP_USER_TIMEOUT, millis, "TCP_USER_TIMEOUT");
     }
 
+    void setResetOnClose(int socket) throws IOException {
+        // struct linger: int l_onoff, then int l_linger (seconds)
+        control.set(JAVA_INT, CONTROL_OPT, 1);
+        control.set(JAVA_INT, CONTROL_OPT + 4, 0);
+        int r = sys.setsockopt(socket, Linux.SOL_SOCKET, Linux.SO_LINGER, control.asSlice(CONTROL_OPT, 8), 8);
+        if (r < 0) {
+            throw new ErrnoException("setsockopt SO_LINGER", r, null);
+        }
+    }
+
     /** A size of 0 leaves that buffer alone. */
     void setBufferSizes(int socket, int sendBytes, int receiveBytes) throws IOException {
         if (sendBytes > 0) {

@@ -783,6 +783,14 @@ public final class UringEventLoop extends EventLoop {
         return true;
     }
 
+    @Override
+    public void setResetOnClose(int socket) throws IOException {
+        ensureOwner();
+        checkSocket(socket);
+        checkOpenSocket(socket);
+        control.setResetOnClose(socket);
+    }
+
     /**
      * Throws unless this loop opened or accepted {@code socket} and it is not closed: an fd number alone
      * could name the ring, a closed socket's successor or a file of someone else's.
