@@ -66,6 +66,9 @@ import java.util.function.Consumer;
 final class QpEngine implements CompletionHandler {
     private static final int TAG_TICK = 1;
     private static final int TAG_CLOSE = 2;
+    private static final int TAG_FENCE = 3;
+    /** The least time a failed subflow's frames count as able to arrive after its reset; twice its round trip if longer. */
+    private static final long FAILED_SUBFLOW_GRACE_NANOS = 10_000_000;
     /** Frames recorded for resending: global frame numbers modulo this. */
     private static final int FRAME_RING = 1 << 16;
     /** Most bytes of a SEND that {@link #sendPacked} puts in a frame with others; a larger one has its own. */
@@ -115,6 +118,8 @@ final class QpEngine implements CompletionHandler {
     private long resendTail;
     long framesResent;
     long bytesResent;
+    private final ResendFence fence;
+    private boolean fenceTimerArmed;
 
     /** Posted receives by the index the assembler knows them by: the user's ids. */
     private final long[] receiveIds;
@@ -171,6 +176,7 @@ final class QpEngine implements CompletionHandler {
                 : arena.allocate((long) ledger.capacity() * config.maxInlineData(), 8);
         this.receiveIds = new long[config.receiveQueueDepth()];
         this.subflows = new Subflow[config.maxSubflows()];
+        this.fence = new ResendFence(config.maxSubflows());
         this.tickNanos = config.silenceTimeout().toNanos() / 4;
         this.handlerId = loop.registerHandler(this);
     }
@@ -263,7 +269,7 @@ final class QpEngine implements CompletionHandler {
             onViolation(frameError, "subflow " + s.index + ": " + reason);
             return;
         }
-        s.close(handlerId, TAG_CLOSE);
+        s.abort(handlerId, TAG_CLOSE);
         liveSubflows--;
         if (state == QpState.ERROR) {
             return;
@@ -273,6 +279,8 @@ final class QpEngine implements CompletionHandler {
                     + (errno != 0 ? " (" + Errno.name(errno) + ")" : ""));
             return;
         }
+        fence.failed(s.index, msnsClaimed - flow.unacknowledged(), System.nanoTime(),
+                Math.max(FAILED_SUBFLOW_GRACE_NANOS, 2 * (long) (s.srttMicros() * 1000)));
         queueResends(s.index);
         pump();
     }
@@ -568,6 +576,7 @@ final class QpEngine implements CompletionHandler {
             if (s == null) {
                 break;
             }
+            fence.sentFresh(s.index, ledger.msnEnd[i] - 1);
             ledger.handed[i]++;
         }
         for (Subflow s : subflows) {
@@ -618,6 +627,7 @@ final class QpEngine implements CompletionHandler {
         if (s == null) {
             return false;
         }
+        fence.resent(s.index, ledger.msnEnd[i] - ledger.messages[i]);
         resendHead++;
         framesResent++;
         bytesResent += again.payloadLength();
@@ -658,6 +668,7 @@ final class QpEngine implements CompletionHandler {
         header.wrap(out, at).stamp(s.index, stampMicros, s.echo(stampMicros));
         s.queueStaged(at, headerLength, length);
         frameSubflow[(int) ledger.firstFrame[i] & (FRAME_RING - 1)] = (byte) s.index;
+        fence.sentFresh(s.index, ledger.msnEnd[i] - 1);
         return true;
     }
 
@@ -728,6 +739,7 @@ final class QpEngine implements CompletionHandler {
         fresh.writePackedHeader(ledger.firstMsn[i], ledger.rsn[i], payload, askAcknowledge, out, at);
         header.wrap(out, at).stamp(s.index, stampMicros, s.echo(stampMicros));
         s.queueStaged(at, Segmenter.PACKED_HEADER_BYTES, payload);
+        fence.sentFresh(s.index, ledger.msnEnd[i] - 1);
         // The pump moves on from the last entry sent, all of whose one frame is handed now.
         cursor = seq - 1;
         return true;
@@ -781,6 +793,11 @@ final class QpEngine implements CompletionHandler {
                 }
             }
         }
+        int wanted = fence.proofWanted(msnsClaimed);
+        Subflow proving = wanted >= 0 ? subflows[wanted] : null;
+        if (proving != null && proving.hasRoom(bytes, SUBFLOW_QUEUE_LIMIT)) {
+            return proving; // a frame on it after its resends is what lets the fence lift
+        }
         double fastest = 0;
         for (Subflow s : subflows) {
             if (s != null && !s.dead && s.rate() > fastest) {
@@ -828,6 +845,9 @@ final class QpEngine implements CompletionHandler {
         } else if (!flow.canSend(n, consumes)) {
             return false;
         }
+        if (msnsClaimed + n > fence.limit() && !fenceAllows(msnsClaimed + n)) {
+            return false;
+        }
         if (kind == WorkRequest.RDMA_READ && !expectResponses(seq, i, fresh)) {
             return false;
         }
@@ -852,6 +872,22 @@ final class QpEngine implements CompletionHandler {
         ledger.firstFrame[i] = nextFrame;
         nextFrame += frames;
         return true;
+    }
+
+    /**
+     * Whether claiming MSNs up to {@code claimEnd} keeps the copies that may still reach the peer within its reach
+     * ({@link ResendFence}); when only time will lift the fence, the pump is woken then.
+     */
+    private boolean fenceAllows(long claimEnd) {
+        long now = System.nanoTime();
+        if (fence.allows(claimEnd, now)) {
+            return true;
+        }
+        if (fence.heldByFailedSubflows() && !fenceTimerArmed) {
+            fenceTimerArmed = true;
+            loop.timeout(handlerId, TAG_FENCE, Math.max(1, fence.goneUntil() - now));
+        }
+        return false;
     }
 
     /**
@@ -1020,6 +1056,7 @@ final class QpEngine implements CompletionHandler {
     /** Completes ledger entries from the oldest while they are done; false if the completion ring filled. */
     private boolean retire() {
         long acked = msnsClaimed - flow.unacknowledged();
+        fence.acknowledged(acked);
         while (!ledger.isEmpty()) {
             int i = ledger.slot(ledger.head);
             int kind = ledger.kind[i];
@@ -1137,7 +1174,10 @@ final class QpEngine implements CompletionHandler {
 
     @Override
     public void onCompletion(int op, int tag, int result, int flags) {
-        if (tag == TAG_TICK) {
+        if (tag == TAG_FENCE) {
+            fenceTimerArmed = false;
+            pump();
+        } else if (tag == TAG_TICK) {
             tickArmed = false;
             if (state == QpState.RTS && !closed) {
                 heartbeat();

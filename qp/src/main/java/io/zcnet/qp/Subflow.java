@@ -13,6 +13,7 @@ import io.zcnet.tx.FrameSender;
 import io.zcnet.tx.SendListener;
 import io.zcnet.tx.SenderConfig;
 
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -277,6 +278,23 @@ final class Subflow implements SendListener, ReceiveListener {
         receiver.close();
         sender.close();
         loop.close(handler, tag, socket);
+    }
+
+    /**
+     * {@link #close}, abortively: the kernel drops what it still holds to send and resets the connection, so
+     * nothing of a subflow given up reaches the peer later (the frames are resent elsewhere) and a dead path
+     * costs no retransmissions. Idempotent.
+     */
+    void abort(int handler, int tag) {
+        if (dead) {
+            return;
+        }
+        try {
+            loop.setResetOnClose(socket);
+        } catch (IOException e) {
+            // The connection is gone already (often why the subflow failed): a plain close is all there is.
+        }
+        close(handler, tag);
     }
 
     @Override

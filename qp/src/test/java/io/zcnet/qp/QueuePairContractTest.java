@@ -24,6 +24,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -396,7 +397,7 @@ abstract class QueuePairContractTest {
                     p.serverRegion.remoteKey(), MIB, 0x600D)));
             Thread.sleep(300);
             for (long i = 0; i < bytes; i += 8) {
-                assertEquals(0L, p.serverRegion.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, MIB + i),
+                assertEquals(0L, p.serverRegion.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, MIB + i),
                         "byte " + i + " landed before a receive was posted");
             }
             assertFalse(p.client.poll(new WorkCompletion()), "the WRITE completed without a receive posted");
@@ -792,6 +793,61 @@ abstract class QueuePairContractTest {
             assertFalse(p.server.poll(new WorkCompletion()), "a receive completed twice");
             assertEquals(2, p.client.liveSubflows());
             assertEquals(QpState.RTS, p.client.state());
+        }
+    }
+
+    @Test
+    void sendsGoOnPastHalfTheMsnSpaceWhileSubflowsFailAndEachLandsOnceInOrder() throws Exception {
+        // Three times half the MSN space, so the MSNs wrap and the claims pass the reach of every resend
+        // (ResendFence) twice over, with subflows failing while small SENDs share frames.
+        int messages = 3 * (int) ResendFence.REACH;
+        int size = 16;
+        int receives = 2048;
+        QpConfig config = config().withSubflows(3).withMessageWindow(1024).withQueueDepths(1024, receives)
+                .withMaxInlineData(size);
+        try (QpPair p = new QpPair(engine(), config, (long) receives * size)) {
+            byte[] source = new byte[size];
+            MemorySegment heap = MemorySegment.ofArray(source);
+            WorkRequest wr = new WorkRequest();
+            WorkCompletion wc = new WorkCompletion();
+            for (int k = 0; k < receives; k++) {
+                assertTrue(p.server.postReceive(k, p.serverRegion.localKey(), (long) k * size, size));
+            }
+            int posted = 0;
+            int received = 0;
+            while (received < messages) {
+                if (posted < messages) {
+                    heap.set(ValueLayout.JAVA_INT_UNALIGNED, 0, posted);
+                    heap.set(ValueLayout.JAVA_LONG_UNALIGNED, 4, ~(long) posted * 0x9E3779B97F4A7C15L);
+                    if (p.client.postSend(wr.send(posted).inline(heap, 0, size).unsignaled())) {
+                        posted++;
+                        if (posted == 1000) {
+                            p.client.killSubflow(1);
+                        } else if (posted == messages / 2) {
+                            p.client.killSubflow(2);
+                        }
+                        continue;
+                    }
+                }
+                // The send ring is full, or everything is posted: a receive must complete.
+                if (!p.server.await(wc, QpPair.WAIT)) {
+                    throw new AssertionError("stalled after " + received + " of " + messages + " messages: "
+                            + p.server.statistics() + " / " + p.client.statistics());
+                }
+                assertSuccess(wc, received, WorkCompletion.OP_RECV, size);
+                long at = (long) (received % receives) * size;
+                MemorySegment landed = p.serverRegion.segment();
+                assertEquals(received, landed.get(ValueLayout.JAVA_INT_UNALIGNED, at), "message in receive " + received);
+                assertEquals(~(long) received * 0x9E3779B97F4A7C15L, landed.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 4));
+                if (received + receives < messages) {
+                    assertTrue(p.server.postReceive(received + receives, p.serverRegion.localKey(), at, size));
+                }
+                received++;
+            }
+            Thread.sleep(100);
+            assertFalse(p.server.poll(wc), "a receive completed twice");
+            assertEquals(QpState.RTS, p.client.state(), p.client.statistics()::toString);
+            assertEquals(1, p.client.liveSubflows());
         }
     }
 
