@@ -6,6 +6,7 @@ import io.zcnet.ring.internal.Counters;
 import io.zcnet.ring.internal.UserData;
 
 import org.jctools.queues.atomic.MpscAtomicArrayQueue;
+import org.jctools.queues.atomic.MpscUnboundedAtomicArrayQueue;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -100,6 +101,11 @@ public abstract sealed class EventLoop implements AutoCloseable
     private int internalHandler = -1;
     // JCTools' atomic flavour: the same MPSC array queue without the Unsafe field offsets JDK 24+ warns about.
     private final MpscAtomicArrayQueue<Runnable> tasks;
+    /**
+     * Raised {@link LoopSignal}s, each at most once: unbounded only in name, since it never holds more than the
+     * signals made, so a raise is never refused while the loop is open.
+     */
+    private final MpscUnboundedAtomicArrayQueue<LoopSignal> signals = new MpscUnboundedAtomicArrayQueue<>(64);
     /** Regions registered as fixed buffers, by index; each holds a pin until the loop closes. */
     private final List<MemoryRegion> fixedBuffers = new ArrayList<>();
     @SuppressWarnings("unused") // accessed through OWNER
@@ -305,6 +311,36 @@ public abstract sealed class EventLoop implements AutoCloseable
     }
 
     /**
+     * {@return a signal whose {@link LoopSignal#raise()} has this loop run {@code action} once, on its thread}
+     * Any thread; made once per object it wakes, not per wake-up.
+     *
+     * @param action what to run on the loop thread; it must not block the loop
+     */
+    public final LoopSignal newSignal(Runnable action) {
+        if (action == null) {
+            throw new IllegalArgumentException("action is null");
+        }
+        return new LoopSignal(this, action);
+    }
+
+    /** Queues a signal its raise just flagged, and wakes the loop from another thread; false once closing. */
+    final boolean offerSignal(LoopSignal signal) {
+        TASK_PRODUCERS.getAndAdd(this, 1); // volatile: close() sees this producer, or it sees the gate shut
+        try {
+            if (tasksClosed) {
+                return false;
+            }
+            signals.offer(signal);
+        } finally {
+            TASK_PRODUCERS.getAndAdd(this, -1);
+        }
+        if (!inLoop()) {
+            wakeup();
+        }
+        return true;
+    }
+
+    /**
      * Shuts the task gate at the start of {@link #close()}: later {@link #execute} calls are rejected, and
      * every task accepted before runs now, on the owner thread, so none is silently lost.
      */
@@ -313,7 +349,7 @@ public abstract sealed class EventLoop implements AutoCloseable
         while ((int) TASK_PRODUCERS.getVolatile(this) != 0) {
             Thread.onSpinWait(); // a producer between its check and its offer: a few instructions
         }
-        while (!tasks.isEmpty()) {
+        while (hasTasks()) {
             runTasks();
         }
     }
@@ -323,12 +359,16 @@ public abstract sealed class EventLoop implements AutoCloseable
      * drives the loop itself polls again rather than leave them.
      */
     public final boolean hasTasks() {
-        return !tasks.isEmpty();
+        return !signals.isEmpty() || !tasks.isEmpty();
     }
 
-    /** Runs the queued tasks (at most one queue's worth, so a task that queues another cannot starve I/O). */
+    /**
+     * Runs the raised signals, then the queued tasks: at most those raised or queued when it started, so one that
+     * raises or queues another cannot starve I/O.
+     */
     protected final int runTasks() {
-        int ran = tasks.drain(Runnable::run, tasks.capacity());
+        int ran = signals.isEmpty() ? 0 : signals.drain(LoopSignal::run, signals.size());
+        ran += tasks.drain(Runnable::run, tasks.capacity());
         if (ran > 0) {
             counters.tasks(ran);
         }

@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 /**
  * Runs one {@link EventLoop} on a thread of its own: the loop is created on that thread (so with
@@ -43,6 +44,8 @@ public final class EventLoopThread implements AutoCloseable {
     private volatile boolean stopping;
     private volatile EventLoop loop;
     private volatile Throwable failure;
+    /** Told, on the loop thread, why the loop failed, before it closes; null for none. */
+    private final Consumer<Throwable> onFailure;
     /** One {@link #runDriving} at a time: its caller holds this while its job is handed over. */
     private final ReentrantLock jobLock = new ReentrantLock();
     /** The job handed over and not yet run, or null. Set by the caller, cleared by the loop thread. */
@@ -53,14 +56,16 @@ public final class EventLoopThread implements AutoCloseable {
     /** How long the last job ran: written by the loop thread before {@link #jobDone}, read by the next caller. */
     private long lastJobNanos;
 
-    private EventLoopThread(String name, EventLoopConfig config) {
+    private EventLoopThread(String name, EventLoopConfig config, Consumer<Throwable> onFailure) {
         this.config = config;
+        this.onFailure = onFailure;
         this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this::run);
         this.adopted = false;
     }
 
     private EventLoopThread(EventLoopConfig config, Thread caller) {
         this.config = config;
+        this.onFailure = null;
         this.thread = caller;
         this.adopted = true;
     }
@@ -94,7 +99,23 @@ public final class EventLoopThread implements AutoCloseable {
      * @throws IOException if the loop cannot be opened on the new thread (the reason is in the message)
      */
     public static EventLoopThread start(String name, EventLoopConfig config) throws IOException {
-        EventLoopThread t = new EventLoopThread(name, config);
+        return start(name, config, null);
+    }
+
+    /**
+     * {@return {@link #start(String, EventLoopConfig)}, and if a task, handler or the idle strategy ever throws out
+     * of the loop, {@code onFailure} is told why on the loop thread before the loop closes} So whatever runs on
+     * the loop can be failed with a clear reason, and the loop's last operations prepared, while it still can.
+     * What {@code onFailure} throws is added to the failure as suppressed.
+     *
+     * @param name the thread's name
+     * @param config how to build the loop
+     * @param onFailure told why the loop failed, or null
+     * @throws IOException if the loop cannot be opened, with the reason
+     */
+    public static EventLoopThread start(String name, EventLoopConfig config, Consumer<Throwable> onFailure)
+            throws IOException {
+        EventLoopThread t = new EventLoopThread(name, config, onFailure);
         t.thread.start();
         try {
             t.loop = t.started.get(JOIN_MILLIS, TimeUnit.MILLISECONDS);
@@ -301,6 +322,13 @@ public final class EventLoopThread implements AutoCloseable {
             }
         } catch (Throwable t) {
             failure = t;
+            if (onFailure != null) {
+                try {
+                    onFailure.accept(t);
+                } catch (Throwable during) {
+                    t.addSuppressed(during);
+                }
+            }
         } finally {
             own.close();
         }
