@@ -835,6 +835,15 @@ public final class MessageAssembler {
         }
     }
 
+    /**
+     * {@return whether, in ERROR, the flush of the outstanding receives still waits for a placement in flight to
+     * end} A receive completed by the caller in the meantime would overtake those flushes: post it here instead,
+     * which queues its flush behind them.
+     */
+    public boolean owesFlush() {
+        return failure.isSet() && failure.owesFlush();
+    }
+
     /** {@return whether a violation has moved the queue pair to ERROR} */
     public boolean isInError() {
         return failure.isSet();

@@ -34,10 +34,15 @@ import java.util.Arrays;
  *                           that many bytes (where it holds its elements), and so does the queue pair's record
  *                           of each outstanding work request, which resends are made from. Local: not agreed
  *                           with the peer
+ * @param sendTimeout        how long outstanding work may go without progress (no acknowledgement, no byte of
+ *                           its frames taken by the kernel, no READ response landing) while the subflows stay up
+ *                           before the queue pair fails with {@link WorkCompletion#RETRY_EXCEEDED_ERROR}: a peer
+ *                           that sends heartbeats but stopped reading, as verbs' {@code timeout} and
+ *                           {@code retry_cnt} catch. At least the silence timeout; local: not agreed with the peer
  */
 public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sendQueueDepth, int receiveQueueDepth,
         int maxSubflows, int subflows, Duration handshakeTimeout, Duration silenceTimeout, byte[] preSharedKey,
-        int maxSendSge, int maxReceiveSge, int maxInlineData) {
+        int maxSendSge, int maxReceiveSge, int maxInlineData, Duration sendTimeout) {
 
     /** Most TCP connections one queue pair may span. */
     public static final int MAX_SUBFLOWS = 64;
@@ -49,6 +54,11 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
     public static final int MAX_SGE = 32;
     /** Most bytes a work request may carry inline ({@link #maxInlineData}). */
     public static final int MAX_INLINE_DATA = 4096;
+    /**
+     * The default {@link #sendTimeout}: long enough for one message of the largest size (16 MiB, acknowledged
+     * when whole) to land over a slow path, short enough that a stuck peer is found before a user gives up.
+     */
+    public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofSeconds(10);
 
     /** Checks every component's range. */
     public QpConfig {
@@ -85,6 +95,10 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
         if (maxInlineData < 0 || maxInlineData > MAX_INLINE_DATA) {
             throw new IllegalArgumentException("maxInlineData " + maxInlineData + " outside 0.." + MAX_INLINE_DATA);
         }
+        if (sendTimeout == null || sendTimeout.compareTo(silenceTimeout) < 0) {
+            throw new IllegalArgumentException("sendTimeout " + sendTimeout + " must be at least the silence timeout ("
+                    + silenceTimeout + ")");
+        }
     }
 
     private static void checkSge(int sge, String what) {
@@ -106,7 +120,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public static QpConfig defaults() {
         return new QpConfig(64 * 1024, true, 64, 256, 256, 8, 1, Duration.ofSeconds(5), Duration.ofSeconds(2), null,
-                2, 1, 0);
+                2, 1, 0, DEFAULT_SEND_TIMEOUT);
     }
 
     /**
@@ -116,7 +130,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withSegmentSize(int bytes) {
         return new QpConfig(bytes, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData, sendTimeout);
     }
 
     /**
@@ -126,7 +140,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withIcrc(boolean on) {
         return new QpConfig(segmentSize, on, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData, sendTimeout);
     }
 
     /**
@@ -136,7 +150,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withMessageWindow(int messages) {
         return new QpConfig(segmentSize, icrc, messages, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData, sendTimeout);
     }
 
     /**
@@ -147,7 +161,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withQueueDepths(int send, int receive) {
         return new QpConfig(segmentSize, icrc, messageWindow, send, receive, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData, sendTimeout);
     }
 
     /**
@@ -159,7 +173,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
     public QpConfig withSubflows(int atConnect) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth,
                 Math.max(maxSubflows, atConnect), atConnect, handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge,
-                maxReceiveSge, maxInlineData);
+                maxReceiveSge, maxInlineData, sendTimeout);
     }
 
     /**
@@ -171,7 +185,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
     public QpConfig withMaxSubflows(int limit) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, limit,
                 Math.min(subflows, limit), handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge,
-                maxInlineData);
+                maxInlineData, sendTimeout);
     }
 
     /**
@@ -181,8 +195,19 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      * @param silence how long a subflow may stay silent before it is declared dead
      */
     public QpConfig withTimeouts(Duration handshake, Duration silence) {
+        Duration send = silence != null && sendTimeout.compareTo(silence) < 0 ? silence : sendTimeout;
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshake, silence, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData);
+                handshake, silence, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData, send);
+    }
+
+    /**
+     * {@return this configuration with another send progress timeout ({@link #sendTimeout})}
+     *
+     * @param timeout how long outstanding work may make no progress; at least the silence timeout
+     */
+    public QpConfig withSendTimeout(Duration timeout) {
+        return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, maxInlineData, timeout);
     }
 
     /**
@@ -192,7 +217,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withPreSharedKey(byte[] key) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, key, maxSendSge, maxReceiveSge, maxInlineData);
+                handshakeTimeout, silenceTimeout, key, maxSendSge, maxReceiveSge, maxInlineData, sendTimeout);
     }
 
     /**
@@ -204,7 +229,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withMaxSge(int send, int receive) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, send, receive, maxInlineData);
+                handshakeTimeout, silenceTimeout, preSharedKey, send, receive, maxInlineData, sendTimeout);
     }
 
     /**
@@ -214,7 +239,7 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
      */
     public QpConfig withMaxInlineData(int bytes) {
         return new QpConfig(segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth, maxSubflows, subflows,
-                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, bytes);
+                handshakeTimeout, silenceTimeout, preSharedKey, maxSendSge, maxReceiveSge, bytes, sendTimeout);
     }
 
     /** {@return a copy of the pre-shared key, or null} */
@@ -230,13 +255,14 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
                 && receiveQueueDepth == c.receiveQueueDepth && maxSubflows == c.maxSubflows && subflows == c.subflows
                 && handshakeTimeout.equals(c.handshakeTimeout) && silenceTimeout.equals(c.silenceTimeout)
                 && Arrays.equals(preSharedKey, c.preSharedKey) && maxSendSge == c.maxSendSge
-                && maxReceiveSge == c.maxReceiveSge && maxInlineData == c.maxInlineData;
+                && maxReceiveSge == c.maxReceiveSge && maxInlineData == c.maxInlineData
+                && sendTimeout.equals(c.sendTimeout);
     }
 
     @Override
     public int hashCode() {
         return Arrays.hashCode(new Object[] {segmentSize, icrc, messageWindow, sendQueueDepth, receiveQueueDepth,
-                maxSubflows, subflows, handshakeTimeout, silenceTimeout, maxSendSge, maxReceiveSge, maxInlineData}) * 31
+                maxSubflows, subflows, handshakeTimeout, silenceTimeout, maxSendSge, maxReceiveSge, maxInlineData, sendTimeout}) * 31
                 + Arrays.hashCode(preSharedKey);
     }
 
@@ -244,7 +270,8 @@ public record QpConfig(int segmentSize, boolean icrc, int messageWindow, int sen
     public String toString() {
         return "QpConfig[segment=" + segmentSize + " icrc=" + icrc + " window=" + messageWindow + " sq="
                 + sendQueueDepth + " rq=" + receiveQueueDepth + " subflows=" + subflows + "/" + maxSubflows
-                + " handshake=" + handshakeTimeout + " silence=" + silenceTimeout + " sge=" + maxSendSge + "/"
+                + " handshake=" + handshakeTimeout + " silence=" + silenceTimeout + " send=" + sendTimeout
+                + " sge=" + maxSendSge + "/"
                 + maxReceiveSge + " inline=" + maxInlineData + (preSharedKey == null ? "" : " psk") + "]";
     }
 }

@@ -37,6 +37,7 @@ import java.util.function.BooleanSupplier;
  * {@linkplain #openOnCallingThread opened on the calling thread}, only that thread, which drives its loop.
  */
 public final class QpContext implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("io.zcnet.qp");
     /** Provided-buffer ring of the loop: the receive buffers small frames land in. */
     private static final int RING_BUFFERS = 256;
     private static final int RING_BUFFER_SIZE = 16 * 1024;
@@ -72,7 +73,8 @@ public final class QpContext implements AutoCloseable {
         this.pool = BufferPool.create(PoolConfig.of(new SizeClass(RING_BUFFER_SIZE, RING_BUFFERS)));
         EventLoopThread t = null;
         try {
-            t = adopt ? EventLoopThread.adopt(loopConfig) : EventLoopThread.start("zcnet-qp", loopConfig);
+            t = adopt ? EventLoopThread.adopt(loopConfig)
+                    : EventLoopThread.start("zcnet-qp", loopConfig, this::onLoopFailure);
             EventLoop l = t.loop();
             this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
             this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
@@ -153,6 +155,28 @@ public final class QpContext implements AutoCloseable {
             throw new IllegalArgumentException("loop configuration is null");
         }
         return new QpContext(loopConfig, true);
+    }
+
+    /**
+     * The loop thread is dying of {@code cause} (a fault that no queue pair could take on itself): on it, before
+     * the loop closes, every queue pair fails with {@link WorkCompletion#FATAL_ERROR}, and the cause is logged,
+     * once for the context rather than once per queue pair.
+     */
+    private void onLoopFailure(Throwable cause) {
+        LOG.log(System.Logger.Level.ERROR, "zcnet: the event loop of a queue-pair context died; its "
+                + liveQueuePairs.size() + " queue pairs fail with FATAL_ERROR", cause);
+        for (QpEngine e : new ArrayList<>(liveQueuePairs)) {
+            e.loopDied(cause);
+        }
+    }
+
+    /**
+     * {@return why this context's loop thread stopped, or null while it runs} Once it is set, every queue pair of the
+     * context is in ERROR with {@link WorkCompletion#FATAL_ERROR}, and calls that need the loop throw an
+     * {@link IllegalStateException} naming it. Any thread.
+     */
+    public Throwable failure() {
+        return thread.failure();
     }
 
     /** {@return whether the thread that opened this context drives its loop ({@link #openOnCallingThread})} */
@@ -567,6 +591,15 @@ public final class QpContext implements AutoCloseable {
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("context is closed");
+        }
+        checkLoop();
+    }
+
+    /** Throws when the loop thread died: nothing waiting for it would ever be answered. */
+    void checkLoop() {
+        Throwable died = thread.failure();
+        if (died != null) {
+            throw new IllegalStateException("the context's event loop died: " + died, died);
         }
     }
 

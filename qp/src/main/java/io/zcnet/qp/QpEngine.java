@@ -24,11 +24,11 @@ import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.Errno;
 import io.zcnet.ring.EventLoop;
+import io.zcnet.ring.LoopSignal;
 import io.zcnet.rx.DeferredFrames;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 
 /**
@@ -64,6 +64,7 @@ import java.util.function.Consumer;
  * <p>Owner thread of the loop; nothing allocates per work request or frame.
  */
 final class QpEngine implements CompletionHandler {
+    private static final System.Logger LOG = System.getLogger("io.zcnet.qp");
     private static final int TAG_TICK = 1;
     private static final int TAG_CLOSE = 2;
     private static final int TAG_FENCE = 3;
@@ -135,14 +136,19 @@ final class QpEngine implements CompletionHandler {
     private int creditSent = -1;
     private boolean ackDue;
     private boolean endOfTurnQueued;
-    private final Runnable endOfTurn = this::endOfTurn;
-    private final Runnable notify = this::notifyListener;
+    private final LoopSignal endOfTurn;
+    private final LoopSignal notify;
     private Runnable completionListener;
     private boolean notifyQueued;
     private final long tickNanos;
     private boolean tickArmed;
     /** The timestamp of frames handed out in this pump. */
     private int stampMicros;
+    /** READ responses that landed (or were flushed), for the send progress check. */
+    private long readResponsesLanded;
+    /** What the send progress check saw last, and since when it has not changed. */
+    private long progressMark = -1;
+    private long progressSinceNanos;
 
     private volatile QpState state = QpState.RTS;
     // Written before state turns ERROR, whose volatile write publishes them to the threads that read it.
@@ -179,6 +185,8 @@ final class QpEngine implements CompletionHandler {
         this.fence = new ResendFence(config.maxSubflows());
         this.tickNanos = config.silenceTimeout().toNanos() / 4;
         this.handlerId = loop.registerHandler(this);
+        this.endOfTurn = loop.newSignal(this::endOfTurn);
+        this.notify = loop.newSignal(this::notifyListener);
     }
 
     // ---------------------------------------------------------------- subflows
@@ -253,10 +261,28 @@ final class QpEngine implements CompletionHandler {
     }
 
     void onSubflowDrained(Subflow s) {
-        pump();
+        if (closed) {
+            return;
+        }
+        try {
+            pump();
+        } catch (RuntimeException | Error e) {
+            onFault("sending", e);
+        }
     }
 
     void onSubflowFailed(Subflow s, int frameError, int errno, String reason) {
+        if (closed) {
+            return;
+        }
+        try {
+            subflowFailed(s, frameError, errno, reason);
+        } catch (RuntimeException | Error e) {
+            onFault("a subflow's failure", e);
+        }
+    }
+
+    private void subflowFailed(Subflow s, int frameError, int errno, String reason) {
         if (s.dead) {
             // A closed subflow's placement that ended only now may have released the flush ERROR owed.
             if (state == QpState.ERROR) {
@@ -315,9 +341,13 @@ final class QpEngine implements CompletionHandler {
         if (closed) {
             return; // rung before the close, run after it: the rings are freed
         }
-        takePosted();
-        pump();
-        harvest();
+        try {
+            takePosted();
+            pump();
+            harvest();
+        } catch (RuntimeException | Error e) {
+            onFault("taking posted work", e);
+        }
     }
 
     /** What other threads posted: receives first (they are credit), then work requests. */
@@ -332,13 +362,8 @@ final class QpEngine implements CompletionHandler {
         while ((at = rq.peek()) >= 0) {
             MemorySegment m = rq.memory();
             long id = QueueEntries.receiveId(m, at);
-            if (state == QpState.ERROR) {
-                if (!completion(id, WorkCompletion.FLUSH_ERROR, WorkCompletion.OP_RECV, 0, false, 0)) {
-                    return;
-                }
-                rq.advance();
-                continue;
-            }
+            // In ERROR too the assembler takes it: it flushes it at once, or behind the flush of a receive that
+            // waits for its placement to end, so receives complete in posting order whatever the kernel holds.
             long index = receivesPosted;
             SgeList into = assembler.claimReceive();
             if (into == null) {
@@ -349,8 +374,9 @@ final class QpEngine implements CompletionHandler {
                 QueueEntries.readReceive(m, at, into);
                 posted = assembler.postClaimedReceive(index);
             } catch (IllegalArgumentException refused) {
-                if (!completion(id, WorkCompletion.LOCAL_PROTECTION_ERROR, WorkCompletion.OP_RECV, 0, false, 0)) {
-                    return;
+                int status = state == QpState.ERROR ? WorkCompletion.FLUSH_ERROR : WorkCompletion.LOCAL_PROTECTION_ERROR;
+                if (assembler.owesFlush() || !completion(id, status, WorkCompletion.OP_RECV, 0, false, 0)) {
+                    return; // behind a held flush it must wait its turn: taken again once that flush is out
                 }
                 rq.advance();
                 fail(WorkCompletion.LOCAL_PROTECTION_ERROR, refused.getMessage());
@@ -966,15 +992,25 @@ final class QpEngine implements CompletionHandler {
     // ---------------------------------------------------------------- receiving
 
     void onFramesReceived() {
-        if (assembler.isInError() && state != QpState.ERROR) {
-            onViolation(assembler.error(), "the peer broke the protocol: " + FrameError.name(assembler.error()));
+        if (closed) {
+            return; // a closed subflow's placement ended after the close: the rings are freed
         }
-        harvest();
-        scheduleEndOfTurn();
+        try {
+            if (assembler.isInError() && state != QpState.ERROR) {
+                onViolation(assembler.error(), "the peer broke the protocol: " + FrameError.name(assembler.error()));
+            }
+            harvest();
+            scheduleEndOfTurn();
+        } catch (RuntimeException | Error e) {
+            onFault("receiving", e);
+        }
     }
 
     /** Moves arrivals, READ requests and acknowledged work requests out; keeps ACK state current. */
     private void harvest() {
+        if (state == QpState.ERROR && qp.receiveRing.peek() >= 0) {
+            takeReceives(); // one that had to wait behind a held flush: its turn may have come
+        }
         takeArrivals();
         if (state == QpState.RTS) {
             takeReadRequests();
@@ -1013,6 +1049,7 @@ final class QpEngine implements CompletionHandler {
             if (id < 0) {
                 int i = ledger.slot(-1 - id);
                 ledger.readsDone[i]++;
+                readResponsesLanded++;
                 if (status != WorkCompletion.SUCCESS && ledger.readStatus[i] < 0) {
                     ledger.readStatus[i] = status;
                 }
@@ -1066,7 +1103,9 @@ final class QpEngine implements CompletionHandler {
             int status;
             if (ledger.earlyStatus[i] >= 0) {
                 status = ledger.earlyStatus[i];
-            } else if (!done && state != QpState.ERROR) {
+            } else if (!done && (state != QpState.ERROR || ledger.readsDone[i] < ledger.readsExpected[i])) {
+                // A READ in ERROR waits for the assembler to flush each response it expects, which it does only
+                // once no kernel receive can still write into the sink: then the memory is the user's again.
                 return true;
             } else if (kind == WorkRequest.RDMA_READ && ledger.readStatus[i] >= 0) {
                 status = ledger.readStatus[i];
@@ -1110,7 +1149,7 @@ final class QpEngine implements CompletionHandler {
         cq.publish();
         if (completionListener != null && !notifyQueued) {
             notifyQueued = true;
-            later(notify);
+            notify.raise();
         }
         return true;
     }
@@ -1124,7 +1163,11 @@ final class QpEngine implements CompletionHandler {
         notifyQueued = false;
         Runnable listener = completionListener;
         if (listener != null && !closed) {
-            listener.run();
+            try {
+                listener.run();
+            } catch (RuntimeException | Error e) {
+                onFault("the completion listener", e);
+            }
         }
     }
 
@@ -1135,24 +1178,26 @@ final class QpEngine implements CompletionHandler {
 
     /** The user polled a full completion ring: continue what it stopped. */
     void onCompletionsPolled() {
-        harvest();
-        takePosted();
-        pump();
-    }
-
-    /** Queues {@code task} for the end of this loop turn; a closing loop runs nothing more, so none is lost. */
-    private void later(Runnable task) {
+        if (closed) {
+            return;
+        }
         try {
-            loop.execute(task);
-        } catch (RejectedExecutionException closing) {
-            // The context is closing its loop: the queue pair is being torn down with it.
+            harvest();
+            takePosted();
+            pump();
+        } catch (RuntimeException | Error e) {
+            onFault("resuming completions", e);
         }
     }
 
+    /**
+     * Has {@link #endOfTurn()} run once this turn's completions are handled. A signal, not a task: a task queue
+     * full of other queue pairs' work would refuse it, and the queue pair would then move only on its heartbeat.
+     */
     private void scheduleEndOfTurn() {
         if (!endOfTurnQueued && (ackDue || state == QpState.RTS)) {
             endOfTurnQueued = true;
-            later(endOfTurn);
+            endOfTurn.raise();
         }
     }
 
@@ -1162,24 +1207,40 @@ final class QpEngine implements CompletionHandler {
             endOfTurnQueued = false;
             return; // closed by a callback of this turn: its rings are freed
         }
-        // What the turn's completion callbacks posted (a reply, receives reposted) is taken first, so the
-        // one ACKNOWLEDGE carries their credit and leaves in the same sendmsg as the reply, not ahead of it.
-        // The end of this turn is running: taking them must not queue another.
-        takePosted();
-        endOfTurnQueued = false;
-        pump(); // an urgent ACKNOWLEDGE leaves first; one that is not rides on a frame it sends, or waits
+        try {
+            // What the turn's completion callbacks posted (a reply, receives reposted) is taken first, so the
+            // one ACKNOWLEDGE carries their credit and leaves in the same sendmsg as the reply, not ahead of it.
+            // The end of this turn is running: taking them must not queue another.
+            takePosted();
+            endOfTurnQueued = false;
+            pump(); // an urgent ACKNOWLEDGE leaves first; one that is not rides on a frame it sends, or waits
+        } catch (RuntimeException | Error e) {
+            endOfTurnQueued = false;
+            onFault("the end of a loop turn", e);
+        }
     }
 
     // ---------------------------------------------------------------- heartbeat, errors, close
 
     @Override
     public void onCompletion(int op, int tag, int result, int flags) {
+        if (closed) {
+            return;
+        }
+        try {
+            onTimer(tag);
+        } catch (RuntimeException | Error e) {
+            onFault("a timer", e);
+        }
+    }
+
+    private void onTimer(int tag) {
         if (tag == TAG_FENCE) {
             fenceTimerArmed = false;
             pump();
         } else if (tag == TAG_TICK) {
             tickArmed = false;
-            if (state == QpState.RTS && !closed) {
+            if (state == QpState.RTS) {
                 heartbeat();
                 tickArmed = true;
                 loop.timeout(handlerId, TAG_TICK, tickNanos);
@@ -1208,7 +1269,87 @@ final class QpEngine implements CompletionHandler {
         if (ackDue && state == QpState.RTS) {
             sendAcknowledge(null); // owed since a frame left: no acknowledgement waits longer than a tick
         }
+        checkSendProgress(now);
         pump();
+    }
+
+    /**
+     * Fails the queue pair with {@link WorkCompletion#RETRY_EXCEEDED_ERROR} when work the peer owes an answer
+     * (messages sent and not acknowledged, READ responses expected, READ responses this side owes) has made no
+     * progress for the send timeout: no acknowledgement, no byte handed to a subflow's kernel socket, no READ
+     * response landing. Heartbeats keep the subflows alive, so silence alone never catches a peer that sends
+     * them but stopped reading; this does, as verbs' retry count does.
+     */
+    private void checkSendProgress(long now) {
+        if (state != QpState.RTS) {
+            return;
+        }
+        long mark = msnsClaimed - flow.unacknowledged() + readResponsesLanded;
+        for (Subflow s : subflows) {
+            if (s != null) {
+                mark += s.bytesSent;
+            }
+        }
+        boolean waiting = flow.unacknowledged() > 0 || !ledger.isEmpty() && ledger.begun[ledger.slot(ledger.head)];
+        if (mark != progressMark || !waiting) {
+            progressMark = mark;
+            progressSinceNanos = now;
+            return;
+        }
+        long stuck = now - progressSinceNanos;
+        if (stuck > config.sendTimeout().toNanos()) {
+            blame(NegativeAcknowledge.NO_MESSAGE, WorkCompletion.RETRY_EXCEEDED_ERROR); // the oldest outstanding
+            fail(WorkCompletion.RETRY_EXCEEDED_ERROR, "no progress for " + stuck / 1_000_000 + " ms (send timeout "
+                    + config.sendTimeout().toMillis() + " ms) with " + flow.unacknowledged()
+                    + " messages unacknowledged: the peer stopped taking them");
+        }
+    }
+
+    /**
+     * What an entry of the loop into this queue pair threw (the user's completion listener, or a fault of zcnet's
+     * own): fails this queue pair alone with {@link WorkCompletion#GENERAL_ERROR} naming it, where letting it
+     * through would end the loop thread and every queue pair of the context with it. Only a virtual machine
+     * error (out of memory, a stack overflow) goes on: nothing on this thread can be trusted after one.
+     */
+    private void onFault(String where, Throwable t) {
+        if (t instanceof VirtualMachineError fatal) {
+            throw fatal;
+        }
+        if (state != QpState.ERROR) {
+            LOG.log(System.Logger.Level.WARNING, "zcnet: a queue pair fails: " + where + " threw", t);
+        }
+        try {
+            fail(WorkCompletion.GENERAL_ERROR, where + " threw " + t);
+        } catch (RuntimeException | Error again) {
+            t.addSuppressed(again);
+            forceError(WorkCompletion.GENERAL_ERROR, where + " threw " + t + " (and failing then threw " + again + ")");
+        }
+    }
+
+    /**
+     * The context's loop thread died of {@code cause}: on that thread, before the loop closes, the queue pair
+     * fails with {@link WorkCompletion#FATAL_ERROR}, flushing what it can; the loop may be past preparing
+     * anything, so a failure to end the subflows only marks the state.
+     */
+    void loopDied(Throwable cause) {
+        String reason = "the context's event loop died: " + cause;
+        try {
+            if (!closed) {
+                end(WorkCompletion.FATAL_ERROR, reason, FrameError.OK, NegativeAcknowledge.NO_MESSAGE);
+            }
+        } catch (RuntimeException | Error again) {
+            cause.addSuppressed(again);
+        }
+        forceError(WorkCompletion.FATAL_ERROR, reason);
+    }
+
+    /** ERROR without touching the loop or the rings: the last resort when failing the usual way threw. */
+    private void forceError(int status, String reason) {
+        if (state != QpState.ERROR) {
+            errorStatus = status;
+            errorReason = reason;
+            state = QpState.ERROR;
+        }
     }
 
     /**

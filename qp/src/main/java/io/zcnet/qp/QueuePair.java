@@ -4,6 +4,7 @@ import io.zcnet.buffer.MemoryRegistry;
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.EventLoop;
+import io.zcnet.ring.LoopSignal;
 
 import java.lang.foreign.Arena;
 import java.lang.invoke.MethodHandles;
@@ -62,14 +63,11 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Nothing on the post or poll path allocates.
  */
 public final class QueuePair implements AutoCloseable {
-    private static final VarHandle DOORBELL;
     private static final VarHandle STALLED;
 
     static {
         try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            DOORBELL = lookup.findVarHandle(QueuePair.class, "doorbell", int.class);
-            STALLED = lookup.findVarHandle(QueuePair.class, "completionsStalled", int.class);
+            STALLED = MethodHandles.lookup().findVarHandle(QueuePair.class, "completionsStalled", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -83,11 +81,13 @@ public final class QueuePair implements AutoCloseable {
     final SpscRing completionRing;
     private final QpEngine engine;
     private final QpConfig config;
-    private final Runnable ring = this::onDoorbell;
-    private final Runnable resume;
-    /** 1 while a doorbell task is queued and has not started draining. */
-    @SuppressWarnings("unused")
-    private volatile int doorbell;
+    /**
+     * Wakes the loop for what other threads posted: a signal, never refused, so a post that took effect never
+     * throws for a full task queue and no wake-up is lost however many queue pairs share the loop.
+     */
+    private final LoopSignal doorbell;
+    /** Wakes the loop when a poll emptied a completion ring it found full. */
+    private final LoopSignal resume;
     /** 1 when the loop stopped because the completion ring was full. */
     @SuppressWarnings("unused")
     private volatile int completionsStalled;
@@ -108,7 +108,8 @@ public final class QueuePair implements AutoCloseable {
         this.completionRing = new SpscRing(arena, Integer.highestOneBit(config.sendQueueDepth()
                 + config.receiveQueueDepth() - 1) * 2, QueueEntries.COMPLETION_ENTRY);
         this.engine = new QpEngine(this, loop, registry, bufferRing, framing, config, token, secret);
-        this.resume = engine::onCompletionsPolled;
+        this.doorbell = loop.newSignal(this::onDoorbell);
+        this.resume = loop.newSignal(this::onCompletionsPolled);
     }
 
     QpContext context() {
@@ -267,15 +268,18 @@ public final class QueuePair implements AutoCloseable {
 
     /** Wakes the loop once for however many posts happen before it starts draining. */
     private void ringDoorbell() {
-        if ((int) DOORBELL.getAcquire(this) == 0 && DOORBELL.compareAndSet(this, 0, 1)) {
-            loop.execute(ring);
-        }
+        doorbell.raise(); // false only once the loop closed: the queue pair has failed with it
     }
 
     private void onDoorbell() {
-        DOORBELL.setVolatile(this, 0); // before draining: a post that misses this drain rings again
         if (!closed) {
             engine.onDoorbell();
+        }
+    }
+
+    private void onCompletionsPolled() {
+        if (!closed) { // a resume raised before a close from the loop thread's own callback runs after it
+            engine.onCompletionsPolled();
         }
     }
 
@@ -299,7 +303,7 @@ public final class QueuePair implements AutoCloseable {
         }
         // Also when nothing was there: the loop may have found the ring full just before it was emptied.
         if ((int) STALLED.getAcquire(this) != 0 && STALLED.compareAndSet(this, 1, 0)) {
-            loop.execute(resume);
+            resume.raise();
         }
         return at >= 0;
     }
@@ -426,6 +430,7 @@ public final class QueuePair implements AutoCloseable {
             return task.get();
         }
         context.checkDriver("this queue pair's control path");
+        context.checkLoop();
         CompletableFuture<T> f = new CompletableFuture<>();
         loop.execute(() -> {
             try {
@@ -484,12 +489,16 @@ public final class QueuePair implements AutoCloseable {
         if (closed) {
             return;
         }
-        call(() -> {
-            engine.close();
-            context.forget(engine);
-            closed = true;
-            return null;
-        });
+        if (context.failure() == null) {
+            call(() -> {
+                engine.close();
+                context.forget(engine);
+                closed = true;
+                return null;
+            });
+        } else {
+            closed = true; // the loop died, and failed this queue pair first: nothing runs that uses the rings
+        }
         arena.close();
     }
 

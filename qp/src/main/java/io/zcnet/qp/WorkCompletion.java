@@ -25,6 +25,23 @@ public final class WorkCompletion {
      * posted went away before the data landed ({@code IBV_WC_REM_OP_ERR}).
      */
     public static final int REMOTE_OPERATIONAL_ERROR = 7;
+    /**
+     * The peer stopped taking what this side sends: outstanding work made no progress (nothing it was owed was
+     * acknowledged) for {@link QpConfig#sendTimeout()} while the subflows stayed up, as verbs report
+     * {@code IBV_WC_RETRY_EXC_ERR} once {@code timeout} and {@code retry_cnt} are spent.
+     */
+    public static final int RETRY_EXCEEDED_ERROR = 8;
+    /**
+     * Something on this side threw while running for the queue pair (its completion listener, or a fault of
+     * zcnet's own): the queue pair failed alone, {@link QueuePair#errorReason()} names the exception
+     * ({@code IBV_WC_GENERAL_ERR}).
+     */
+    public static final int GENERAL_ERROR = 9;
+    /**
+     * The context's event loop stopped with an error: every queue pair of it failed with this status, and
+     * {@link QpContext#failure()} holds the cause ({@code IBV_WC_FATAL_ERR}).
+     */
+    public static final int FATAL_ERROR = 10;
 
     /** Completion of a SEND or SEND with immediate. */
     public static final int OP_SEND = 0;
@@ -98,6 +115,9 @@ public final class WorkCompletion {
             case FLUSH_ERROR -> "FLUSH_ERROR";
             case TRANSPORT_ERROR -> "TRANSPORT_ERROR";
             case REMOTE_OPERATIONAL_ERROR -> "REMOTE_OPERATIONAL_ERROR";
+            case RETRY_EXCEEDED_ERROR -> "RETRY_EXCEEDED_ERROR";
+            case GENERAL_ERROR -> "GENERAL_ERROR";
+            case FATAL_ERROR -> "FATAL_ERROR";
             default -> "status " + status;
         };
     }

@@ -545,6 +545,9 @@ public final class FrameReceiver implements AutoCloseable {
             assembler.abort(target);
             // A copy of the segment kept while this placement was in flight is now the one to place.
             offerDeferred();
+            // The abort may have released completions (in ERROR, the flush that waited for it): the owner is
+            // told as for any placement, also while closing, or they wait for its next unrelated turn.
+            placedThisTurn = true;
         } else if (sink == SINK_DEFERRED) {
             deferred.release(sinkSlot);
             sinkSlot = -1;
