@@ -467,17 +467,6 @@ public final class QueuePair implements AutoCloseable {
         }
     }
 
-    /** Closes a subflow's socket as if its network path had failed: for failover tests and drills. */
-    void killSubflow(int index) {
-        call(() -> {
-            Subflow s = engine.subflows[index];
-            if (s != null) {
-                engine.onSubflowFailed(s, 0, 0, "killed");
-            }
-            return null;
-        });
-    }
-
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("queue pair is closed");

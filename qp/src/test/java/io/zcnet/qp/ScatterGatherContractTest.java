@@ -361,7 +361,7 @@ abstract class ScatterGatherContractTest {
             while (s.pair.client.statistics().subflows().get(1).payloadBytes() == 0) {
                 Thread.onSpinWait();
             }
-            s.pair.client.killSubflow(1);
+            SubflowDrill.kill(s.pair.client, 1);
             for (int i = 0; i < messages; i++) {
                 long total = sources.get(i).total();
                 assertSuccess(next(s.pair.server), i, WorkCompletion.OP_RECV, (int) total);
