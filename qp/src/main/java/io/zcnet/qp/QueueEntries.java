@@ -73,7 +73,7 @@ final class QueueEntries {
         m.set(U32, at + 16, wr.rkey);
         m.set(U64, at + 24, wr.remoteOffset);
         if (wr.inline) {
-            int length = wr.length();
+            int length = (int) wr.length(); // inline: at most maxInlineData, which postSend checked
             m.set(U16, at + 10, (short) length);
             MemorySegment.copy(wr.sges.segment(0), wr.sges.offset(0), m, at + SEND_HEADER, length);
         } else {

@@ -158,19 +158,22 @@ public final class QueuePair implements AutoCloseable {
     /**
      * Posts a send work request (copied: {@code wr} may be refilled at once). As ibv_post_send(3) answers
      * EINVAL for a work request with more elements than the queue pair's {@code max_send_sge}, a count
-     * outside 1..{@link QpConfig#maxSendSge()} is refused here; everything else about the elements (keys,
-     * bounds, rights, the total against the message and window limits) is checked when the work request is
-     * taken, and fails it with a completion status. Inline data ({@link WorkRequest#inline}) is copied here,
-     * and, as verbs refuse inline data past {@code max_inline_data}, more than {@link QpConfig#maxInlineData()}
-     * bytes of it is refused. On the loop thread (a completion listener, a {@link QpContext#runOnLoop} job) a
-     * work request with none waiting ahead of it in the ring is taken at once and sent at the end of the loop
-     * turn, without the round through the ring.
+     * outside 1..{@link QpConfig#maxSendSge()} is refused here, and so are elements of more than
+     * {@link WorkRequest#MAX_LENGTH} (2^31 - 1) bytes in all, which a completion could not count (verbs'
+     * {@code byte_len} is 32 bits; ports commonly advertise a {@code max_msg_sz} of 2^31); everything else
+     * about the elements (keys, bounds, rights, the total against the message and window limits) is checked
+     * when the work request is taken, and fails it with a completion status. Inline data
+     * ({@link WorkRequest#inline}) is copied here, and, as verbs refuse inline data past {@code max_inline_data},
+     * more than {@link QpConfig#maxInlineData()} bytes of it is refused. On the loop thread (a completion
+     * listener, a {@link QpContext#runOnLoop} job) a work request with none waiting ahead of it in the ring is
+     * taken at once and sent at the end of the loop turn, without the round through the ring.
      *
      * @return false if the send queue is full (poll completions, then post again)
      * @param wr the work request; copied, so it may be refilled at once
      * @throws IllegalArgumentException if {@code wr} was never filled, has no element or more than
-     *                                  {@link QpConfig#maxSendSge()}, or inline data and the queue pair takes
-     *                                  none or less ({@link QpConfig#maxInlineData()})
+     *                                  {@link QpConfig#maxSendSge()}, elements of more than
+     *                                  {@link WorkRequest#MAX_LENGTH} bytes in all, or inline data and the queue
+     *                                  pair takes none or less ({@link QpConfig#maxInlineData()})
      * @throws IllegalStateException    if the queue pair was closed
      */
     public boolean postSend(WorkRequest wr) {
@@ -178,6 +181,9 @@ public final class QueuePair implements AutoCloseable {
             throw new IllegalArgumentException("work request is not filled: " + wr);
         }
         checkSgeCount(wr.sges.count(), config.maxSendSge(), wr);
+        if (wr.length() > WorkRequest.MAX_LENGTH) {
+            throw tooLong(wr);
+        }
         if (wr.inline && (wr.length() > config.maxInlineData() || config.maxInlineData() == 0)) {
             throw new IllegalArgumentException(wr.length() + " bytes of inline data, this queue pair takes "
                     + (config.maxInlineData() == 0 ? "none" : "at most " + config.maxInlineData())
@@ -257,6 +263,12 @@ public final class QueuePair implements AutoCloseable {
         receiveRing.publish();
         ringDoorbell();
         return true;
+    }
+
+    // Kept out of postSend, so that the path taken inlines.
+    private static IllegalArgumentException tooLong(WorkRequest wr) {
+        return new IllegalArgumentException("elements of " + wr.length() + " bytes in all, a work request takes at"
+                + " most " + WorkRequest.MAX_LENGTH + " (what a completion's byte count holds): " + wr);
     }
 
     private static void checkSgeCount(int count, int max, Object request) {
@@ -458,17 +470,6 @@ public final class QueuePair implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-    }
-
-    /** Closes a subflow's socket as if its network path had failed: for failover tests and drills. */
-    void killSubflow(int index) {
-        call(() -> {
-            Subflow s = engine.subflows[index];
-            if (s != null) {
-                engine.onSubflowFailed(s, 0, 0, "killed");
-            }
-            return null;
-        });
     }
 
     private void checkOpen() {

@@ -46,6 +46,9 @@ public final class ReceiveRequest {
      *                                  elements already, or the total would pass 2^31 - 1 bytes
      */
     public ReceiveRequest sge(int lkey, long offset, int length) {
+        if (length > WorkRequest.MAX_LENGTH - sges.byteSize()) {
+            throw new IllegalArgumentException("elements of more than " + WorkRequest.MAX_LENGTH + " bytes in all");
+        }
         WorkRequest.addSge(sges, lkey, offset, length);
         return this;
     }

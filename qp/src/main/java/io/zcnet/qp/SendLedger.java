@@ -128,6 +128,8 @@ final class SendLedger {
         signaled[i] = isSignaled;
         lazy[i] = isLazy;
         immediate[i] = imm;
+        // Cannot overflow: postSend refuses work requests past WorkRequest.MAX_LENGTH, and a READ response is
+        // one piece of a READ request's int length.
         length[i] = (int) local[i].byteSize();
         rkey[i] = key;
         remoteOffset[i] = keyOffset;

@@ -37,7 +37,10 @@ import java.lang.foreign.MemorySegment;
  * <p>Lengths: a SEND and a WRITE with immediate are one message, at most
  * {@link io.zcnet.framing.FramingConfig#MAX_MESSAGE_SIZE} (16 MiB − 1) bytes, so the receive they consume
  * completes with their whole length; a longer one fails with LOCAL_LENGTH_ERROR. A WRITE or READ may be
- * longer, as many messages as the agreed message window holds.
+ * longer, as many messages as the agreed message window holds, up to {@link #MAX_LENGTH} (2^31 - 1) bytes in all,
+ * which {@link QueuePair#postSend} checks: a completion counts the bytes in 32 bits (verbs' {@code byte_len}),
+ * and adapters commonly advertise a {@code max_msg_sz} of 2^31. The holder itself takes any number of bytes,
+ * and {@link #length()} counts them exactly.
  *
  * <p>Not thread-safe: one holder per posting thread.
  */
@@ -52,6 +55,8 @@ public final class WorkRequest {
     public static final int RDMA_WRITE_WITH_IMM = 3;
     /** RDMA READ of the peer's region {@code rkey} at {@code remoteOffset} into the local buffer. */
     public static final int RDMA_READ = 4;
+    /** The most bytes a work request's elements may hold together: what a completion's byte count holds. */
+    public static final int MAX_LENGTH = Integer.MAX_VALUE;
 
     long workRequestId;
     int opcode = -1;
@@ -214,8 +219,8 @@ public final class WorkRequest {
      * @param length bytes in the element
      * @return this holder
      * @throws IllegalArgumentException if the holder is not filled, the range is negative, the holder holds
-     *                                  {@link QpConfig#MAX_SGE} elements already, or the total would pass
-     *                                  2^31 - 1 bytes or overflow the remote offset
+     *                                  {@link QpConfig#MAX_SGE} elements already, or the total would overflow
+     *                                  the remote offset (a total past {@link #MAX_LENGTH} is refused when posted)
      */
     public WorkRequest sge(int lkey, long offset, int length) {
         if (opcode < 0) {
@@ -265,16 +270,13 @@ public final class WorkRequest {
         return this;
     }
 
-    /** Appends one element to {@code list}, which holds at most 2^31 - 1 bytes, what a completion's count says. */
+    /** Appends one element to {@code list}. */
     static void addSge(SgeList list, int lkey, long offset, int length) {
         if (offset < 0 || length < 0) {
             throw new IllegalArgumentException("element " + offset + "+" + length + " is negative");
         }
         if (list.count() == list.capacity()) {
             throw new IllegalArgumentException("at most " + list.capacity() + " scatter/gather elements");
-        }
-        if (length > Integer.MAX_VALUE - list.byteSize()) {
-            throw new IllegalArgumentException("elements of more than " + Integer.MAX_VALUE + " bytes in all");
         }
         list.add(lkey, offset, length);
     }
@@ -340,9 +342,9 @@ public final class WorkRequest {
         return sges.count();
     }
 
-    /** {@return the bytes of all elements together}: the message's length. */
-    public int length() {
-        return (int) sges.byteSize();
+    /** {@return the bytes of all elements together, exactly}: the message's length (to post: {@link #MAX_LENGTH}). */
+    public long length() {
+        return sges.byteSize();
     }
 
     static String opcodeName(int opcode) {

@@ -423,7 +423,7 @@ abstract class QueuePairContractTest {
             assertEquals("closed", p.server.errorReason());
         }
         try (QpPair p = new QpPair(engine(), config(), MIB)) {
-            p.client.killSubflow(0);
+            SubflowDrill.kill(p.client, 0);
             awaitState(p.client, QpState.ERROR);
             assertEquals(WorkCompletion.TRANSPORT_ERROR, p.client.errorStatus(), p.client::errorReason);
             assertTrue(p.client.errorReason().contains("every subflow is gone"), p.client::errorReason);
@@ -579,7 +579,7 @@ abstract class QueuePairContractTest {
             for (int i = 0; i < messages; i++) {
                 assertTrue(p.client.postSend(wr.send(i, p.clientRegion.localKey(), (long) i * size, size)));
                 if (i == 16) {
-                    p.client.killSubflow(1);
+                    SubflowDrill.kill(p.client, 1);
                 }
             }
             for (int i = 0; i < messages; i++) {
@@ -780,7 +780,7 @@ abstract class QueuePairContractTest {
                 }
                 Arrays.fill(source, (byte) 0xEE);
                 if (++posted == messages / 4) {
-                    p.client.killSubflow(1);
+                    SubflowDrill.kill(p.client, 1);
                 }
             }
             for (; received < messages; received++) {
@@ -822,9 +822,9 @@ abstract class QueuePairContractTest {
                     if (p.client.postSend(wr.send(posted).inline(heap, 0, size).unsignaled())) {
                         posted++;
                         if (posted == 1000) {
-                            p.client.killSubflow(1);
+                            SubflowDrill.kill(p.client, 1);
                         } else if (posted == messages / 2) {
-                            p.client.killSubflow(2);
+                            SubflowDrill.kill(p.client, 2);
                         }
                         continue;
                     }
@@ -857,7 +857,7 @@ abstract class QueuePairContractTest {
             int index = p.client.addSubflow(SubflowPath.to(p.listener.address())).get();
             assertEquals(1, index);
             assertEquals(2, p.client.liveSubflows());
-            p.client.killSubflow(0);
+            SubflowDrill.kill(p.client, 0);
             writeVerified(p, 9, 32 * MIB, 17);
         }
     }
@@ -1218,7 +1218,7 @@ abstract class QueuePairContractTest {
                 assertTrue(p.client.postSend(wr.write(i, p.clientRegion.localKey(), (long) i * size, size,
                         p.serverRegion.remoteKey(), (long) i * size)));
                 if (i == 8 || i == 9 || i == 10) {
-                    p.client.killSubflow(i - 8);
+                    SubflowDrill.kill(p.client, i - 8);
                 }
             }
             for (int i = 0; i < messages; i++) {
