@@ -607,7 +607,7 @@ public final class QpContext implements AutoCloseable {
             failure = firstOf(failure, new IllegalStateException("the loop thread had stopped on " + loopFailure,
                     loopFailure));
         }
-        if (thread.isAlive()) {
+        if (loopFailure == null && thread.isAlive()) {
             try {
                 thread.call(() -> {
                     for (QpEngine e : new ArrayList<>(liveQueuePairs)) {
