@@ -371,14 +371,25 @@ final class Links {
         if (broken == null) {
             broken = e;
         }
-        abort();
+        try {
+            abort();
+        } catch (RuntimeException closing) {
+            e.addSuppressed(closing);
+        }
         return e;
     }
 
-    /** Closes every queue pair: what is outstanding is flushed, and each peer's queue pair ends too. */
+    /**
+     * Closes every queue pair: what is outstanding is flushed, and each peer's queue pair ends too. Every one is
+     * closed whatever another throws; then the first failure is thrown.
+     */
     void abort() {
+        Teardown teardown = new Teardown();
         for (Link l : all) {
-            l.qp.close();
+            teardown.run(l.qp::close);
+        }
+        if (teardown.failure() != null) {
+            throw teardown.failure();
         }
     }
 

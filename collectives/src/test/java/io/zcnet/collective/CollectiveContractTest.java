@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.zcnet.qp.QueuePair;
 import io.zcnet.ring.EventLoopConfig;
 
 import java.io.IOException;
@@ -526,5 +527,59 @@ abstract class CollectiveContractTest {
                 }
             });
         }
+    }
+
+    @Test
+    void aRankWhoseLoopThreadDiedStillFreesItsStagingWhenClosedAndSaysWhyEachTime() throws Exception {
+        try (RankGroup group = RankGroup.start(2, engine(), smallSlots())) {
+            group.ranks[0].queuePairTo(1).onCompletions(() -> {
+                throw new IllegalStateException("a completion listener's bug");
+            });
+            group.run(c -> {
+                if (c.rank() == 1) {
+                    // Its message's completion at rank 0 runs the listener, which stops rank 0's loop thread.
+                    assertThrows(CollectiveException.class, c::barrier);
+                    return;
+                }
+                awaitLoopStopped(c.queuePairTo(1));
+                RuntimeException e = assertThrows(RuntimeException.class, c::abort);
+                assertTrue(c.stagingFreed(), () -> "the staging memory is not freed after " + e);
+                assertTrue(mentions(e, "a completion listener's bug"), () -> "the loop thread's failure is not told: " + e);
+                IllegalStateException again = assertThrows(IllegalStateException.class, c::close,
+                        "a second close returned as if the first had closed cleanly");
+                assertTrue(mentions(again, "a completion listener's bug"), again::toString);
+                group.ranks[0] = null; // closed above: the group has nothing left to close of it
+            });
+        }
+    }
+
+    /** Waits until {@code qp}'s loop refuses work: its thread has stopped. */
+    private static void awaitLoopStopped(QueuePair qp) throws InterruptedException {
+        long deadline = System.nanoTime() + RankGroup.WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                qp.liveSubflows();
+            } catch (RuntimeException stopped) {
+                return;
+            }
+            Thread.sleep(5);
+        }
+        throw new AssertionError("the loop of " + qp + " still runs");
+    }
+
+    /** Whether {@code t}, its causes or what they suppressed say {@code text}. */
+    private static boolean mentions(Throwable t, String text) {
+        if (t == null) {
+            return false;
+        }
+        if (String.valueOf(t.getMessage()).contains(text) || mentions(t.getCause(), text)) {
+            return true;
+        }
+        for (Throwable s : t.getSuppressed()) {
+            if (mentions(s, text)) {
+                return true;
+            }
+        }
+        return false;
     }
 }
