@@ -117,7 +117,8 @@ final class Links {
 
     /**
      * Runs {@code operation} (which calls {@link #begin} and the algorithm) on the context's loop thread, or on
-     * this thread when {@code here}; either way it waits as its thread must.
+     * this thread when {@code here}; either way it waits as its thread must. What else than a
+     * {@link CollectiveException} it throws breaks the communicator too, before it is thrown on.
      */
     void run(LoopJob operation, boolean here) throws CollectiveException {
         caller = Thread.currentThread();
@@ -133,13 +134,24 @@ final class Links {
                     context.flush(timeoutNanos);
                 }
             }
-        } catch (CollectiveException | RuntimeException e) {
+        } catch (CollectiveException e) {
             throw e;
+        } catch (RuntimeException e) {
+            throw failedBy(e);
         } catch (Exception e) {
-            throw new IllegalStateException(e);
+            throw failedBy(new IllegalStateException(e));
         } finally {
             onLoop = false;
         }
+    }
+
+    /**
+     * Breaks the communicator for {@code e}, thrown in the middle of an operation (a bug, or memory freed under
+     * it): closing the links tells the peers now, instead of at their timeouts. Returns {@code e} to throw.
+     */
+    private RuntimeException failedBy(RuntimeException e) {
+        fail(-1, "the operation threw " + e, e);
+        return e;
     }
 
     /** Whether an earlier operation failed. */

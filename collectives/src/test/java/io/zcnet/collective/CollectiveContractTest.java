@@ -553,6 +553,70 @@ abstract class CollectiveContractTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(Where.class)
+    void anOperationThatThrowsOnOneRankFailsItsPeerBeforeThePeersTimeout(Where where) throws Exception {
+        Duration timeout = Duration.ofSeconds(20);
+        CommunicatorConfig config = where.config(smallSlots().withTimeouts(timeout, Duration.ofSeconds(30)));
+        CountDownLatch freed = new CountDownLatch(1);
+        CountDownLatch peerDone = new CountDownLatch(1);
+        try (RankGroup group = RankGroup.start(2, engine(), config)) {
+            group.run(c -> {
+                c.barrier(); // settles every link's first receive credits
+                long count = 10_000; // more pieces than rank 1 has slots: rank 0 waits for it mid-operation
+                if (c.rank() == 0) {
+                    Arena arena = Arena.ofShared();
+                    long sentBefore = c.messagesSentTo(1);
+                    Thread freer = Thread.ofPlatform().start(() -> {
+                        freeOnceSending(c, sentBefore, arena);
+                        freed.countDown();
+                    });
+                    // The memory freed under it: touching it throws, as a bug of the operation's own would.
+                    assertThrows(IllegalStateException.class,
+                            () -> c.allreduce(arena.allocate(count * 4), count, DataType.FLOAT, ReduceOp.SUM));
+                    freer.join();
+                    // Only after rank 1 learnt or timed out: a further call here would tell it as well.
+                    assertTrue(peerDone.await(RankGroup.WAIT.toSeconds(), TimeUnit.SECONDS), "rank 1 never finished");
+                    CollectiveException later = assertThrows(CollectiveException.class, c::barrier);
+                    assertTrue(later.getMessage().contains("broken"), later::getMessage);
+                    return;
+                }
+                assertTrue(freed.await(RankGroup.WAIT.toSeconds(), TimeUnit.SECONDS), "rank 0 never sent");
+                try (Arena arena = where.arena()) {
+                    MemorySegment data = arena.allocate(count * 4);
+                    long start = System.nanoTime();
+                    CollectiveException e;
+                    try {
+                        e = assertThrows(CollectiveException.class,
+                                () -> c.allreduce(data, count, DataType.FLOAT, ReduceOp.SUM));
+                    } finally {
+                        peerDone.countDown();
+                    }
+                    long millis = (System.nanoTime() - start) / 1_000_000;
+                    assertTrue(millis < timeout.toMillis(), () -> "rank 1 learnt only at its timeout: " + e);
+                    assertEquals(0, e.peer(), e::getMessage);
+                }
+            });
+        }
+    }
+
+    /** Closes {@code arena} once rank {@code c} is inside an operation: it has sent since {@code sentBefore}. */
+    private static void freeOnceSending(Communicator c, long sentBefore, Arena arena) {
+        long deadline = System.nanoTime() + RankGroup.WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (c.messagesSentTo(1) > sentBefore) {
+                try {
+                    arena.close();
+                    return;
+                } catch (IllegalStateException inUse) {
+                    // The operation is touching the memory right now: try again once it waits.
+                }
+            }
+            LockSupport.parkNanos(5_000_000);
+        }
+        throw new AssertionError("rank " + c.rank() + " never began to send");
+    }
+
     /** Waits until {@code qp}'s loop refuses work: its thread has stopped. */
     private static void awaitLoopStopped(QueuePair qp) throws InterruptedException {
         long deadline = System.nanoTime() + RankGroup.WAIT.toNanos();
