@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.zcnet.qp.QueuePair;
 import io.zcnet.ring.EventLoopConfig;
 
 import java.io.IOException;
@@ -531,17 +530,23 @@ abstract class CollectiveContractTest {
 
     @Test
     void aRankWhoseLoopThreadDiedStillFreesItsStagingWhenClosedAndSaysWhyEachTime() throws Exception {
+        CountDownLatch stopped = new CountDownLatch(1);
         try (RankGroup group = RankGroup.start(2, engine(), smallSlots())) {
             group.ranks[0].queuePairTo(1).onCompletions(() -> {
                 throw new IllegalStateException("a completion listener's bug");
             });
             group.run(c -> {
                 if (c.rank() == 1) {
-                    // Its message's completion at rank 0 runs the listener, which stops rank 0's loop thread.
-                    assertThrows(CollectiveException.class, c::barrier);
+                    // Its message's completion at rank 0 runs the listener, which stops rank 0's loop thread; the
+                    // barrier fails once that thread, stopping, has closed the connections.
+                    try {
+                        assertThrows(CollectiveException.class, c::barrier);
+                    } finally {
+                        stopped.countDown();
+                    }
                     return;
                 }
-                awaitLoopStopped(c.queuePairTo(1));
+                assertTrue(stopped.await(RankGroup.WAIT.toSeconds(), TimeUnit.SECONDS), "rank 1's barrier never ended");
                 RuntimeException e = assertThrows(RuntimeException.class, c::abort);
                 assertTrue(c.stagingFreed(), () -> "the staging memory is not freed after " + e);
                 assertTrue(mentions(e, "a completion listener's bug"), () -> "the loop thread's failure is not told: " + e);
@@ -615,20 +620,6 @@ abstract class CollectiveContractTest {
             LockSupport.parkNanos(5_000_000);
         }
         throw new AssertionError("rank " + c.rank() + " never began to send");
-    }
-
-    /** Waits until {@code qp}'s loop refuses work: its thread has stopped. */
-    private static void awaitLoopStopped(QueuePair qp) throws InterruptedException {
-        long deadline = System.nanoTime() + RankGroup.WAIT.toNanos();
-        while (System.nanoTime() < deadline) {
-            try {
-                qp.liveSubflows();
-            } catch (RuntimeException stopped) {
-                return;
-            }
-            Thread.sleep(5);
-        }
-        throw new AssertionError("the loop of " + qp + " still runs");
     }
 
     /** Whether {@code t}, its causes or what they suppressed say {@code text}. */
