@@ -3,6 +3,7 @@ package io.zcnet.collective;
 import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QpState;
 import io.zcnet.qp.WorkCompletion;
+import io.zcnet.ring.BackoffWait;
 import io.zcnet.ring.LoopJob;
 
 import java.util.ArrayList;
@@ -32,7 +33,10 @@ import java.util.concurrent.locks.LockSupport;
 final class Links {
     /** Polls of every link before the waiting thread parks. */
     private static final int SPINS = 64;
-    /** Longest park: the completion listener normally wakes the thread long before. */
+    /**
+     * Longest park, and longest poll of the loop's own thread: the completion listener (or the kernel) normally
+     * wakes the thread long before.
+     */
     private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /**
      * How long an operation whose only failed links were ended by their peers goes on with what still
@@ -50,7 +54,10 @@ final class Links {
     private final WorkCompletion completion = new WorkCompletion();
     /** Run by every queue pair's loop after a turn that added completions. */
     final Runnable wakeUp = this::wakeUp;
+    /** The thread waiting off the loop, which {@link #wakeUp} unparks; null while none waits. */
     private volatile Thread sleeper;
+    /** How that thread pauses between its looks at the links. */
+    private final BackoffWait offLoopWait = new BackoffWait(SPINS, 0, PARK_NANOS, PARK_NANOS);
 
     private int schedule;
     private long sequence;
@@ -234,19 +241,28 @@ final class Links {
      * the operation if a link failed, nothing moved for the timeout, or the thread was interrupted.
      */
     void await() throws CollectiveException {
-        int idle = 0;
-        while (!pollAll()) {
-            if (System.nanoTime() - lastProgress > timeoutNanos) {
-                if (graceEnd != 0) {
-                    throw linkFailed();
+        boolean turnsLoop = onLoop || drivenByCaller;
+        if (!turnsLoop) {
+            offLoopWait.restart();
+            // Named before the first look, so a completion that comes after any look ends the next park.
+            sleeper = Thread.currentThread();
+        }
+        try {
+            while (!pollAll()) {
+                if (System.nanoTime() - lastProgress > timeoutNanos) {
+                    if (graceEnd != 0) {
+                        throw linkFailed();
+                    }
+                    throw fail(-1, "nothing arrived and no send completed for "
+                            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms (" + pending() + ")", null);
                 }
-                throw fail(-1, "nothing arrived and no send completed for " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)
-                        + " ms (" + pending() + ")", null);
-            }
-            if (caller.isInterrupted()) {
-                throw fail(-1, "the calling thread was interrupted (" + pending() + ")", null);
-            }
-            if (onLoop || drivenByCaller) {
+                if (caller.isInterrupted()) {
+                    throw fail(-1, "the calling thread was interrupted (" + pending() + ")", null);
+                }
+                if (!turnsLoop) {
+                    offLoopWait.pause();
+                    continue;
+                }
                 // The loop's own thread: one turn handles the posts just made, or waits in the kernel, or
                 // when busy-polling looks without waiting and gives the core away if nothing came.
                 if (busyPoll) {
@@ -256,19 +272,11 @@ final class Links {
                 } else {
                     context.progress(PARK_NANOS);
                 }
-                continue;
             }
-            if (++idle < SPINS) {
-                Thread.onSpinWait();
-                continue;
-            }
-            sleeper = Thread.currentThread();
-            if (pollAll()) { // completions that came before the sleeper was set woke nobody
+        } finally {
+            if (!turnsLoop) {
                 sleeper = null;
-                break;
             }
-            LockSupport.parkNanos(this, PARK_NANOS);
-            sleeper = null;
         }
         lastProgress = System.nanoTime();
     }

@@ -5,6 +5,7 @@ import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.buffer.MemoryRegistry;
 import io.zcnet.buffer.PoolConfig;
 import io.zcnet.buffer.SizeClass;
+import io.zcnet.ring.BackoffWait;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.EventLoop;
@@ -43,6 +44,9 @@ public final class QpContext implements AutoCloseable {
     private static final int RING_GROUP = 1;
     /** How long {@link #close()} lets ending subflows finish before it stops the loop. */
     private static final Duration ENDINGS_WAIT = Duration.ofSeconds(2);
+    /** Parks of that wait off the loop: short first, as endings on a fast path finish within a round trip. */
+    private static final long ENDINGS_FIRST_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
+    private static final long ENDINGS_LAST_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     /** Longest single poll of a wait on the loop's own thread, so its deadline is looked at. */
     private static final long DRIVE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
@@ -537,8 +541,12 @@ public final class QpContext implements AutoCloseable {
             drive(() -> lingering == 0, deadline);
             return;
         }
+        BackoffWait wait = new BackoffWait(0, 0, ENDINGS_FIRST_PARK_NANOS, ENDINGS_LAST_PARK_NANOS);
         while (thread.call(() -> lingering) > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(2);
+            if (Thread.interrupted()) { // a park returns at once while the status is set: the wait would spin
+                throw new InterruptedException("interrupted while subflows were ending");
+            }
+            wait.pause();
         }
     }
 
