@@ -101,6 +101,8 @@ public final class Communicator implements AutoCloseable {
     private final AtomicBoolean busy = new AtomicBoolean();
     private final Call call = new Call();
     private boolean closed;
+    /** Why the release of what this rank holds failed, for every later close to say again; null if it did not. */
+    private IllegalStateException releaseFailure;
 
     private Communicator(int rank, int size, CommunicatorConfig config, QpContext context, Staging staging,
             Mesh.Connected mesh) {
@@ -182,17 +184,22 @@ public final class Communicator implements AutoCloseable {
             }
             return new Communicator(rank, size, config, context, staging, mesh);
         } catch (IOException | RuntimeException e) {
+            IOException failed = new IOException("rank " + rank + " of " + size + " could not join the communicator at "
+                    + store + ": " + e.getMessage(), e);
+            Teardown teardown = new Teardown();
             if (server != null) {
-                server.close();
+                teardown.run(server::close);
             }
             if (context != null) {
-                context.close();
+                teardown.run(context::close);
             }
             if (staging != null) {
-                staging.close();
+                teardown.run(staging::close);
             }
-            throw new IOException("rank " + rank + " of " + size + " could not join the communicator at " + store + ": "
-                    + e.getMessage(), e);
+            if (teardown.failure() != null) {
+                failed.addSuppressed(teardown.failure());
+            }
+            throw failed;
         }
     }
 
@@ -230,6 +237,16 @@ public final class Communicator implements AutoCloseable {
     /** How many messages this rank has sent to {@code peer}, for tests; the joining thread, between calls. */
     long messagesSentTo(int peer) {
         return links.to(peer).sent();
+    }
+
+    /** The queue pair to {@code peer}, for tests that break it; any thread. */
+    QueuePair queuePairTo(int peer) {
+        return links.to(peer).qp;
+    }
+
+    /** Whether the staging memory is freed, for tests of closing; any thread. */
+    boolean stagingFreed() {
+        return staging.isFreed();
     }
 
     /** {@return the engine the queue pairs run on}; any thread. */
@@ -897,10 +914,15 @@ public final class Communicator implements AutoCloseable {
      * waits (up to the timeout) in a barrier, so no rank closes its queue pairs while another still needs
      * them, and for its last WRITEs to land; then it closes the queue pairs, the context and the staging
      * memory. A broken communicator closes at once. Idempotent; not concurrently with an operation.
+     *
+     * @throws IllegalStateException once everything this rank holds is freed, if freeing some of it failed (a
+     *                               queue pair or the context did not close cleanly: the cause says why); a later
+     *                               call throws it again instead of returning as if the close had been clean
      */
     @Override
     public void close() {
         if (closed) {
+            throwReleaseFailure();
             return;
         }
         enter();
@@ -924,9 +946,12 @@ public final class Communicator implements AutoCloseable {
      * next operation fails with a {@link CollectiveException} naming this rank; then closes as
      * {@link #close()} does. For a rank that must give up (an error of its own, a shutdown) without the
      * others' cooperation. Idempotent; not concurrently with an operation.
+     *
+     * @throws IllegalStateException as {@link #close()} does
      */
     public void abort() {
         if (closed) {
+            throwReleaseFailure();
             return;
         }
         enter();
@@ -937,11 +962,26 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
+    /** Frees what this rank holds, all of it whatever fails on the way, and throws what failed. */
     private void release() {
         closed = true;
-        links.abort();
-        context.close();
-        staging.close();
+        Teardown teardown = new Teardown();
+        teardown.run(links::abort);
+        teardown.run(context::close);
+        teardown.run(staging::close);
+        RuntimeException failure = teardown.failure();
+        if (failure != null) {
+            releaseFailure = new IllegalStateException("rank " + rank + " of " + size + " is closed, but not cleanly: "
+                    + failure.getMessage(), failure);
+            throw releaseFailure;
+        }
+    }
+
+    private void throwReleaseFailure() {
+        if (releaseFailure != null) {
+            throw new IllegalStateException("rank " + rank + " was closed before, but not cleanly: "
+                    + releaseFailure.getMessage(), releaseFailure);
+        }
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.zcnet.collective;
 import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QpState;
 import io.zcnet.qp.WorkCompletion;
+import io.zcnet.ring.BackoffWait;
 import io.zcnet.ring.LoopJob;
 
 import java.util.ArrayList;
@@ -32,7 +33,10 @@ import java.util.concurrent.locks.LockSupport;
 final class Links {
     /** Polls of every link before the waiting thread parks. */
     private static final int SPINS = 64;
-    /** Longest park: the completion listener normally wakes the thread long before. */
+    /**
+     * Longest park, and longest poll of the loop's own thread: the completion listener (or the kernel) normally
+     * wakes the thread long before.
+     */
     private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /**
      * How long an operation whose only failed links were ended by their peers goes on with what still
@@ -50,7 +54,10 @@ final class Links {
     private final WorkCompletion completion = new WorkCompletion();
     /** Run by every queue pair's loop after a turn that added completions. */
     final Runnable wakeUp = this::wakeUp;
+    /** The thread waiting off the loop, which {@link #wakeUp} unparks; null while none waits. */
     private volatile Thread sleeper;
+    /** How that thread pauses between its looks at the links. */
+    private final BackoffWait offLoopWait = new BackoffWait(SPINS, 0, PARK_NANOS, PARK_NANOS);
 
     private int schedule;
     private long sequence;
@@ -117,7 +124,8 @@ final class Links {
 
     /**
      * Runs {@code operation} (which calls {@link #begin} and the algorithm) on the context's loop thread, or on
-     * this thread when {@code here}; either way it waits as its thread must.
+     * this thread when {@code here}; either way it waits as its thread must. What else than a
+     * {@link CollectiveException} it throws breaks the communicator too, before it is thrown on.
      */
     void run(LoopJob operation, boolean here) throws CollectiveException {
         caller = Thread.currentThread();
@@ -133,13 +141,24 @@ final class Links {
                     context.flush(timeoutNanos);
                 }
             }
-        } catch (CollectiveException | RuntimeException e) {
+        } catch (CollectiveException e) {
             throw e;
+        } catch (RuntimeException e) {
+            throw failedBy(e);
         } catch (Exception e) {
-            throw new IllegalStateException(e);
+            throw failedBy(new IllegalStateException(e));
         } finally {
             onLoop = false;
         }
+    }
+
+    /**
+     * Breaks the communicator for {@code e}, thrown in the middle of an operation (a bug, or memory freed under
+     * it): closing the links tells the peers now, instead of at their timeouts. Returns {@code e} to throw.
+     */
+    private RuntimeException failedBy(RuntimeException e) {
+        fail(-1, "the operation threw " + e, e);
+        return e;
     }
 
     /** Whether an earlier operation failed. */
@@ -222,19 +241,28 @@ final class Links {
      * the operation if a link failed, nothing moved for the timeout, or the thread was interrupted.
      */
     void await() throws CollectiveException {
-        int idle = 0;
-        while (!pollAll()) {
-            if (System.nanoTime() - lastProgress > timeoutNanos) {
-                if (graceEnd != 0) {
-                    throw linkFailed();
+        boolean turnsLoop = onLoop || drivenByCaller;
+        if (!turnsLoop) {
+            offLoopWait.restart();
+            // Named before the first look, so a completion that comes after any look ends the next park.
+            sleeper = Thread.currentThread();
+        }
+        try {
+            while (!pollAll()) {
+                if (System.nanoTime() - lastProgress > timeoutNanos) {
+                    if (graceEnd != 0) {
+                        throw linkFailed();
+                    }
+                    throw fail(-1, "nothing arrived and no send completed for "
+                            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms (" + pending() + ")", null);
                 }
-                throw fail(-1, "nothing arrived and no send completed for " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)
-                        + " ms (" + pending() + ")", null);
-            }
-            if (caller.isInterrupted()) {
-                throw fail(-1, "the calling thread was interrupted (" + pending() + ")", null);
-            }
-            if (onLoop || drivenByCaller) {
+                if (caller.isInterrupted()) {
+                    throw fail(-1, "the calling thread was interrupted (" + pending() + ")", null);
+                }
+                if (!turnsLoop) {
+                    offLoopWait.pause();
+                    continue;
+                }
                 // The loop's own thread: one turn handles the posts just made, or waits in the kernel, or
                 // when busy-polling looks without waiting and gives the core away if nothing came.
                 if (busyPoll) {
@@ -244,19 +272,11 @@ final class Links {
                 } else {
                     context.progress(PARK_NANOS);
                 }
-                continue;
             }
-            if (++idle < SPINS) {
-                Thread.onSpinWait();
-                continue;
-            }
-            sleeper = Thread.currentThread();
-            if (pollAll()) { // completions that came before the sleeper was set woke nobody
+        } finally {
+            if (!turnsLoop) {
                 sleeper = null;
-                break;
             }
-            LockSupport.parkNanos(this, PARK_NANOS);
-            sleeper = null;
         }
         lastProgress = System.nanoTime();
     }
@@ -371,14 +391,25 @@ final class Links {
         if (broken == null) {
             broken = e;
         }
-        abort();
+        try {
+            abort();
+        } catch (RuntimeException closing) {
+            e.addSuppressed(closing);
+        }
         return e;
     }
 
-    /** Closes every queue pair: what is outstanding is flushed, and each peer's queue pair ends too. */
+    /**
+     * Closes every queue pair: what is outstanding is flushed, and each peer's queue pair ends too. Every one is
+     * closed whatever another throws; then the first failure is thrown.
+     */
     void abort() {
+        Teardown teardown = new Teardown();
         for (Link l : all) {
-            l.qp.close();
+            teardown.run(l.qp::close);
+        }
+        if (teardown.failure() != null) {
+            throw teardown.failure();
         }
     }
 

@@ -47,6 +47,11 @@ final class Staging implements AutoCloseable {
         return (long) (peer < owner ? peer : peer - 1) * slots * slotBytes;
     }
 
+    /** Whether {@link #close} freed the memory. Any thread. */
+    boolean isFreed() {
+        return !arena.scope().isAlive();
+    }
+
     /** Deregisters and frees the memory; the queue pairs that used it must be closed. */
     @Override
     public void close() {

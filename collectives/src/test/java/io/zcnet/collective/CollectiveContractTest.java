@@ -527,4 +527,114 @@ abstract class CollectiveContractTest {
             });
         }
     }
+
+    @Test
+    void aRankWhoseLoopThreadDiedStillFreesItsStagingWhenClosedAndSaysWhyEachTime() throws Exception {
+        CountDownLatch stopped = new CountDownLatch(1);
+        try (RankGroup group = RankGroup.start(2, engine(), smallSlots())) {
+            group.ranks[0].queuePairTo(1).onCompletions(() -> {
+                throw new IllegalStateException("a completion listener's bug");
+            });
+            group.run(c -> {
+                if (c.rank() == 1) {
+                    // Its message's completion at rank 0 runs the listener, which stops rank 0's loop thread; the
+                    // barrier fails once that thread, stopping, has closed the connections.
+                    try {
+                        assertThrows(CollectiveException.class, c::barrier);
+                    } finally {
+                        stopped.countDown();
+                    }
+                    return;
+                }
+                assertTrue(stopped.await(RankGroup.WAIT.toSeconds(), TimeUnit.SECONDS), "rank 1's barrier never ended");
+                RuntimeException e = assertThrows(RuntimeException.class, c::abort);
+                assertTrue(c.stagingFreed(), () -> "the staging memory is not freed after " + e);
+                assertTrue(mentions(e, "a completion listener's bug"), () -> "the loop thread's failure is not told: " + e);
+                IllegalStateException again = assertThrows(IllegalStateException.class, c::close,
+                        "a second close returned as if the first had closed cleanly");
+                assertTrue(mentions(again, "a completion listener's bug"), again::toString);
+                group.ranks[0] = null; // closed above: the group has nothing left to close of it
+            });
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Where.class)
+    void anOperationThatThrowsOnOneRankFailsItsPeerBeforeThePeersTimeout(Where where) throws Exception {
+        Duration timeout = Duration.ofSeconds(20);
+        CommunicatorConfig config = where.config(smallSlots().withTimeouts(timeout, Duration.ofSeconds(30)));
+        CountDownLatch freed = new CountDownLatch(1);
+        CountDownLatch peerDone = new CountDownLatch(1);
+        try (RankGroup group = RankGroup.start(2, engine(), config)) {
+            group.run(c -> {
+                c.barrier(); // settles every link's first receive credits
+                long count = 10_000; // more pieces than rank 1 has slots: rank 0 waits for it mid-operation
+                if (c.rank() == 0) {
+                    Arena arena = Arena.ofShared();
+                    long sentBefore = c.messagesSentTo(1);
+                    Thread freer = Thread.ofPlatform().start(() -> {
+                        freeOnceSending(c, sentBefore, arena);
+                        freed.countDown();
+                    });
+                    // The memory freed under it: touching it throws, as a bug of the operation's own would.
+                    assertThrows(IllegalStateException.class,
+                            () -> c.allreduce(arena.allocate(count * 4), count, DataType.FLOAT, ReduceOp.SUM));
+                    freer.join();
+                    // Only after rank 1 learnt or timed out: a further call here would tell it as well.
+                    assertTrue(peerDone.await(RankGroup.WAIT.toSeconds(), TimeUnit.SECONDS), "rank 1 never finished");
+                    CollectiveException later = assertThrows(CollectiveException.class, c::barrier);
+                    assertTrue(later.getMessage().contains("broken"), later::getMessage);
+                    return;
+                }
+                assertTrue(freed.await(RankGroup.WAIT.toSeconds(), TimeUnit.SECONDS), "rank 0 never sent");
+                try (Arena arena = where.arena()) {
+                    MemorySegment data = arena.allocate(count * 4);
+                    long start = System.nanoTime();
+                    CollectiveException e;
+                    try {
+                        e = assertThrows(CollectiveException.class,
+                                () -> c.allreduce(data, count, DataType.FLOAT, ReduceOp.SUM));
+                    } finally {
+                        peerDone.countDown();
+                    }
+                    long millis = (System.nanoTime() - start) / 1_000_000;
+                    assertTrue(millis < timeout.toMillis(), () -> "rank 1 learnt only at its timeout: " + e);
+                    assertEquals(0, e.peer(), e::getMessage);
+                }
+            });
+        }
+    }
+
+    /** Closes {@code arena} once rank {@code c} is inside an operation: it has sent since {@code sentBefore}. */
+    private static void freeOnceSending(Communicator c, long sentBefore, Arena arena) {
+        long deadline = System.nanoTime() + RankGroup.WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (c.messagesSentTo(1) > sentBefore) {
+                try {
+                    arena.close();
+                    return;
+                } catch (IllegalStateException inUse) {
+                    // The operation is touching the memory right now: try again once it waits.
+                }
+            }
+            LockSupport.parkNanos(5_000_000);
+        }
+        throw new AssertionError("rank " + c.rank() + " never began to send");
+    }
+
+    /** Whether {@code t}, its causes or what they suppressed say {@code text}. */
+    private static boolean mentions(Throwable t, String text) {
+        if (t == null) {
+            return false;
+        }
+        if (String.valueOf(t.getMessage()).contains(text) || mentions(t.getCause(), text)) {
+            return true;
+        }
+        for (Throwable s : t.getSuppressed()) {
+            if (mentions(s, text)) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

@@ -5,6 +5,7 @@ import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.buffer.MemoryRegistry;
 import io.zcnet.buffer.PoolConfig;
 import io.zcnet.buffer.SizeClass;
+import io.zcnet.ring.BackoffWait;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.EventLoop;
@@ -44,6 +45,9 @@ public final class QpContext implements AutoCloseable {
     private static final int RING_GROUP = 1;
     /** How long {@link #close()} lets ending subflows finish before it stops the loop. */
     private static final Duration ENDINGS_WAIT = Duration.ofSeconds(2);
+    /** Parks of that wait off the loop: short first, as endings on a fast path finish within a round trip. */
+    private static final long ENDINGS_FIRST_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
+    private static final long ENDINGS_LAST_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     /** Longest single poll of a wait on the loop's own thread, so its deadline is looked at. */
     private static final long DRIVE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
@@ -551,19 +555,22 @@ public final class QpContext implements AutoCloseable {
      * Gives subflows that are ending a bounded time to let their last frames reach the peer (each is bounded
      * by its queue pair's silence timeout too), so closing a context right after a queue pair loses no final
      * ACKNOWLEDGE.
+     *
+     * @throws InterruptedException if the calling thread is interrupted: the endings are cut short
+     * @throws Exception            what kept the loop from answering
      */
-    private void awaitEndings() {
+    private void awaitEndings() throws Exception {
         long deadline = System.nanoTime() + ENDINGS_WAIT.toNanos();
         if (loop.inLoop()) {
             drive(() -> lingering == 0, deadline);
             return;
         }
-        try {
-            while (thread.call(() -> lingering) > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(2);
+        BackoffWait wait = new BackoffWait(0, 0, ENDINGS_FIRST_PARK_NANOS, ENDINGS_LAST_PARK_NANOS);
+        while (thread.call(() -> lingering) > 0 && System.nanoTime() < deadline) {
+            if (Thread.interrupted()) { // a park returns at once while the status is set: the wait would spin
+                throw new InterruptedException("interrupted while subflows were ending");
             }
-        } catch (Exception ignored) {
-            // Interrupted or the loop failed: close anyway, the endings are cut short.
+            wait.pause();
         }
     }
 
@@ -606,7 +613,14 @@ public final class QpContext implements AutoCloseable {
     /**
      * Closes every listener and queue pair of this context (their peers see the connections end), stops
      * the loop and frees the pool. Regions stay registered in the closed registry; their memory is the
-     * caller's.
+     * caller's. Every step is taken whatever the ones before it threw, so a failure leaves nothing behind;
+     * the failure is thrown once all is freed. An interrupt cuts short only the wait for ending subflows
+     * (their last frames may then be lost), and the interrupt status is kept. Idempotent: a later call does
+     * nothing. Any thread; of a context {@linkplain #openOnCallingThread opened on the calling thread}, only that one.
+     *
+     * @throws IllegalStateException after freeing everything, if a step failed: the loop thread had stopped on a
+     *                               failure of its own, a queue pair or listener did not close, the loop did
+     *                               not answer or stop; the first failure is the cause, later ones are suppressed
      */
     @Override
     public void close() {
@@ -615,27 +629,68 @@ public final class QpContext implements AutoCloseable {
         }
         checkDriver("close()");
         closed = true;
+        // Closing must finish whatever the caller's interrupt says; the caller gets it back at the end.
+        boolean interrupted = Thread.interrupted();
+        Exception failure = null;
         List<QpListener> open;
         synchronized (listeners) {
             open = new ArrayList<>(listeners);
         }
         for (QpListener l : open) {
-            l.close();
+            try {
+                l.close();
+            } catch (RuntimeException e) {
+                failure = firstOf(failure, e);
+            }
+        }
+        Throwable loopFailure = thread.failure();
+        if (loopFailure != null) {
+            failure = firstOf(failure, new IllegalStateException("the loop thread had stopped on " + loopFailure,
+                    loopFailure));
+        }
+        if (loopFailure == null && thread.isAlive()) {
+            try {
+                thread.call(() -> {
+                    for (QpEngine e : new ArrayList<>(liveQueuePairs)) {
+                        e.close();
+                    }
+                    liveQueuePairs.clear();
+                    byToken.clear();
+                    return null;
+                });
+                if (!interrupted) {
+                    awaitEndings();
+                }
+            } catch (InterruptedException e) {
+                interrupted = true; // the closes are queued on the loop all the same; only their endings are cut short
+            } catch (Exception e) {
+                failure = firstOf(failure, e);
+            }
         }
         try {
-            thread.call(() -> {
-                for (QpEngine e : new ArrayList<>(liveQueuePairs)) {
-                    e.close();
-                }
-                liveQueuePairs.clear();
-                byToken.clear();
-                return null;
-            });
-        } catch (Exception ignored) {
-            // The loop is going away regardless; closing it below cancels whatever is left.
+            thread.close();
+        } catch (RuntimeException e) {
+            failure = firstOf(failure, e);
         }
-        awaitEndings();
-        thread.close();
-        pool.close();
+        try {
+            pool.close();
+        } catch (RuntimeException e) {
+            failure = firstOf(failure, e);
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        if (failure != null) {
+            throw new IllegalStateException("the context is closed, but not cleanly: " + failure.getMessage(), failure);
+        }
+    }
+
+    /** The failure to report: the first one, which carries the later ones as suppressed. */
+    private static Exception firstOf(Exception first, Exception next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
     }
 }

@@ -2,6 +2,7 @@ package io.zcnet.qp;
 
 import io.zcnet.buffer.MemoryRegistry;
 import io.zcnet.framing.FramingConfig;
+import io.zcnet.ring.BackoffWait;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.LoopSignal;
@@ -15,7 +16,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * A connected queue pair: a send queue, a receive queue and a completion queue with the semantics of RDMA
@@ -355,17 +355,18 @@ public final class QueuePair implements AutoCloseable {
             }
             return true;
         }
-        int spins = 0;
-        while (!poll(into)) {
+        if (poll(into)) {
+            return true;
+        }
+        // Nothing wakes this thread when a completion comes: it looks again after every pause, so parks stay short.
+        long park = TimeUnit.MICROSECONDS.toNanos(20);
+        BackoffWait wait = new BackoffWait(1_000, 0, park, park);
+        do {
             if (System.nanoTime() - deadline >= 0) {
                 return false;
             }
-            if (++spins > 1000) {
-                LockSupport.parkNanos(20_000);
-            } else {
-                Thread.onSpinWait();
-            }
-        }
+            wait.pause();
+        } while (!poll(into));
         return true;
     }
 
