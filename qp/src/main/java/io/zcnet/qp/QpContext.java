@@ -618,9 +618,10 @@ public final class QpContext implements AutoCloseable {
      * (their last frames may then be lost), and the interrupt status is kept. Idempotent: a later call does
      * nothing. Any thread; of a context {@linkplain #openOnCallingThread opened on the calling thread}, only that one.
      *
-     * @throws IllegalStateException after freeing everything, if a step failed: the loop thread had stopped on a
-     *                               failure of its own, a queue pair or listener did not close, the loop did
-     *                               not answer or stop; the first failure is the cause, later ones are suppressed
+     * @throws IllegalStateException after freeing everything, if a step failed: a queue pair or listener did not
+     *                               close, the loop did not answer or stop; the first failure is the cause, later
+     *                               ones are suppressed. A loop thread that had died is not such a step: it was
+     *                               told already ({@link #failure()})
      */
     @Override
     public void close() {
@@ -643,12 +644,9 @@ public final class QpContext implements AutoCloseable {
                 failure = firstOf(failure, e);
             }
         }
-        Throwable loopFailure = thread.failure();
-        if (loopFailure != null) {
-            failure = firstOf(failure, new IllegalStateException("the loop thread had stopped on " + loopFailure,
-                    loopFailure));
-        }
-        if (loopFailure == null && thread.isAlive()) {
+        // A loop thread that died was told once (logged, failure(), every queue pair FATAL_ERROR): closing after
+        // it frees what is left and says nothing more, and hands the dead loop nothing.
+        if (thread.failure() == null && thread.isAlive()) {
             try {
                 thread.call(() -> {
                     for (QpEngine e : new ArrayList<>(liveQueuePairs)) {

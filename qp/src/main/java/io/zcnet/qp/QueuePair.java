@@ -63,6 +63,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Nothing on the post or poll path allocates.
  */
 public final class QueuePair implements AutoCloseable {
+    private static final long AWAIT_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
     private static final VarHandle STALLED;
 
     static {
@@ -88,6 +89,11 @@ public final class QueuePair implements AutoCloseable {
     private final LoopSignal doorbell;
     /** Wakes the loop when a poll emptied a completion ring it found full. */
     private final LoopSignal resume;
+    /**
+     * The pauses of {@link #await} off the loop thread: the polling thread's alone, as polling is one thread's at a
+     * time. Nothing wakes that thread when a completion comes, so it looks again after every pause: parks stay short.
+     */
+    private final BackoffWait pollWait = new BackoffWait(1_000, 0, AWAIT_PARK_NANOS, AWAIT_PARK_NANOS);
     /** 1 when the loop stopped because the completion ring was full. */
     @SuppressWarnings("unused")
     private volatile int completionsStalled;
@@ -358,9 +364,8 @@ public final class QueuePair implements AutoCloseable {
         if (poll(into)) {
             return true;
         }
-        // Nothing wakes this thread when a completion comes: it looks again after every pause, so parks stay short.
-        long park = TimeUnit.MICROSECONDS.toNanos(20);
-        BackoffWait wait = new BackoffWait(1_000, 0, park, park);
+        BackoffWait wait = pollWait;
+        wait.restart();
         do {
             if (System.nanoTime() - deadline >= 0) {
                 return false;
