@@ -316,7 +316,7 @@ final class QpEngine implements CompletionHandler {
         long acked = msnsClaimed - flow.unacknowledged();
         for (long seq = ledger.head; seq < ledger.tail; seq++) {
             int i = ledger.slot(seq);
-            if (!ledger.begun[i] || ledger.msnEnd[i] <= acked) {
+            if (!ledger.begun[i] || ledger.isAcknowledged(i, acked)) {
                 continue;
             }
             long first = ledger.firstFrame[i];
@@ -501,7 +501,7 @@ final class QpEngine implements CompletionHandler {
         }
         long seq = ledger.append(op, wr.workRequestId, wr.signaled, wr.lazy, wr.immediate, wr.rkey, wr.remoteOffset, 0, 0);
         if (early >= 0 || state == QpState.ERROR) {
-            ledger.earlyStatus[ledger.slot(seq)] = early >= 0 ? early : WorkCompletion.FLUSH_ERROR;
+            ledger.completeEarly(ledger.slot(seq), early >= 0 ? early : WorkCompletion.FLUSH_ERROR);
             if (early >= 0) {
                 fail(early, why);
             }
@@ -578,7 +578,7 @@ final class QpEngine implements CompletionHandler {
             if (!ledger.begun[i] && !begin(cursor)) {
                 break;
             }
-            if (ledger.handed[i] == ledger.frameCount[i]) {
+            if (ledger.isAllHanded(i)) {
                 cursor++;
                 if (cursor < ledger.tail && ledger.begun[ledger.slot(cursor)]) {
                     throw new IllegalStateException("ledger entry " + cursor + " begun out of order");
@@ -591,7 +591,7 @@ final class QpEngine implements CompletionHandler {
                 continue;
             }
             if (isSingleFrame(i) && sendSingle(i)) {
-                ledger.handed[i]++;
+                ledger.handedFrame(i);
                 continue;
             }
             if (freshEntry != cursor) {
@@ -603,7 +603,7 @@ final class QpEngine implements CompletionHandler {
                 break;
             }
             fence.sentFresh(s.index, ledger.msnEnd[i] - 1);
-            ledger.handed[i]++;
+            ledger.handedFrame(i);
         }
         for (Subflow s : subflows) {
             if (s != null && !s.dead) {
@@ -644,7 +644,7 @@ final class QpEngine implements CompletionHandler {
         long index = resendFrame[r];
         int i = ledger.slot(seq);
         long acked = msnsClaimed - flow.unacknowledged();
-        if (seq < ledger.head || ledger.msnEnd[i] <= acked) {
+        if (seq < ledger.head || ledger.isAcknowledged(i, acked)) {
             resendHead++;
             return true;
         }
@@ -758,7 +758,7 @@ final class QpEngine implements CompletionHandler {
             record = PackedSends.writeRecord(out, record, local.segment(0), local.offset(0), ledger.length[j],
                     ledger.kind[j] == WorkRequest.SEND_WITH_IMM, ledger.immediate[j]);
             askAcknowledge |= ledger.ackRequest[j];
-            ledger.handed[j] = 1;
+            ledger.handedFrame(j);
             frameSubflow[(int) ledger.firstFrame[j] & (FRAME_RING - 1)] = (byte) s.index;
         }
         int payload = (int) (record - at - Segmenter.PACKED_HEADER_BYTES);
@@ -851,12 +851,11 @@ final class QpEngine implements CompletionHandler {
         int kind = ledger.kind[i];
         // Claims hand out MSNs and receive numbers in order, so the next ones are this entry's: the
         // segmenter can be begun (and say how many messages and frames it has) before anything is claimed.
-        ledger.firstMsn[i] = flow.nextMsn();
-        ledger.rsn[i] = flow.nextReceiveSequence();
         // A signaled request is waited for, unless signaled lazily; an unsignaled or lazy one only once this side
         // runs short of send queue or message window, which the peer cannot see. The rest is acknowledged lazily.
-        ledger.ackRequest[i] = kind != WorkRequest.RDMA_READ && (ledger.signaled[i] && !ledger.lazy[i]
-                || ledger.userEntries * 2 >= config.sendQueueDepth() || flow.unacknowledged() * 2 >= framing.messageWindow());
+        ledger.number(i, flow.nextMsn(), flow.nextReceiveSequence(), kind != WorkRequest.RDMA_READ
+                && (ledger.signaled[i] && !ledger.lazy[i] || ledger.userEntries * 2 >= config.sendQueueDepth()
+                || flow.unacknowledged() * 2 >= framing.messageWindow()));
         boolean single = isSingleFrame(i);
         if (!single) {
             beginSegmenter(fresh, i);
@@ -878,8 +877,7 @@ final class QpEngine implements CompletionHandler {
             return false;
         }
         long frames = single ? 1 : fresh.frameCount();
-        long oldest = ledger.begun[ledger.slot(ledger.head)] ? ledger.firstFrame[ledger.slot(ledger.head)] : nextFrame;
-        if (nextFrame + frames - oldest > FRAME_RING) {
+        if (nextFrame + frames - ledger.oldestFrame(nextFrame) > FRAME_RING) {
             return false;
         }
         if (kind == WorkRequest.RDMA_WRITE_WITH_IMM) {
@@ -890,12 +888,8 @@ final class QpEngine implements CompletionHandler {
         } else {
             flow.claim(n, consumes);
         }
-        ledger.messages[i] = n;
         msnsClaimed += n;
-        ledger.msnEnd[i] = msnsClaimed;
-        ledger.begun[i] = true;
-        ledger.frameCount[i] = frames;
-        ledger.firstFrame[i] = nextFrame;
+        ledger.begin(i, n, msnsClaimed, nextFrame, frames);
         nextFrame += frames;
         return true;
     }
@@ -927,7 +921,7 @@ final class QpEngine implements CompletionHandler {
                     requests.readLength())) {
                 return false;
             }
-            ledger.readsExpected[i]++;
+            ledger.readExpected(i);
         }
         return true;
     }
@@ -1047,12 +1041,8 @@ final class QpEngine implements CompletionHandler {
             long id = arrived.workRequestId();
             int status = statusOf(arrived.status());
             if (id < 0) {
-                int i = ledger.slot(-1 - id);
-                ledger.readsDone[i]++;
+                ledger.readLanded(ledger.slot(-1 - id), status);
                 readResponsesLanded++;
-                if (status != WorkCompletion.SUCCESS && ledger.readStatus[i] < 0) {
-                    ledger.readStatus[i] = status;
-                }
                 continue;
             }
             int opcode = arrived.opcode();
@@ -1098,8 +1088,7 @@ final class QpEngine implements CompletionHandler {
             int i = ledger.slot(ledger.head);
             int kind = ledger.kind[i];
             // Acknowledged work succeeded even if the queue pair failed since: the peer has it.
-            boolean done = ledger.begun[i] && ledger.handed[i] == ledger.frameCount[i] && ledger.msnEnd[i] <= acked
-                    && (kind != WorkRequest.RDMA_READ || ledger.readsDone[i] == ledger.messages[i]);
+            boolean done = ledger.isDone(i, acked);
             int status;
             if (ledger.earlyStatus[i] >= 0) {
                 status = ledger.earlyStatus[i];
@@ -1290,7 +1279,7 @@ final class QpEngine implements CompletionHandler {
                 mark += s.bytesSent;
             }
         }
-        boolean waiting = flow.unacknowledged() > 0 || !ledger.isEmpty() && ledger.begun[ledger.slot(ledger.head)];
+        boolean waiting = flow.unacknowledged() > 0 || ledger.isHeadBegun();
         if (mark != progressMark || !waiting) {
             progressMark = mark;
             progressSinceNanos = now;
@@ -1409,7 +1398,7 @@ final class QpEngine implements CompletionHandler {
             }
             boolean holds = msn == NegativeAcknowledge.NO_MESSAGE || Msn.distance(ledger.firstMsn[i], msn) < ledger.messages[i];
             if (holds && ledger.kind[i] != SendLedger.READ_RESPONSE) {
-                ledger.earlyStatus[i] = status;
+                ledger.completeEarly(i, status);
                 return;
             }
         }
