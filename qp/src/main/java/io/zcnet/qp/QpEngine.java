@@ -92,7 +92,7 @@ final class QpEngine implements CompletionHandler {
         this.deferred = new DeferredFrames(assembler, 64, framing.segmentSize());
         this.ledger = new SendLedger(Integer.highestOneBit(config.sendQueueDepth() + window - 1) * 2, config.maxSendSge());
         this.subflows = new SubflowSet(this, config.maxSubflows());
-        this.resends = new ResendQueue(1 << 16);
+        this.resends = new ResendQueue(ResendQueue.capacityFor(framing));
         this.intake = new WorkIntake(this, arena);
         this.requester = new Requester(this, arena);
         this.acks = new AcknowledgePolicy(this, arena);

@@ -23,6 +23,21 @@ final class ResendQueue {
     private long framesResent;
     private long bytesResent;
 
+    /** Bounds of {@link #capacityFor}: a floor that costs nothing, and the frame numbers the fixed ring had. */
+    static final int MIN_CAPACITY = 1 << 10;
+    static final int MAX_CAPACITY = 1 << 16;
+
+    /**
+     * {@return the frames in flight {@code framing} needs at most}: the smallest power of two holding a full message
+     * window of the largest messages, within {@link #MIN_CAPACITY} and {@link #MAX_CAPACITY}
+     */
+    static int capacityFor(FramingConfig framing) {
+        long framesPerMessage = ((long) FramingConfig.MAX_MESSAGE_SIZE + framing.segmentSize() - 1) / framing.segmentSize();
+        long needed = (long) framing.messageWindow() * framesPerMessage;
+        long capacity = needed <= 1 ? 1 : Long.highestOneBit(needed - 1) << 1;
+        return Math.clamp(capacity, MIN_CAPACITY, MAX_CAPACITY);
+    }
+
     ResendQueue(int capacity) {
         if (Integer.bitCount(capacity) != 1) {
             throw new IllegalArgumentException("resend queue capacity " + capacity + " must be a power of two");
