@@ -3,7 +3,6 @@ package io.zcnet.qp;
 import io.zcnet.framing.FlowControl;
 import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FramingConfig;
-import io.zcnet.framing.Icrc;
 import io.zcnet.framing.MessageAssembler;
 import io.zcnet.framing.Msn;
 
@@ -20,9 +19,7 @@ final class AcknowledgePolicy {
     private final QpEngine engine;
     private final MessageAssembler assembler;
     private final FramingConfig framing;
-    private final Icrc icrc = new Icrc();
-    private final FrameHeader header = new FrameHeader();
-    private final MemorySegment scratch;
+    private final ControlFrame frame;
     private int ackedMsnSent = -1;
     private int creditSent = -1;
     private boolean due;
@@ -31,7 +28,7 @@ final class AcknowledgePolicy {
         this.engine = engine;
         this.assembler = engine.assembler;
         this.framing = engine.framing;
-        this.scratch = arena.allocate(64, 8);
+        this.frame = new ControlFrame(arena, framing.icrcEnabled());
     }
 
     /** Whether an ACKNOWLEDGE is owed. */
@@ -95,14 +92,13 @@ final class AcknowledgePolicy {
         }
         int msn = assembler.acknowledgedMsn();
         int credit = assembler.creditLimit();
-        FlowControl.writeAcknowledge(header.wrap(scratch, 0), msn, credit, false, false);
-        if (framing.icrcEnabled()) {
-            header.icrc(icrc.compute(scratch, 0));
-        }
-        // The per-subflow fields, outside the ICRC: from the timestamp's echo the peer measures the round trip.
+        FlowControl.writeAcknowledge(frame.header(), msn, credit, false, false);
+        frame.seal();
+        // From the timestamp's echo the peer measures the subflow's round trip.
         int nowMicros = QpClock.micros();
-        header.wrap(scratch, 0).stamp(s.index, nowMicros, s.echo(nowMicros));
-        if (!s.offer(scratch, FrameHeader.LENGTH, scratch, 0, 0)) {
+        frame.header().stamp(s.index, nowMicros, s.echo(nowMicros));
+        MemorySegment bytes = frame.memory();
+        if (!s.offer(bytes, FrameHeader.LENGTH, bytes, 0, 0)) {
             return false;
         }
         ackedMsnSent = msn;

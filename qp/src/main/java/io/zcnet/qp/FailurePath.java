@@ -1,15 +1,11 @@
 package io.zcnet.qp;
 
 import io.zcnet.framing.FrameError;
-import io.zcnet.framing.FrameHeader;
-import io.zcnet.framing.FramingConfig;
-import io.zcnet.framing.Icrc;
 import io.zcnet.framing.MessageAssembler;
 import io.zcnet.framing.Msn;
 import io.zcnet.framing.NegativeAcknowledge;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 
 /**
  * The queue pair's state and its one way into ERROR, as rxe's {@code rxe_qp.c} moves a QP to its error state:
@@ -30,11 +26,8 @@ final class FailurePath {
     private final QpEngine engine;
     private final MessageAssembler assembler;
     private final SendLedger ledger;
-    private final FramingConfig framing;
     private final QpConfig config;
-    private final Icrc icrc = new Icrc();
-    private final FrameHeader header = new FrameHeader();
-    private final MemorySegment scratch;
+    private final ControlFrame nak;
 
     private volatile QpState state = QpState.RTS;
     // Written before state turns ERROR, whose volatile write publishes them to the threads that read it.
@@ -45,9 +38,8 @@ final class FailurePath {
         this.engine = engine;
         this.assembler = engine.assembler;
         this.ledger = engine.ledger;
-        this.framing = engine.framing;
         this.config = engine.config;
-        this.scratch = arena.allocate(64, 8);
+        this.nak = new ControlFrame(arena, engine.framing.icrcEnabled());
     }
 
     QpState state() {
@@ -187,15 +179,13 @@ final class FailurePath {
         // resuming held-back completions may fail the queue pair, which must find this one already in ERROR.
         engine.completer.moveArrivals();
         state = QpState.ERROR;
-        MemorySegment nak = null;
+        ControlFrame last = null;
         if (syndrome != FrameError.OK) {
-            NegativeAcknowledge.write(header.wrap(scratch, 0), assembler.acknowledgedMsn(), syndrome, failedMsn);
-            if (framing.icrcEnabled()) {
-                header.icrc(icrc.compute(scratch, 0));
-            }
-            nak = scratch;
+            NegativeAcknowledge.write(nak.header(), assembler.acknowledgedMsn(), syndrome, failedMsn);
+            nak.seal();
+            last = nak;
         }
-        engine.subflows.endAll(nak, header, config.silenceTimeout().toNanos());
+        engine.subflows.endAll(last, config.silenceTimeout().toNanos());
         if (!assembler.isInError()) {
             assembler.failTransport();
         }

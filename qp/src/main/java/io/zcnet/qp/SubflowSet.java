@@ -2,8 +2,6 @@ package io.zcnet.qp;
 
 import io.zcnet.framing.FrameHeader;
 
-import java.lang.foreign.MemorySegment;
-
 /**
  * The subflows of one queue pair by index: which of them carry frames, which indices joins in progress hold, and
  * which one a frame leaves on. Each frame goes to the subflow where it would leave soonest: the fewest bytes
@@ -74,18 +72,17 @@ final class SubflowSet {
     }
 
     /**
-     * Ends every live subflow: gracefully with {@code nak} (a frame header of {@link FrameHeader#LENGTH} bytes,
-     * stamped with each subflow's index) as its last frame, lingering up to {@code lingerNanos}; or, when
-     * {@code nak} is null, by closing it.
+     * Ends every live subflow: gracefully with {@code nak}, stamped with each subflow's index, as its last frame,
+     * lingering up to {@code lingerNanos}; or, when {@code nak} is null, by closing it.
      */
-    void endAll(MemorySegment nak, FrameHeader header, long lingerNanos) {
+    void endAll(ControlFrame nak, long lingerNanos) {
         QpContext context = engine.qp.context();
         for (Subflow s : all) {
             if (s != null && !s.dead) {
                 if (nak != null) {
-                    header.wrap(nak, 0).subflow(s.index);
+                    nak.header().subflow(s.index);
                     context.lingerStarted();
-                    s.end(nak, FrameHeader.LENGTH, lingerNanos, context::lingerEnded);
+                    s.end(nak.memory(), FrameHeader.LENGTH, lingerNanos, context::lingerEnded);
                 } else {
                     s.close(engine.handlerId, QpEngine.TAG_CLOSE);
                 }
