@@ -5,9 +5,10 @@ import io.zcnet.framing.FramingConfig;
 /**
  * Which subflow carried each frame in flight, and the frames to send again, oldest first, after the subflow
  * that carried them failed: rxe's requester resends from its send queue the same way, from the oldest
- * unacknowledged packet on. Frames are numbered from the queue pair's start; a frame's record sits at its number
- * modulo {@link #capacity()}, which bounds the frames in flight ({@link Requester} begins no work request whose
- * frames would pass it). Owner thread of the loop.
+ * unacknowledged packet on; the receiver places every segment once, whichever copy arrives first. Frames are
+ * numbered from the queue pair's start; a frame's record sits at its number modulo {@link #capacity()}, which
+ * bounds the frames in flight ({@link Requester} begins no work request whose frames would pass it). Owner thread
+ * of the loop.
  */
 final class ResendQueue {
     /** A frame's subflow record while it waits to be sent again. */
