@@ -432,13 +432,14 @@ public final class QueuePair implements AutoCloseable {
     public QpStatistics statistics() {
         return call(() -> {
             List<QpStatistics.SubflowStatistics> list = new ArrayList<>();
-            for (Subflow s : engine.subflows) {
+            for (int i = 0; i < engine.subflowSlots(); i++) {
+                Subflow s = engine.subflow(i);
                 if (s != null) {
                     list.add(new QpStatistics.SubflowStatistics(s.index, s.path, !s.dead, s.bytesSent, s.framesSent,
                             s.rate() * 1e9, s.srttMicros()));
                 }
             }
-            return new QpStatistics(engine.state(), engine.errorReason(), engine.framesResent, engine.bytesResent, list);
+            return new QpStatistics(engine.state(), engine.errorReason(), engine.framesResent(), engine.bytesResent(), list);
         });
     }
 

@@ -153,6 +153,75 @@ final class SendLedger {
         return seq;
     }
 
+    /**
+     * Numbers entry {@code i} as it would be numbered if begun now: set before the claim, since the segmenter
+     * needs them to say how many messages and frames the entry has; a claim refused numbers it again next time.
+     */
+    void number(int i, int msn, int receiveSequence, boolean askAcknowledge) {
+        firstMsn[i] = msn;
+        rsn[i] = receiveSequence;
+        ackRequest[i] = askAcknowledge;
+    }
+
+    /** Entry {@code i} claimed its {@code messageCount} MSNs, up to {@code claimedEnd}, and frames from {@code frame} on. */
+    void begin(int i, int messageCount, long claimedEnd, long frame, long frames) {
+        messages[i] = messageCount;
+        msnEnd[i] = claimedEnd;
+        begun[i] = true;
+        frameCount[i] = frames;
+        firstFrame[i] = frame;
+    }
+
+    /** One more frame of entry {@code i} went to a subflow for the first time. */
+    void handedFrame(int i) {
+        handed[i]++;
+    }
+
+    /** Whether every frame of entry {@code i} went to a subflow at least once. */
+    boolean isAllHanded(int i) {
+        return handed[i] == frameCount[i];
+    }
+
+    /** Whether the peer acknowledged every message of entry {@code i}, with {@code acknowledged} MSNs acknowledged. */
+    boolean isAcknowledged(int i, long acknowledged) {
+        return msnEnd[i] <= acknowledged;
+    }
+
+    /** Whether entry {@code i} is done: begun, every frame handed, acknowledged, and a READ's responses all landed. */
+    boolean isDone(int i, long acknowledged) {
+        return begun[i] && isAllHanded(i) && isAcknowledged(i, acknowledged)
+                && (kind[i] != WorkRequest.RDMA_READ || readsDone[i] == messages[i]);
+    }
+
+    /** Whether the oldest entry is begun: work the peer owes an answer. */
+    boolean isHeadBegun() {
+        return !isEmpty() && begun[slot(head)];
+    }
+
+    /** The first frame of the oldest entry, or {@code nextFrame} when none is begun: where the frames in flight start. */
+    long oldestFrame(long nextFrame) {
+        int h = slot(head);
+        return begun[h] ? firstFrame[h] : nextFrame;
+    }
+
+    /** Decides entry {@code i}'s status before it goes out, or before it is done (the peer refused it). */
+    void completeEarly(int i, int status) {
+        earlyStatus[i] = status;
+    }
+
+    /** READ entry {@code i} registered one more response with the assembler. */
+    void readExpected(int i) {
+        readsExpected[i]++;
+    }
+
+    /** A response of READ entry {@code i} landed (or was flushed) with {@code status}; the first error is kept. */
+    void readLanded(int i, int status) {
+        readsDone[i]++;
+        if (status != WorkCompletion.SUCCESS && readStatus[i] < 0) {
+            readStatus[i] = status;
+        }
+    }
+
     /** Drops the oldest entry. */
     void retireHead() {
         int i = slot(head++);

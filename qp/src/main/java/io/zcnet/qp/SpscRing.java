@@ -26,6 +26,13 @@ import java.lang.invoke.VarHandle;
  * reusing the entry. The two counters sit on their own cache lines so the threads do not share one. Each
  * side also keeps a private copy of the other side's counter and rereads the shared one only when its copy
  * says full (producer) or empty (consumer).
+ *
+ * <p>The one-producer, one-consumer rule is the caller's, and not checked here. It is one thread at a time
+ * per side ({@link QueuePair}'s contract, as ibv_post_send(3)'s), not one fixed thread: a side handed from
+ * thread to thread with a happens-before between them (a lock, an executor) is correct use, which a check of
+ * the calling thread's identity would refuse. Telling that from two threads really overlapping needs an atomic
+ * read-modify-write on every claim or peek, the cost this ring exists to avoid (it is what a many-producer
+ * ring pays); a check with plain fields would itself race and catch only some overlaps.
  */
 final class SpscRing {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();

@@ -14,7 +14,7 @@ final class SubflowDrill {
      */
     static void kill(QueuePair qp, int index) {
         qp.call(() -> {
-            Subflow s = qp.engine().subflows[index];
+            Subflow s = qp.engine().subflow(index);
             if (s != null) {
                 qp.engine().onSubflowFailed(s, 0, 0, "killed");
             }

@@ -1,0 +1,107 @@
+package io.zcnet.qp;
+
+import io.zcnet.framing.FlowControl;
+import io.zcnet.framing.NegativeAcknowledge;
+import io.zcnet.ring.Errno;
+
+/**
+ * Whether the peer is still there and still taking work, the timeout half of rxe's completer: a tick every
+ * quarter of the silence timeout sends an ACKNOWLEDGE on every subflow that sent nothing since the last, and
+ * declares a subflow from which nothing arrived for the whole timeout dead (a black hole fails no TCP call); the
+ * send progress check fails the queue pair when the peer stopped taking what it was sent, as verbs' retry count
+ * does. Owner thread of the loop.
+ */
+final class Liveness {
+    private final QpEngine engine;
+    private final QpConfig config;
+    private final FlowControl flow;
+    private final SendLedger ledger;
+    private final long tickNanos;
+    private boolean tickArmed;
+    /** What the send progress check saw last, and since when it has not changed. */
+    private long progressMark = -1;
+    private long progressSinceNanos;
+
+    Liveness(QpEngine engine) {
+        this.engine = engine;
+        this.config = engine.config;
+        this.flow = engine.flow;
+        this.ledger = engine.ledger;
+        this.tickNanos = config.silenceTimeout().toNanos() / 4;
+    }
+
+    /** A subflow carries frames: the ticks run, if they do not yet. */
+    void start() {
+        if (!tickArmed) {
+            tickArmed = true;
+            engine.loop.timeout(engine.handlerId, QpEngine.TAG_TICK, tickNanos);
+        }
+    }
+
+    /** The tick's timer ran out: a heartbeat, and the next tick while the queue pair sends. */
+    void onTick() {
+        tickArmed = false;
+        if (engine.failure.state() == QpState.RTS) {
+            heartbeat();
+            tickArmed = true;
+            engine.loop.timeout(engine.handlerId, QpEngine.TAG_TICK, tickNanos);
+        }
+    }
+
+    private void heartbeat() {
+        SubflowSet subflows = engine.subflows;
+        AcknowledgePolicy acks = engine.acks;
+        long now = System.nanoTime();
+        long silence = config.silenceTimeout().toNanos();
+        for (int i = 0; i < subflows.slots(); i++) {
+            Subflow s = subflows.get(i);
+            if (s == null || s.dead) {
+                continue;
+            }
+            if (s.receivedSinceTick()) {
+                s.silentSinceNanos = now;
+            } else if (now - s.silentSinceNanos > silence) {
+                engine.onSubflowFailed(s, 0, Errno.ETIMEDOUT, "silent for " + config.silenceTimeout().toMillis() + " ms");
+                continue;
+            }
+            if (!s.sentSinceTick) {
+                acks.send(s);
+            }
+            s.sentSinceTick = false;
+        }
+        if (acks.isDue() && engine.failure.state() == QpState.RTS) {
+            acks.send(null); // owed since a frame left: no acknowledgement waits longer than a tick
+        }
+        checkSendProgress(now);
+        engine.requester.pump();
+    }
+
+    /**
+     * Fails the queue pair with {@link WorkCompletion#RETRY_EXCEEDED_ERROR} when work the peer owes an answer
+     * (messages sent and not acknowledged, READ responses expected, READ responses this side owes) has made no
+     * progress for the send timeout: no acknowledgement, no byte handed to a subflow's kernel socket, no READ
+     * response landing. Heartbeats keep the subflows alive, so silence alone never catches a peer that sends
+     * them but stopped reading; this does, as verbs' retry count does.
+     */
+    private void checkSendProgress(long now) {
+        FailurePath failure = engine.failure;
+        if (failure.state() != QpState.RTS) {
+            return;
+        }
+        long mark = engine.requester.acknowledged() + engine.completer.readResponsesLanded()
+                + engine.subflows.bytesSent();
+        boolean waiting = flow.unacknowledged() > 0 || ledger.isHeadBegun();
+        if (mark != progressMark || !waiting) {
+            progressMark = mark;
+            progressSinceNanos = now;
+            return;
+        }
+        long stuck = now - progressSinceNanos;
+        if (stuck > config.sendTimeout().toNanos()) {
+            failure.blame(NegativeAcknowledge.NO_MESSAGE, WorkCompletion.RETRY_EXCEEDED_ERROR); // the oldest outstanding
+            failure.fail(WorkCompletion.RETRY_EXCEEDED_ERROR, "no progress for " + stuck / 1_000_000 + " ms (send timeout "
+                    + config.sendTimeout().toMillis() + " ms) with " + flow.unacknowledged()
+                    + " messages unacknowledged: the peer stopped taking them");
+        }
+    }
+}
