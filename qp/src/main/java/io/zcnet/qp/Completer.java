@@ -104,7 +104,7 @@ final class Completer {
             int status;
             if (ledger.earlyStatus[i] >= 0) {
                 status = ledger.earlyStatus[i];
-            } else if (!done && (failure.state() != QpState.ERROR || ledger.readsDone[i] < ledger.readsExpected[i])) {
+            } else if (!done && (failure.state() != QpState.ERROR || ledger.awaitsResponses(i))) {
                 // A READ in ERROR waits for the assembler to flush each response it expects, which it does only
                 // once no kernel receive can still write into the sink: then the memory is the user's again.
                 return true;

@@ -193,6 +193,14 @@ final class SendLedger {
                 && (kind[i] != WorkRequest.RDMA_READ || readsDone[i] == messages[i]);
     }
 
+    /**
+     * Whether entry {@code i} is a READ some of whose expected responses have not landed (nor been flushed): in
+     * ERROR it may complete only once they have, since until then a kernel receive may still write into its sinks.
+     */
+    boolean awaitsResponses(int i) {
+        return kind[i] == WorkRequest.RDMA_READ && readsDone[i] < readsExpected[i];
+    }
+
     /** Whether the oldest entry is begun: work the peer owes an answer. */
     boolean isHeadBegun() {
         return !isEmpty() && begun[slot(head)];
