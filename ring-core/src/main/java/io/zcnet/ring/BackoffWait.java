@@ -16,6 +16,8 @@ public final class BackoffWait {
     private final LoopIdle backoff;
 
     /**
+     * A wait that spins, yields, then parks as these say.
+     *
      * @param spins        pauses spent spinning ({@link Thread#onSpinWait()}) before yielding
      * @param yields       pauses spent yielding the core before parking
      * @param minParkNanos the first park
