@@ -36,13 +36,25 @@ final class MessagePattern {
 
     /** Whether the {@code length} bytes at {@code offset} of {@code s} are message {@code seq}'s. */
     static boolean matches(MemorySegment s, long offset, int length, long seq) {
+        return matches(s, offset, length, seq, 0);
+    }
+
+    /**
+     * Whether the {@code length} bytes at {@code offset} of {@code s} are message {@code seq}'s from its byte
+     * {@code from} on (a multiple of 8): a piece read out of the middle of a longer message.
+     */
+    static boolean matches(MemorySegment s, long offset, int length, long seq, long from) {
+        if ((from & 7) != 0) {
+            throw new IllegalArgumentException("from " + from + " is not a multiple of 8");
+        }
+        long first = from >>> 3;
         long k = 0;
         for (; k + 8 <= length; k += 8) {
-            if (s.get(WORD, offset + k) != word(seq, k >>> 3)) {
+            if (s.get(WORD, offset + k) != word(seq, first + (k >>> 3))) {
                 return false;
             }
         }
-        long last = word(seq, k >>> 3);
+        long last = word(seq, first + (k >>> 3));
         for (int i = 0; k + i < length; i++) {
             if (s.get(ValueLayout.JAVA_BYTE, offset + k + i) != (byte) (last >>> (8 * i))) {
                 return false;

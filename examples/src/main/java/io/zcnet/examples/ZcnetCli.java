@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "zcnet", mixinStandardHelpOptions = true, version = "zcnet 0.1.0",
         description = "Zero-copy networking for the JVM: io_uring through FFM, with a NIO fallback.",
         subcommands = {DemoCommand.class, BulkCommand.class, AllreduceCommand.class, EchoServerCommand.class,
-                EchoClientCommand.class, InfoCommand.class, DumpCommand.class,
+                EchoClientCommand.class, InfoCommand.class, DumpCommand.class, QpServerCommand.class, QpLoadCommand.class,
                 CommandLine.HelpCommand.class})
 public final class ZcnetCli implements Runnable {
 

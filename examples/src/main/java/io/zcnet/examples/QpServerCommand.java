@@ -1,0 +1,65 @@
+package io.zcnet.examples;
+
+import io.zcnet.qp.QpConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code zcnet qp-server}: serves any number of queue pairs ({@link QpServer}) until stopped, printing its counts
+ * every few seconds.
+ */
+@Command(name = "qp-server", mixinStandardHelpOptions = true,
+        description = {"Serve queue pairs until stopped (Ctrl-C or SIGTERM): every SEND is answered with a SEND of",
+                "the same bytes; each queue pair has a registered region its client may WRITE and READ.",
+                "Drive it with 'zcnet qp-load'."})
+final class QpServerCommand implements Callable<Integer> {
+    @Option(names = "--listen", required = true, paramLabel = "ADDR:PORT", description = "Where to listen (port 0: any).")
+    String listen;
+
+    @Option(names = "--max-size", defaultValue = "4096", description = "Largest SEND a client may make. Default: ${DEFAULT-VALUE}.")
+    int maxSize;
+
+    @Option(names = "--receives", defaultValue = "8",
+            description = "Receives kept posted per queue pair (its client's SENDs in flight). Default: ${DEFAULT-VALUE}.")
+    int receives;
+
+    @Option(names = "--region-bytes", defaultValue = "4096",
+            description = "Bytes of each queue pair's region for WRITE and READ. Default: ${DEFAULT-VALUE}.")
+    int regionBytes;
+
+    @Option(names = "--report-seconds", defaultValue = "5", description = "Seconds between count lines. Default: ${DEFAULT-VALUE}.")
+    int reportSeconds;
+
+    @Mixin
+    LoopOptions loop;
+
+    @Override
+    public Integer call() throws Exception {
+        if (reportSeconds < 1) {
+            throw new IllegalArgumentException("--report-seconds must be at least 1, got " + reportSeconds);
+        }
+        QpServer.Options options = new QpServer.Options(maxSize, receives, regionBytes, QpConfig.defaults());
+        QpServer server = QpServer.start(loop.config(), BulkCommand.listenAddress(listen), options);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
+            server.close();
+            stopped.countDown();
+        }));
+        System.out.println("zcnet qp-server: listening on " + server.address().getAddress().getHostAddress() + ":"
+                + server.address().getPort() + " (engine " + server.context().engine() + ")");
+        System.out.flush();
+        while (!stopped.await(reportSeconds, TimeUnit.SECONDS)) {
+            System.out.println(String.format(Locale.ROOT, "qp-server: live=%d accepted=%d ended=%d failed=%d refused=%d"
+                            + " echoed=%d", server.live(), server.accepted.get(), server.ended.get(), server.failed.get(),
+                    server.refused(), server.echoed.get()));
+            System.out.flush();
+        }
+        return 0;
+    }
+}
