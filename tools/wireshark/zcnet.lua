@@ -126,6 +126,8 @@ local HS_TYPES = { [1] = "OPEN", [2] = "JOIN", [3] = "CHALLENGE", [4] = "PROOF",
 local HS_REASONS = {
     [1] = "MALFORMED", [2] = "UNKNOWN_TOKEN", [3] = "BAD_PROOF", [4] = "SUBFLOW_LIMIT", [5] = "KEY_REQUIRED",
     [6] = "QUEUE_PAIR_GONE",
+    [7] = "BUSY",
+    [8] = "NOT_ADMITTED",
 }
 local MAX_MESSAGE = 16777215 -- 2^24 - 1
 local NO_MESSAGE = 0xFFFFFFFF

@@ -7,6 +7,7 @@ module io.zcnet.qp {
     requires transitive io.zcnet.buffer;
     requires transitive io.zcnet.ring;
     requires io.zcnet.framing;
+    requires jdk.jfr;
     requires io.zcnet.tx;
     requires io.zcnet.rx;
 

@@ -2,6 +2,8 @@ package io.zcnet.qp;
 
 import io.zcnet.ring.EventLoop;
 
+import java.net.InetSocketAddress;
+
 /**
  * The accepting end of a subflow (see {@link InitiatorHandshake} for the exchange): reads OPEN or JOIN,
  * answers CHALLENGE (agreed parameters and a new token and secret for an OPEN; for a JOIN the subflow index
@@ -15,6 +17,12 @@ final class AcceptorHandshake extends SubflowHandshake {
     interface Host {
         QpConfig config();
 
+        /** Null to go on with this well-formed OPEN, or why the listener's admission refuses it. */
+        String admit(QpProposal proposal);
+
+        /** Whether as many queue pairs wait to be accepted as the listener holds: an OPEN is refused BUSY. */
+        boolean isFull();
+
         /** The queue pair a JOIN names, or null. */
         QpEngine findByToken(long token);
 
@@ -24,7 +32,7 @@ final class AcceptorHandshake extends SubflowHandshake {
         /** The subflow is ready; {@code created} is the new queue pair of an OPEN, null for a JOIN. */
         void established(AcceptorHandshake handshake, QueuePair created);
 
-        void failed(AcceptorHandshake handshake, String reason);
+        void failed(AcceptorHandshake handshake, Refusal cause, String reason);
     }
 
     private static final int TAG_HELLO = 1;
@@ -37,6 +45,10 @@ final class AcceptorHandshake extends SubflowHandshake {
 
     private final Host host;
     private final String peer;
+    private final InetSocketAddress peerAddress;
+    /** What a failure from here on is counted as; set before each step that may fail. */
+    private Refusal cause = Refusal.DISCONNECTED;
+    private boolean heardHello;
     private final byte[] nonce = JoinSecret.randomBytes(HandshakeMessage.NONCE_LENGTH);
     /** The OPEN or JOIN as received and the CHALLENGE as sent: what both proofs cover. */
     private byte[] hello;
@@ -53,15 +65,29 @@ final class AcceptorHandshake extends SubflowHandshake {
     int peerAckMsn;
     int peerCredit;
 
-    AcceptorHandshake(EventLoop loop, int socket, String peer, Host host) {
+    AcceptorHandshake(EventLoop loop, int socket, InetSocketAddress peerAddress, String peer, Host host) {
         super(loop, socket, host.config().handshakeTimeout().toNanos());
         this.host = host;
         this.peer = peer;
+        this.peerAddress = peerAddress;
         receive(0, HandshakeMessage.LENGTH, TAG_HELLO);
     }
 
     String peer() {
         return peer;
+    }
+
+    /** {@return where the connection comes from, or null if the socket could not say} */
+    InetSocketAddress peerAddress() {
+        return peerAddress;
+    }
+
+    /**
+     * Whether the peer has sent its first message: a handshake that has not is the cheapest to lose (it cost the
+     * peer nothing either, and a legitimate client sends its OPEN or JOIN at once).
+     */
+    boolean heardHello() {
+        return heardHello;
     }
 
     @Override
@@ -76,15 +102,17 @@ final class AcceptorHandshake extends SubflowHandshake {
             case TAG_CHALLENGE_SENT -> receive(0, HandshakeMessage.LENGTH + RTR_FRAME, TAG_PROOF);
             case TAG_PROOF -> onProof();
             case TAG_RTR_ACK_SENT -> onRtrAckSent();
-            case TAG_REFUSE_SENT -> abort(refusal);
+            case TAG_REFUSE_SENT -> abort(refusal); // counted as the refusal's cause, set when it was sent
             default -> abort("unexpected completion " + tag);
         }
     }
 
     private void onHello() {
+        heardHello = true;
         message.wrap(buffer, 0);
         String bad = message.malformed();
         if (bad != null) {
+            cause = Refusal.MALFORMED;
             abort(bad); // not a zcnet peer: no answer
             return;
         }
@@ -96,14 +124,25 @@ final class AcceptorHandshake extends SubflowHandshake {
             open = true;
             byte[] psk = config.preSharedKey();
             if (psk != null && (message.flags() & HandshakeMessage.FLAG_PSK) == 0) {
-                refuse(HandshakeMessage.REASON_KEY_REQUIRED);
+                refuse(Refusal.BAD_PROOF, HandshakeMessage.REASON_KEY_REQUIRED);
                 return;
             }
             try {
                 agreement = Agreement.of(config, message.segmentSize(), (message.flags() & HandshakeMessage.FLAG_ICRC) != 0,
                         message.messageWindow(), message.maxSubflows(), message.silenceMillis());
             } catch (IllegalArgumentException e) {
-                refuse(HandshakeMessage.REASON_MALFORMED);
+                refuse(Refusal.MALFORMED, HandshakeMessage.REASON_MALFORMED);
+                return;
+            }
+            // Before a token, a secret or any part of a queue pair exists for it.
+            if (host.isFull()) {
+                refuse(Refusal.BUSY, HandshakeMessage.REASON_BUSY);
+                return;
+            }
+            String refused = admission();
+            if (refused != null) {
+                refusal = "refused " + peer + " by the admission policy: " + refused;
+                refuseWith(Refusal.NOT_ADMITTED, HandshakeMessage.REASON_NOT_ADMITTED);
                 return;
             }
             token = JoinSecret.randomToken();
@@ -128,12 +167,13 @@ final class AcceptorHandshake extends SubflowHandshake {
             token = message.token();
             joined = host.findByToken(token);
             if (joined == null || joined.state() == QpState.ERROR) {
-                refuse(joined == null ? HandshakeMessage.REASON_UNKNOWN_TOKEN : HandshakeMessage.REASON_QUEUE_PAIR_GONE);
+                refuse(Refusal.BAD_JOIN, joined == null ? HandshakeMessage.REASON_UNKNOWN_TOKEN
+                        : HandshakeMessage.REASON_QUEUE_PAIR_GONE);
                 return;
             }
             subflowIndex = joined.reserveSubflow();
             if (subflowIndex < 0) {
-                refuse(HandshakeMessage.REASON_SUBFLOW_LIMIT);
+                refuse(Refusal.BAD_JOIN, HandshakeMessage.REASON_SUBFLOW_LIMIT);
                 return;
             }
             secret = joined.secret();
@@ -144,14 +184,32 @@ final class AcceptorHandshake extends SubflowHandshake {
             challenge = message.transcript();
             message.mac(JoinSecret.acceptorProof(secret, true, hello, challenge));
         } else {
-            refuse(HandshakeMessage.REASON_MALFORMED);
+            refuse(Refusal.MALFORMED, HandshakeMessage.REASON_MALFORMED);
             return;
         }
         send(0, HandshakeMessage.LENGTH, TAG_CHALLENGE_SENT);
     }
 
-    private void refuse(int reason) {
+    /** The admission's answer for this OPEN; what it throws refuses the OPEN as its answer would. */
+    private String admission() {
+        QpProposal proposal = new QpProposal(peerAddress, message.segmentSize(),
+                (message.flags() & HandshakeMessage.FLAG_ICRC) != 0, message.messageWindow(), message.maxSubflows(),
+                message.silenceMillis(), (message.flags() & HandshakeMessage.FLAG_PSK) != 0);
+        try {
+            return host.admit(proposal);
+        } catch (RuntimeException e) {
+            return "the admission policy threw " + e;
+        }
+    }
+
+    private void refuse(Refusal counted, int reason) {
         refusal = "refused " + peer + ": " + HandshakeMessage.reasonName(reason);
+        refuseWith(counted, reason);
+    }
+
+    /** Sends REFUSE {@code reason} and closes; the failure is counted as {@code counted}. */
+    private void refuseWith(Refusal counted, int reason) {
+        cause = counted;
         message.clear(HandshakeMessage.REFUSE).reason(reason);
         send(0, HandshakeMessage.LENGTH, TAG_REFUSE_SENT);
     }
@@ -163,6 +221,7 @@ final class AcceptorHandshake extends SubflowHandshake {
             bad = "expected PROOF for this token, got type " + message.type();
         }
         if (bad != null) {
+            cause = Refusal.MALFORMED;
             abort(bad);
             return;
         }
@@ -170,12 +229,14 @@ final class AcceptorHandshake extends SubflowHandshake {
         byte[] key = open ? (psk != null ? psk : secret) : secret;
         byte[] expected = JoinSecret.initiatorProof(key, !open, hello, challenge);
         if (!JoinSecret.matches(expected, message.mac())) {
+            cause = Refusal.BAD_PROOF;
             abort("refused " + peer + ": " + HandshakeMessage.reasonName(HandshakeMessage.REASON_BAD_PROOF));
             return;
         }
         boolean icrc = open ? agreement.icrc() : joined.icrcEnabled();
         bad = checkRtr(RTR_AT, false, icrc);
         if (bad != null) {
+            cause = Refusal.MALFORMED;
             abort(bad);
             return;
         }
@@ -186,10 +247,12 @@ final class AcceptorHandshake extends SubflowHandshake {
             created = host.create(agreement, token, secret);
             joined = created.engine();
         } else if (joined.state() == QpState.ERROR) {
+            cause = Refusal.BAD_JOIN;
             abort("refused " + peer + ": " + HandshakeMessage.reasonName(HandshakeMessage.REASON_QUEUE_PAIR_GONE));
             return;
         }
         this.created = created;
+        cause = Refusal.DISCONNECTED;
         writeRtr(RTR_ACK_AT, true, joined.acknowledgedMsn(), joined.creditLimit(), icrc);
         send(RTR_ACK_AT, RTR_FRAME, TAG_RTR_ACK_SENT);
     }
@@ -199,6 +262,12 @@ final class AcceptorHandshake extends SubflowHandshake {
         host.established(this, created);
     }
 
+    /** The listener gives this handshake up ({@link Refusal#HANDSHAKE_LIMIT}, {@link Refusal#CLOSED}). */
+    void drop(Refusal counted, String reason) {
+        cause = counted;
+        abort(reason);
+    }
+
     @Override
     void failed(String reason) {
         if (created != null) {
@@ -206,6 +275,6 @@ final class AcceptorHandshake extends SubflowHandshake {
         } else if (joined != null && subflowIndex >= 0 && !open) {
             joined.releaseSubflow(subflowIndex);
         }
-        host.failed(this, reason);
+        host.failed(this, timedOut() ? Refusal.TIMED_OUT : cause, reason);
     }
 }

@@ -98,6 +98,7 @@ final class FailurePath {
             errorStatus = status;
             errorReason = reason;
             state = QpState.ERROR;
+            QueuePairStateEvent.emit(engine.token(), QpState.ERROR, status, reason);
         }
     }
 
@@ -191,5 +192,7 @@ final class FailurePath {
         }
         engine.harvest();
         engine.intake.takeReceives();
+        QueuePairStateEvent.emit(engine.token(), QpState.ERROR, status, reason);
+        engine.qp.failedWhileWaiting();
     }
 }

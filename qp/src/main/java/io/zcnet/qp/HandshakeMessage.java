@@ -104,6 +104,8 @@ final class HandshakeMessage {
     static final int REASON_SUBFLOW_LIMIT = 4;
     static final int REASON_KEY_REQUIRED = 5;
     static final int REASON_QUEUE_PAIR_GONE = 6;
+    static final int REASON_BUSY = 7;
+    static final int REASON_NOT_ADMITTED = 8;
 
     private MemorySegment segment;
     private long base;
@@ -262,6 +264,8 @@ final class HandshakeMessage {
             case REASON_SUBFLOW_LIMIT -> "the queue pair has as many subflows as it may";
             case REASON_KEY_REQUIRED -> "the listener requires the pre-shared key";
             case REASON_QUEUE_PAIR_GONE -> "the queue pair is in ERROR or closed";
+            case REASON_BUSY -> "the listener has as many queue pairs waiting to be accepted as it holds";
+            case REASON_NOT_ADMITTED -> "the listener's admission policy refused the queue pair";
             default -> "reason " + reason;
         };
     }

@@ -19,6 +19,7 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -183,6 +184,42 @@ public final class QpContext implements AutoCloseable {
         return thread.failure();
     }
 
+    /**
+     * {@return what this context holds now: queue pairs by state, handshakes in progress, what its listeners refused}
+     * Any thread but the driver's own of a context opened on the calling thread; it asks the loop and waits.
+     */
+    public ContextStatistics statistics() {
+        checkOpen();
+        try {
+            return onLoop(() -> {
+                int ready = 0;
+                int failed = 0;
+                for (int i = 0; i < liveQueuePairs.size(); i++) {
+                    if (liveQueuePairs.get(i).state() == QpState.RTS) {
+                        ready++;
+                    } else {
+                        failed++;
+                    }
+                }
+                int waiting = 0;
+                int handshakes = 0;
+                EnumMap<Refusal, Long> refused = new EnumMap<>(Refusal.class);
+                synchronized (listeners) {
+                    for (QpListener l : listeners) {
+                        waiting += l.waiting();
+                        handshakes += l.handshakes();
+                        for (Refusal r : Refusal.values()) {
+                            refused.merge(r, l.refused(r), Long::sum);
+                        }
+                    }
+                }
+                return new ContextStatistics(ready, failed, waiting, handshakes, refused);
+            });
+        } catch (IOException e) {
+            throw new IllegalStateException("the loop did not answer: " + e.getMessage(), e);
+        }
+    }
+
     /** {@return whether the thread that opened this context drives its loop ({@link #openOnCallingThread})} */
     public boolean isDrivenByCallingThread() {
         return thread.isAdopted();
@@ -237,11 +274,27 @@ public final class QpContext implements AutoCloseable {
      * @throws IOException if the address cannot be bound
      */
     public QpListener listen(InetSocketAddress address, QpConfig config) throws IOException {
-        checkOpen();
-        if (address == null || config == null) {
+        if (config == null) {
             throw new IllegalArgumentException("address and config are required");
         }
-        QpListener listener = onLoop(() -> new QpListener(this, loop, address, config));
+        return listen(address, ListenerConfig.of(config));
+    }
+
+    /**
+     * Listens on {@code address} (port 0: any free port) for queue pairs and their extra subflows, with the
+     * admission policy and bounds {@code settings} gives (a server meets strangers: {@link ListenerConfig}).
+     *
+     * @param address where to listen
+     * @param settings what this side asks for in every handshake, who is admitted, and the bounds
+     * @return the listener; it accepts until closed or until the context closes
+     * @throws IOException if the address cannot be bound
+     */
+    public QpListener listen(InetSocketAddress address, ListenerConfig settings) throws IOException {
+        checkOpen();
+        if (address == null || settings == null) {
+            throw new IllegalArgumentException("address and settings are required");
+        }
+        QpListener listener = onLoop(() -> new QpListener(this, loop, address, settings));
         synchronized (listeners) {
             listeners.add(listener);
         }

@@ -102,6 +102,7 @@ final class QpEngine implements CompletionHandler {
         this.handlerId = loop.registerHandler(this);
         this.endOfTurn = loop.newSignal(this::endOfTurn);
         this.completer = new Completer(this, arrivals);
+        QueuePairStateEvent.emit(token, QpState.RTS, -1, null);
     }
 
     // ---------------------------------------------------------------- subflows

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A connected queue pair: a send queue, a receive queue and a completion queue with the semantics of RDMA
@@ -98,6 +99,8 @@ public final class QueuePair implements AutoCloseable {
     @SuppressWarnings("unused")
     private volatile int completionsStalled;
     private volatile boolean closed;
+    /** The listener this queue pair waits in until {@link QpListener#accept} takes it, or null. */
+    private final AtomicReference<QpListener> waitingIn = new AtomicReference<>();
     private final List<String> joinFailures = new CopyOnWriteArrayList<>();
 
     /** Created on the loop thread once a first subflow's handshake agreed {@code agreement}. */
@@ -120,6 +123,27 @@ public final class QueuePair implements AutoCloseable {
 
     QpContext context() {
         return context;
+    }
+
+    /** Established by {@code listener}, which holds it until {@link QpListener#accept} hands it out. Loop thread. */
+    void waitIn(QpListener listener) {
+        waitingIn.set(listener);
+    }
+
+    /**
+     * {@return whether {@code listener}'s accept may hand this queue pair out} False when it failed while it waited,
+     * and its listener is closing it: the two race for the one owner, and the compare-and-set picks it.
+     */
+    boolean takeFromListener(QpListener listener) {
+        return waitingIn.compareAndSet(listener, null);
+    }
+
+    /** Moved to ERROR: a queue pair nobody has taken yet is closed by its listener rather than kept. Loop thread. */
+    void failedWhileWaiting() {
+        QpListener listener = waitingIn.getAndSet(null);
+        if (listener != null) {
+            listener.reap(this);
+        }
     }
 
     QpEngine engine() {

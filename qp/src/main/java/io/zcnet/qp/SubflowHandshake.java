@@ -40,6 +40,7 @@ abstract class SubflowHandshake implements CompletionHandler {
     private long deadline = -1;
     private boolean done;
     private boolean released;
+    private boolean timedOut;
     final long startedNanos = System.nanoTime();
 
     SubflowHandshake(EventLoop loop, int socket, long timeoutNanos) {
@@ -70,6 +71,7 @@ abstract class SubflowHandshake implements CompletionHandler {
             if (tag == TAG_DEADLINE) {
                 deadline = -1;
                 if (!done && result == -Errno.ETIME) {
+                    timedOut = true;
                     abort("no answer within the handshake timeout");
                 }
             } else if (tag != TAG_CLOSED && !done) {
@@ -108,6 +110,11 @@ abstract class SubflowHandshake implements CompletionHandler {
 
     boolean isDone() {
         return done;
+    }
+
+    /** Whether the handshake failed because its timeout ran out. */
+    boolean timedOut() {
+        return timedOut;
     }
 
     private void cancelDeadline() {

@@ -97,7 +97,7 @@ abstract class HostilePeerContractTest {
                     assertEquals(QpState.RTS, another.state());
                     assertNotNull(p.listener.accept(QpPair.WAIT));
                 }
-                assertTrue(p.listener.refused() >= 2000 - QpListener.MAX_HANDSHAKES,
+                assertTrue(p.listener.refused() >= 2000 - ListenerConfig.DEFAULT_MAX_HANDSHAKES_PER_SOURCE,
                         () -> "only " + p.listener.refused() + " half-open handshakes were dropped");
                 assertHealthy(p);
             } finally {

@@ -1,0 +1,34 @@
+package io.zcnet.qp;
+
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * A snapshot of what a {@link QpContext} holds, for an operator: its queue pairs by state, the handshakes its
+ * listeners have in progress and what they turned away, by cause. Taken on the loop thread by
+ * {@link QpContext#statistics()}.
+ *
+ * @param ready      queue pairs in RTS, taken by the application or waiting to be
+ * @param failed     queue pairs in ERROR that the application has not closed yet
+ * @param waiting    queue pairs established and waiting in a listener to be accepted
+ * @param handshakes handshakes in progress on the context's listeners
+ * @param refused    connections the listeners refused or dropped, by cause, since they opened
+ */
+public record ContextStatistics(int ready, int failed, int waiting, int handshakes, Map<Refusal, Long> refused) {
+    /** Copies the counts. */
+    public ContextStatistics {
+        EnumMap<Refusal, Long> copy = new EnumMap<>(Refusal.class);
+        copy.putAll(refused);
+        refused = Collections.unmodifiableMap(copy);
+    }
+
+    /** {@return every connection refused or dropped, whatever the cause} */
+    public long refusedInAll() {
+        long n = 0;
+        for (long v : refused.values()) {
+            n += v;
+        }
+        return n;
+    }
+}
