@@ -3,7 +3,7 @@
 # network is the bottleneck; the Gloo and Open MPI peer programs (bench/collectives/) built for it; and how
 # each peer's ranks are started in their namespaces.
 # Defines: coll_ranks, coll_ns (rank k's namespace), coll_addr (rank k's address), coll_switch, coll_hub,
-#   coll_subnet, coll_build_dir, coll_shaping, coll_require_root, coll_require, coll_build, coll_setup,
+#   coll_subnet, coll_build_dir, coll_shaping, coll_require_root, coll_require, coll_build, coll_build_mpi, coll_setup,
 #   coll_cleanup, coll_spawn, coll_mpirun.
 #
 # Topology (the "star"): namespace coll_switch holds bridge cb0; rank k's namespace holds one veth, eth0,
@@ -59,7 +59,7 @@ coll_require() {
   require_package "/usr/lib/$(gcc -dumpmachine)/openmpi/include/mpi.h" libopenmpi-dev
 }
 
-# Builds gloo_bench and mpi_bench into coll_build_dir when a source is newer than its binary.
+# Builds gloo_bench and mpi_bench (coll_build_mpi) into coll_build_dir when a source is newer than its binary.
 coll_build() {
   local src="$root/bench/collectives"
   mkdir -p "$coll_build_dir"
@@ -68,6 +68,13 @@ coll_build() {
     g++ -O2 -std=c++17 -Wall -Wextra -o "$coll_build_dir/gloo_bench" "$src/gloo_bench.cc" -lgloo -pthread \
       || die "could not build gloo_bench"
   fi
+  coll_build_mpi
+}
+
+# Builds mpi_bench alone into coll_build_dir when its source is newer than its binary.
+coll_build_mpi() {
+  local src="$root/bench/collectives"
+  mkdir -p "$coll_build_dir"
   if [ ! -x "$coll_build_dir/mpi_bench" ] || [ "$src/mpi_bench.c" -nt "$coll_build_dir/mpi_bench" ]; then
     echo "bench: building $coll_build_dir/mpi_bench ..." >&2
     mpicc -O2 -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -o "$coll_build_dir/mpi_bench" "$src/mpi_bench.c" \

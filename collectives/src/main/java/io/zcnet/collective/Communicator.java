@@ -13,6 +13,7 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
@@ -20,7 +21,8 @@ import java.util.function.IntSupplier;
 /**
  * A group of N ranks (processes, or threads of one process, each with a communicator of its own) that run
  * collective operations together, as an MPI communicator or a Gloo context does. Created by
- * {@link #rendezvous}: every rank calls it with the same size and store address and its own rank.
+ * {@link #rendezvous}: every rank calls it with the same size and store address and its own rank; or by
+ * {@link #fromEnvironment}, which reads those from what the launcher (mpirun, srun, torchrun) set.
  *
  * <h2>Operations</h2>
  * Allreduce, reduce-scatter, allgather, broadcast, reduce, all-to-all and barrier on native
@@ -201,6 +203,43 @@ public final class Communicator implements AutoCloseable {
             }
             throw failed;
         }
+    }
+
+    /**
+     * Joins the communicator that the launcher which started this process describes in its environment
+     * (mpirun, srun, torchrun and the like: {@link LaunchEnvironment#detect}), as {@link #rendezvous} does,
+     * with the rank, size and store address from there. Rank 0 hosts the store when the address is one of its
+     * host's (and {@link CommunicatorConfig#hostStore()} is on); otherwise it is expected to run apart. Prints
+     * one line to standard error naming the launcher, rank, size, local rank and store.
+     *
+     * @param config how this rank joins and runs the communicator, as for {@link #rendezvous}
+     * @return the connected communicator; {@link #close()} it, on every rank, when done
+     * @throws IOException              as {@link #rendezvous} throws it
+     * @throws IllegalArgumentException if {@code config} is null, or the environment names no launch, a bad or
+     *                                  contradictory one, or a store that cannot be resolved (the message names
+     *                                  the variable)
+     */
+    public static Communicator fromEnvironment(CommunicatorConfig config) throws IOException {
+        return fromEnvironment(System.getenv(), config);
+    }
+
+    /**
+     * {@link #fromEnvironment(CommunicatorConfig)} with the variables of {@code environment} in place of the
+     * process's own.
+     *
+     * @param environment the variables to read, name to value
+     * @param config      how this rank joins and runs the communicator, as for {@link #rendezvous}
+     * @return the connected communicator; {@link #close()} it, on every rank, when done
+     * @throws IOException              as {@link #rendezvous} throws it
+     * @throws IllegalArgumentException as {@link #fromEnvironment(CommunicatorConfig)} throws it, and if
+     *                                  {@code environment} is null
+     */
+    public static Communicator fromEnvironment(Map<String, String> environment, CommunicatorConfig config)
+            throws IOException {
+        if (config == null) {
+            throw new IllegalArgumentException("a config is required");
+        }
+        return LaunchEnvironment.detect(environment).join(config);
     }
 
     /** {@return this rank, 0 .. {@code size() - 1}}; any thread. */

@@ -2,6 +2,7 @@ package io.zcnet.collective;
 
 import io.zcnet.ring.EventLoopConfig;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -9,29 +10,44 @@ import java.time.Duration;
 
 /**
  * One rank as a process of its own, for {@link ProcessRanksTest}: {@code RankProcess RANK SIZE HOST:PORT
- * ENGINE}, rank 0 hosting the store at HOST:PORT. It runs a set of operations checked against the
+ * ENGINE BUSY_POLL}, rank 0 hosting the store at HOST:PORT. It runs a set of operations checked against the
  * reference and prints {@code rank R ok} (or {@code rank R failed: ...} and exits 1), then runs allreduces
  * of 16 MiB until one fails, printing {@code rank R looping} after the first and {@code rank R failed
  * peer=P: ...} at the failure, and exits 2: the test kills one rank meanwhile.
+ *
+ * <p>For {@link LauncherContractTest}: {@code RankProcess --from-env ok|loop} joins as its launcher's
+ * environment says ({@link Communicator#fromEnvironment}, the engine from {@code -Dzcnet.engine}), prints
+ * {@code rank R of N on ENGINE} and runs the same operations; with {@code ok} it closes and exits 0 after
+ * them, with {@code loop} it goes on as above.
  */
 public final class RankProcess {
     private RankProcess() {
     }
 
     public static void main(String[] args) throws Exception {
+        boolean fromEnvironment = args[0].equals("--from-env");
+        CommunicatorConfig config = CommunicatorConfig.defaults().withTimeouts(Duration.ofSeconds(20),
+                Duration.ofSeconds(60));
+        int exit;
+        try (Communicator c = fromEnvironment ? Communicator.fromEnvironment(config) : join(args, config);
+                Arena arena = Arena.ofConfined()) {
+            if (fromEnvironment) {
+                System.out.println("rank " + c.rank() + " of " + c.size() + " on " + c.engine());
+            }
+            boolean verified = verify(c, arena);
+            exit = !verified ? 1 : fromEnvironment && args[1].equals("ok") ? 0 : loop(c, arena);
+        }
+        System.out.flush();
+        System.exit(exit);
+    }
+
+    private static Communicator join(String[] args, CommunicatorConfig config) throws IOException {
         int rank = Integer.parseInt(args[0]);
         int size = Integer.parseInt(args[1]);
         String[] hostPort = args[2].split(":");
         InetSocketAddress store = new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1]));
-        EventLoopConfig.Choice engine = EventLoopConfig.Choice.valueOf(args[3]);
-        CommunicatorConfig config = CommunicatorConfig.defaults().withEngine(engine)
-                .withTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(60)).withBusyPoll(Boolean.parseBoolean(args[4]));
-        int exit;
-        try (Communicator c = Communicator.rendezvous(rank, size, store, config); Arena arena = Arena.ofConfined()) {
-            exit = verify(c, arena) ? loop(c, arena) : 1;
-        }
-        System.out.flush();
-        System.exit(exit);
+        return Communicator.rendezvous(rank, size, store, config.withEngine(EventLoopConfig.Choice.valueOf(args[3]))
+                .withBusyPoll(Boolean.parseBoolean(args[4])));
     }
 
     private static boolean verify(Communicator c, Arena arena) {

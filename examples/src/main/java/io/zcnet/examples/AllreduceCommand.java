@@ -4,6 +4,7 @@ import io.zcnet.collective.Algorithm;
 import io.zcnet.collective.Communicator;
 import io.zcnet.collective.CommunicatorConfig;
 import io.zcnet.collective.CoreSharing;
+import io.zcnet.collective.LaunchEnvironment;
 import io.zcnet.qp.QpConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -29,7 +30,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>rank mode ({@code --rank}): this process is one rank of N, as bench/collectives.sh starts them
  *   (its header fixes the options and the RESULT lines); rank 0 hosts the rendezvous store at the first
  *   of {@code --peers} and {@code --port}, every rank accepts its queue pairs on its own address in
- *   {@code --peers}; {@link RankBenchmark} runs and times the operations;</li>
+ *   {@code --peers}; {@link RankBenchmark} runs and times the operations. With {@code --from-env} in place
+ *   of those four, the launcher that started the process (mpirun, srun, torchrun) says the rank, the size
+ *   and the store ({@link Communicator#fromEnvironment});</li>
  *   <li>local (no {@code --rank}): N ranks as child JVMs on 127.0.0.1 ({@link RankProcesses}), their
  *   RESULT lines shown as a table ({@link ResultTable});</li>
  *   <li>{@code --netns}: the same, each rank in a network namespace of its own on a bridge, every link
@@ -41,7 +44,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
                 "size the time, the algorithm and bus bandwidth as nccl-tests define them,",
                 "and a check of every result. No options: 4 ranks as processes on 127.0.0.1.",
                 "--netns (root): each rank in a network namespace, its link shaped to",
-                "--rate-mbit, so that busbw <= B. --rank: one rank of bench/collectives.sh's."})
+                "--rate-mbit, so that busbw <= B. --rank: one rank of bench/collectives.sh's.",
+                "--from-env: one rank of those mpirun, srun or torchrun starts."})
 final class AllreduceCommand implements Callable<Integer> {
     private static final int DEFAULT_RANKS = 4;
     private static final int NETNS_PORT = 7100;
@@ -136,6 +140,12 @@ final class AllreduceCommand implements Callable<Integer> {
                     + NETNS_PORT + ".")
     Integer port;
 
+    @Option(names = "--from-env",
+            description = "Rank mode, with rank, size and store from the launcher that started this process instead of"
+                    + " --rank, --ranks, --peers and --port: mpirun (with ZCNET_STORE=host:port), srun, torchrun"
+                    + " (docs/collectives.md, \"Launching ranks\").")
+    boolean fromEnv;
+
     /** Set by this command on the ranks it starts: they halt when the process that started them ends. */
     @Option(names = "--parent-pid", hidden = true)
     Long parentPid;
@@ -155,6 +165,9 @@ final class AllreduceCommand implements Callable<Integer> {
         }
         engine.choice(); // refuses an unknown engine here, before any rank starts
         sharing();
+        if (fromEnv) {
+            return environmentMode(plan);
+        }
         if (rank != null) {
             return rankMode(plan, n);
         }
@@ -175,7 +188,7 @@ final class AllreduceCommand implements Callable<Integer> {
 
     // ---------------------------------------------------------------- rank mode
 
-    private int rankMode(RankBenchmark.Plan plan, int n) throws IOException {
+    private int rankMode(RankBenchmark.Plan plan, int n) {
         if (netns) {
             throw new IllegalArgumentException("--netns starts the ranks itself: it does not go with --rank");
         }
@@ -192,25 +205,50 @@ final class AllreduceCommand implements Callable<Integer> {
         if (parentPid != null) {
             haltWithParent(parentPid);
         }
-        InetAddress mine = address(peers.get(rank));
         InetSocketAddress store = new InetSocketAddress(address(peers.get(0)), port);
+        return join(plan, () -> Communicator.rendezvous(rank, n, store, config().withListenAddress(address(peers.get(rank)))),
+                store.getAddress().getHostAddress() + ":" + port);
+    }
+
+    /** Rank mode as the launcher's variables say; every rank listens where it reaches the store from. */
+    private int environmentMode(RankBenchmark.Plan plan) {
+        if (rank != null || ranks != null || peers != null || port != null || netns) {
+            throw new IllegalArgumentException("--from-env takes the rank, the size and the store from the launcher:"
+                    + " it does not go with --rank, --ranks, --peers, --port or --netns");
+        }
+        LaunchEnvironment launch = LaunchEnvironment.detect(System.getenv());
+        return join(plan, () -> Communicator.fromEnvironment(config()),
+                launch.store().getHostString() + ":" + launch.store().getPort() + " (" + launch.launcher() + ")");
+    }
+
+    private CommunicatorConfig config() {
         CommunicatorConfig defaults = CommunicatorConfig.defaults();
-        CommunicatorConfig config = defaults.withEngine(engine.choice()).withListenAddress(mine)
-                .withQueuePairs(defaults.queuePairs().withSubflows(subflows)).withBusyPoll(busyPoll)
-                .withCoreSharing(sharing());
+        return defaults.withEngine(engine.choice()).withQueuePairs(defaults.queuePairs().withSubflows(subflows))
+                .withBusyPoll(busyPoll).withCoreSharing(sharing());
+    }
+
+    /** How a rank joins: {@link Communicator#rendezvous} or {@link Communicator#fromEnvironment}. */
+    private interface Join {
+        Communicator join() throws IOException;
+    }
+
+    /** Joins, then rank 0 says what it joined and every rank runs the plan. */
+    private int join(RankBenchmark.Plan plan, Join how, String store) {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        try (Communicator comm = Communicator.rendezvous(rank, n, store, config)) {
-            if (rank == 0) {
-                out.println("# zcnet allreduce: " + n + " ranks, engine " + comm.engine().name().toLowerCase(Locale.ROOT)
-                        + ", store " + store.getAddress().getHostAddress() + ":" + port + ", " + subflows
+        int me = rank == null ? -1 : rank;
+        try (Communicator comm = how.join()) {
+            me = comm.rank();
+            if (me == 0) {
+                out.println("# zcnet allreduce: " + comm.size() + " ranks, engine "
+                        + comm.engine().name().toLowerCase(Locale.ROOT) + ", store " + store + ", " + subflows
                         + " subflow(s) per queue pair, float32 sum" + (busyPoll ? ", busy-polling" : "")
                         + (comm.coresShared() ? ", ranks share cores" : ""));
                 out.flush();
             }
             return RankBenchmark.run(comm, plan, out, err) ? 0 : 1;
         } catch (IOException e) {
-            return fail("rank " + rank + ": " + e.getMessage());
+            return fail((me < 0 ? "" : "rank " + me + ": ") + e.getMessage());
         }
     }
 

@@ -11,6 +11,8 @@ import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -126,6 +128,44 @@ class AllreduceCommandTest {
         }
     }
 
+    /** {@code mpirun -np 2 zcnet allreduce --from-env}: Open MPI starts the ranks, ZCNET_STORE names the store. */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
+    void ranksThatMpirunStartsTakeRankSizeAndStoreFromItsEnvironment(EventLoopConfig.Choice engine) throws Exception {
+        assumeUsable(engine);
+        String missing = DebianPackages.ensure(() -> Files.isExecutable(Path.of("/usr/bin/mpirun")), "openmpi-bin");
+        assumeTrue(missing == null, () -> "Open MPI's mpirun: " + missing);
+        List<String> command = new ArrayList<>(List.of("mpirun", "-np", "2", "--oversubscribe", "--allow-run-as-root",
+                "-x", "ZCNET_STORE"));
+        command.addAll(RankProcesses.javaCommand());
+        command.addAll(List.of("allreduce", "--from-env", "--ops", "allreduce,broadcast", "--min-bytes", "1K",
+                "--max-bytes", "4K", "--budget", "0.02", "--warmup", "0.01", "--engine",
+                engine.name().toLowerCase(Locale.ROOT)));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put("ZCNET_STORE", "127.0.0.1:" + freePort());
+        Process mpirun = builder.start();
+        CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> {
+            try {
+                return new String(mpirun.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return e.toString();
+            }
+        });
+        try {
+            assertTrue(mpirun.waitFor(90, TimeUnit.SECONDS), "mpirun still runs after 90 s");
+            String said = output.get(10, TimeUnit.SECONDS);
+            assertEquals(0, mpirun.exitValue(), said);
+            assertTrue(said.contains("# zcnet allreduce: 2 ranks, engine " + engine.name().toLowerCase(Locale.ROOT)
+                    + ", store 127.0.0.1:"), said);
+            assertTrue(said.contains("zcnet: Open MPI launch: rank 1 of 2, local rank 1"), said);
+            long ok = said.lines().filter(l -> l.startsWith("RESULT ") && field(l, "check").equals("ok")).count();
+            assertEquals(2 * 3, ok, said); // two operations at 1K, 2K and 4K
+        } finally {
+            mpirun.descendants().forEach(ProcessHandle::destroyForcibly);
+            mpirun.destroyForcibly();
+        }
+    }
+
     @Test
     void badOptionsFailWithAMessageBeforeAnyRankStarts() {
         String[] rank = {"--ranks", "2", "--peers", "127.0.0.1,127.0.0.1", "--port", "7100"};
@@ -134,6 +174,8 @@ class AllreduceCommandTest {
                 .contains("one address per rank (3), got 1 addresses"));
         assertTrue(run(1, with(rank, "allreduce", "--rank", "0", "--netns")).contains("does not go with --rank"));
         assertTrue(run(1, "allreduce", "--peers", "127.0.0.1").contains("--peers goes with --rank"));
+        assertTrue(run(1, "allreduce", "--from-env", "--port", "7100").contains("--from-env takes the rank, the size and"
+                + " the store from the launcher: it does not go with --rank, --ranks, --peers, --port or --netns"));
         assertTrue(run(1, "allreduce", "--jit-warmup", "-1").contains("--jit-warmup must be in [0, 3600] seconds"));
         assertTrue(run(1, "allreduce", "--ops", "allreduce,scatter").contains("no operation 'scatter'"));
         assertTrue(run(1, "allreduce", "--core-sharing", "sometimes")
