@@ -174,7 +174,8 @@ public final class BarrierCommunicator implements AutoCloseable {
      * @throws IllegalStateException    if this communicator is closed
      */
     public void allreduce(float[] values, ReduceOp op) throws CollectiveException {
-        allreduce(values, length(values), ValueLayout.JAVA_FLOAT, DataType.FLOAT, op);
+        inPlace(values, length(values), ValueLayout.JAVA_FLOAT,
+                s -> communicator.allreduce(s, values.length, DataType.FLOAT, op));
     }
 
     /**
@@ -187,7 +188,8 @@ public final class BarrierCommunicator implements AutoCloseable {
      * @throws IllegalStateException    if this communicator is closed
      */
     public void allreduce(double[] values, ReduceOp op) throws CollectiveException {
-        allreduce(values, length(values), ValueLayout.JAVA_DOUBLE, DataType.DOUBLE, op);
+        inPlace(values, length(values), ValueLayout.JAVA_DOUBLE,
+                s -> communicator.allreduce(s, values.length, DataType.DOUBLE, op));
     }
 
     /**
@@ -231,7 +233,8 @@ public final class BarrierCommunicator implements AutoCloseable {
      * @throws IllegalStateException    if this communicator is closed
      */
     public void broadcast(float[] values, int root) throws CollectiveException {
-        broadcast(values, length(values), ValueLayout.JAVA_FLOAT, DataType.FLOAT, root);
+        inPlace(values, length(values), ValueLayout.JAVA_FLOAT,
+                s -> communicator.broadcast(s, values.length, DataType.FLOAT, root));
     }
 
     /**
@@ -245,16 +248,22 @@ public final class BarrierCommunicator implements AutoCloseable {
      * @throws IllegalStateException    if this communicator is closed
      */
     public void broadcast(double[] values, int root) throws CollectiveException {
-        broadcast(values, length(values), ValueLayout.JAVA_DOUBLE, DataType.DOUBLE, root);
+        inPlace(values, length(values), ValueLayout.JAVA_DOUBLE,
+                s -> communicator.broadcast(s, values.length, DataType.DOUBLE, root));
     }
 
     // The array forms below take the array as an Object: MemorySegment.copy does, for every primitive array.
 
-    private void allreduce(Object values, int length, ValueLayout layout, DataType type, ReduceOp op)
-            throws CollectiveException {
+    /** One operation in place on a staged copy of {@code values}. */
+    @FunctionalInterface
+    private interface InPlace {
+        void run(MemorySegment staged) throws CollectiveException;
+    }
+
+    private void inPlace(Object values, int length, ValueLayout layout, InPlace operation) throws CollectiveException {
         MemorySegment s = room(length, layout);
         MemorySegment.copy(values, 0, s, layout, 0, length);
-        communicator.allreduce(s, length, type, op);
+        operation.run(s);
         MemorySegment.copy(s, layout, 0, values, 0, length);
     }
 
@@ -268,14 +277,6 @@ public final class BarrierCommunicator implements AutoCloseable {
         MemorySegment.copy(s, layout, 0, out, 0, length * size());
     }
 
-    private void broadcast(Object values, int length, ValueLayout layout, DataType type, int root)
-            throws CollectiveException {
-        MemorySegment s = room(length, layout);
-        MemorySegment.copy(values, 0, s, layout, 0, length);
-        communicator.broadcast(s, length, type, root);
-        MemorySegment.copy(s, layout, 0, values, 0, length);
-    }
-
     private static int length(Object values) {
         if (values == null) {
             throw new IllegalArgumentException("an array of values is required");
@@ -286,7 +287,8 @@ public final class BarrierCommunicator implements AutoCloseable {
     private int gatheredLength(int length) {
         long total = (long) length * size();
         if (total > Integer.MAX_VALUE - 8) {
-            throw new IllegalArgumentException(size() + " ranks of " + length + " elements are more than one array holds");
+            throw new IllegalArgumentException(size() + " ranks of " + length
+                    + " elements are more than one array holds");
         }
         return (int) total;
     }

@@ -145,7 +145,7 @@ class BarrierCommunicatorTest {
     void aFailedStageLeavesNoCommunicatorOpen() throws InterruptedException {
         JOINED.clear();
         long start = System.nanoTime();
-        SparkException failed = assertThrows(SparkException.class, () -> BarrierStage.mapPartitions(tasks(), partition -> {
+        JavaRDD<Integer> stage = BarrierStage.mapPartitions(tasks(), partition -> {
             BarrierCommunicator c = BarrierCommunicator.join(BarrierTaskContext.get(),
                     CommunicatorConfig.defaults().withEngine(EventLoopConfig.Choice.NIO));
             JOINED.add(c);
@@ -154,7 +154,8 @@ class BarrierCommunicatorTest {
             }
             c.allreduce(new float[] {1}, ReduceOp.SUM);
             return List.of(c.rank()).iterator();
-        }).collect());
+        });
+        SparkException failed = assertThrows(SparkException.class, stage::collect);
         assertTrue(failed.getMessage().contains("rank 3 gives up"), failed.getMessage());
         // Rank 3's failure aborts its communicator, Spark kills the stage's other tasks, and their task ends abort
         // theirs: none waits for the 30 s operation timeout. The kills finish after the job has failed.

@@ -67,7 +67,8 @@ public final class SparkAllreduceBench {
             for (int i = 0; i < rounds; i++) {
                 threads[i] = withoutSpark(count, iterations, engine);
                 spark[i] = inSpark(context, count, iterations, engine);
-                System.out.printf("round %d: threads %.1f ms/op, Spark %.1f ms/op%n", i, threads[i] * 1e3, spark[i] * 1e3);
+                System.out.printf("round %d: threads %.1f ms/op, Spark %.1f ms/op%n", i, threads[i] * 1e3,
+                        spark[i] * 1e3);
             }
         }
         double t = median(threads);
