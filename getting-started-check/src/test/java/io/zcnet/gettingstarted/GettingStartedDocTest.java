@@ -19,9 +19,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * docs/getting-started.md shows the getting-started project whole: every source file and the pom, each
  * in the code block after a {@code <!-- path -->} line, equal to the file; and it runs the programs with
  * the command line {@link ConsumerProjectTest} runs them with. Edit a program, then paste it into the doc.
+ * Code from elsewhere in the checkout (the Spark example, whose tests run in the spark module) is shown as an
+ * excerpt, after a {@code <!-- excerpt: path -->} line, and must appear in that file as it is.
  */
 class GettingStartedDocTest {
     private static final Pattern SHOWN = Pattern.compile("<!-- (getting-started/\\S+) -->\\n```\\w*\\n(.*?)```",
+            Pattern.DOTALL);
+    private static final Pattern EXCERPT = Pattern.compile("<!-- excerpt: (\\S+) -->\\n```\\w*\\n(.*?)```",
             Pattern.DOTALL);
 
     @Test
@@ -36,6 +40,18 @@ class GettingStartedDocTest {
             assertEquals(Files.readString(Checkout.root().resolve(e.getKey())), e.getValue(),
                     "docs/getting-started.md shows " + e.getKey() + " other than it is");
         }
+    }
+
+    @Test
+    void everyExcerptIsInItsFile() throws IOException {
+        Matcher m = EXCERPT.matcher(doc());
+        int excerpts = 0;
+        while (m.find()) {
+            excerpts++;
+            assertTrue(Files.readString(Checkout.root().resolve(m.group(1))).contains(m.group(2)),
+                    "docs/getting-started.md shows an excerpt of " + m.group(1) + " that is not in it:\n" + m.group(2));
+        }
+        assertTrue(excerpts > 0, "docs/getting-started.md shows the Spark example as an excerpt");
     }
 
     @Test
