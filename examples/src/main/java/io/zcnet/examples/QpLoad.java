@@ -54,9 +54,15 @@ final class QpLoad {
      * @param size       bytes per operation
      * @param op         SENDs echoed, or READs of the server's region
      * @param config     the queue pairs' configuration
+     * @param holdSeconds how long to keep the queue pairs open and idle after the run, before closing them (for a
+     *                    look at what idle queue pairs cost)
      */
-    record Plan(InetSocketAddress server, int queuePairs, double seconds, int inflight, int size, Op op, QpConfig config) {
+    record Plan(InetSocketAddress server, int queuePairs, double seconds, int inflight, int size, Op op, QpConfig config,
+            double holdSeconds) {
         Plan {
+            if (!(holdSeconds >= 0 && holdSeconds <= 3600)) {
+                throw new IllegalArgumentException("--hold must be in [0, 3600] seconds, got " + holdSeconds);
+            }
             if (queuePairs < 1 || queuePairs > 100_000) {
                 throw new IllegalArgumentException("--qps must be 1..100000, got " + queuePairs);
             }
@@ -149,6 +155,10 @@ final class QpLoad {
         context.runOnLoop(() -> result[0] = new Result(plan.queuePairs(), established,
                 plan.queuePairs() - established + failures.get(), roundTrips, seconds, latency.copy(),
                 mismatches + outstanding(drivers), firstFailure));
+        if (plan.holdSeconds() > 0) {
+            System.err.println("qp-load: " + established + " queue pairs open and idle for " + plan.holdSeconds() + " s");
+            Thread.sleep((long) (plan.holdSeconds() * 1000));
+        }
         for (Driver d : drivers) {
             d.close();
         }

@@ -35,13 +35,17 @@ final class QpLoadCommand implements Callable<Integer> {
             description = "send: SENDs the server echoes; read: RDMA READs of its region. Default: ${DEFAULT-VALUE}.")
     QpLoad.Op op;
 
+    @Option(names = "--hold", defaultValue = "0",
+            description = "Seconds to keep the queue pairs open and idle after the run. Default: ${DEFAULT-VALUE}.")
+    double hold;
+
     @Mixin
     LoopOptions loop;
 
     @Override
     public Integer call() throws Exception {
         QpLoad.Plan plan = new QpLoad.Plan(BulkCommand.connectAddress(connect), queuePairs, seconds, inflight, size, op,
-                QpConfig.defaults());
+                QpConfig.defaults(), hold);
         QpLoad.Result result = QpLoad.run(loop.config(), plan);
         if (result.firstFailure() != null) {
             System.err.println("qp-load: first failure: " + result.firstFailure());

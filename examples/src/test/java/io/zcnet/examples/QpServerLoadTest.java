@@ -29,7 +29,7 @@ class QpServerLoadTest {
     private static final QpServer.Options OPTIONS = new QpServer.Options(4096, 8, 4096, QpConfig.defaults());
 
     private static QpLoad.Plan plan(InetSocketAddress server, int qps, QpLoad.Op op) {
-        return new QpLoad.Plan(server, qps, 0.5, 4, 200, op, QpConfig.defaults());
+        return new QpLoad.Plan(server, qps, 0.5, 4, 200, op, QpConfig.defaults(), 0);
     }
 
     @ParameterizedTest
