@@ -368,7 +368,7 @@ final class Requester {
             return false;
         }
         long frames = single ? 1 : fresh.frameCount();
-        if (nextFrame + frames - ledger.oldestFrame(nextFrame) > resends.capacity()) {
+        if (!resends.fits(ledger.oldestFrame(nextFrame), nextFrame, nextFrame + frames)) {
             return false;
         }
         if (kind == WorkRequest.RDMA_WRITE_WITH_IMM) {

@@ -6,19 +6,22 @@ import io.zcnet.framing.FramingConfig;
  * Which subflow carried each frame in flight, and the frames to send again, oldest first, after the subflow
  * that carried them failed: rxe's requester resends from its send queue the same way, from the oldest
  * unacknowledged packet on; the receiver places every segment once, whichever copy arrives first. Frames are
- * numbered from the queue pair's start; a frame's record sits at its number modulo {@link #capacity()}, which
- * bounds the frames in flight ({@link Requester} begins no work request whose frames would pass it). Owner thread
- * of the loop.
+ * numbered from the queue pair's start; a frame's record sits at its number modulo {@link #capacity()}. The
+ * records start small and double as the frames in flight need ({@link #fits}), up to the most the queue pair may
+ * have in flight ({@link #capacityFor}), which {@link Requester} never passes: a queue pair of small messages costs
+ * a few hundred bytes here, not the 16,384 records a window of the largest messages takes. They never shrink, so a
+ * queue pair allocates only while it ramps up to its working depth. Owner thread of the loop.
  */
 final class ResendQueue {
     /** A frame's subflow record while it waits to be sent again. */
     private static final byte NOT_CARRIED = -1;
 
-    private final int mask;
-    private final byte[] frameSubflow;
+    private final int maxCapacity;
+    private int mask;
+    private byte[] frameSubflow;
     // Frames to send again, as (ledger sequence, frame index) pairs in a FIFO.
-    private final long[] entry;
-    private final long[] frame;
+    private long[] entry;
+    private long[] frame;
     private long head;
     private long tail;
     private long framesResent;
@@ -27,6 +30,8 @@ final class ResendQueue {
     /** Bounds of {@link #capacityFor}: a floor that costs nothing, and the frame numbers the fixed ring had. */
     static final int MIN_CAPACITY = 1 << 10;
     static final int MAX_CAPACITY = 1 << 16;
+    /** Records a new queue pair starts with: a handful of small messages in flight. */
+    static final int INITIAL_CAPACITY = 64;
 
     /**
      * {@return the frames in flight {@code framing} needs at most}: the smallest power of two holding a full message
@@ -39,19 +44,58 @@ final class ResendQueue {
         return Math.clamp(capacity, MIN_CAPACITY, MAX_CAPACITY);
     }
 
-    ResendQueue(int capacity) {
-        if (Integer.bitCount(capacity) != 1) {
-            throw new IllegalArgumentException("resend queue capacity " + capacity + " must be a power of two");
+    /** @param maxCapacity the most frames the queue pair may have in flight, a power of two ({@link #capacityFor}) */
+    ResendQueue(int maxCapacity) {
+        if (Integer.bitCount(maxCapacity) != 1) {
+            throw new IllegalArgumentException("resend queue capacity " + maxCapacity + " must be a power of two");
         }
-        mask = capacity - 1;
-        frameSubflow = new byte[capacity];
-        entry = new long[capacity];
-        frame = new long[capacity];
+        this.maxCapacity = maxCapacity;
+        int initial = Math.min(INITIAL_CAPACITY, maxCapacity);
+        mask = initial - 1;
+        frameSubflow = new byte[initial];
+        entry = new long[initial];
+        frame = new long[initial];
     }
 
-    /** {@return how many frames may be in flight at once} */
+    /** {@return how many frames the records hold now} */
     int capacity() {
         return mask + 1;
+    }
+
+    /** {@return the most frames the queue pair may have in flight} */
+    int maxCapacity() {
+        return maxCapacity;
+    }
+
+    /**
+     * Makes room for the records of frames {@code [oldest, end)}, the ones up to {@code handedEnd} already carried:
+     * false, changing nothing, when that is more than the queue pair may have in flight.
+     */
+    boolean fits(long oldest, long handedEnd, long end) {
+        long needed = end - oldest;
+        if (needed <= mask + 1) {
+            return true;
+        }
+        if (needed > maxCapacity) {
+            return false;
+        }
+        int capacity = (int) Math.min(maxCapacity, Long.highestOneBit(needed - 1) << 1);
+        int newMask = capacity - 1;
+        byte[] subflows = new byte[capacity];
+        for (long f = oldest; f < handedEnd; f++) {
+            subflows[(int) f & newMask] = frameSubflow[(int) f & mask];
+        }
+        long[] entries = new long[capacity];
+        long[] frames = new long[capacity];
+        for (long q = head; q < tail; q++) {
+            entries[(int) q & newMask] = entry[(int) q & mask];
+            frames[(int) q & newMask] = frame[(int) q & mask];
+        }
+        frameSubflow = subflows;
+        entry = entries;
+        frame = frames;
+        mask = newMask;
+        return true;
     }
 
     /** Frame {@code globalFrame} left on subflow {@code subflow}. */

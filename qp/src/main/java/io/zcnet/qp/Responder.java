@@ -28,7 +28,7 @@ final class Responder {
 
     /** Queues the READ responses the peer asked for. */
     void takeReadRequests() {
-        while (!ledger.isFull() && assembler.pollReadRequest(readRequest)) {
+        while (ledger.hasRoom() && assembler.pollReadRequest(readRequest)) {
             MemoryRegion source = readRequest.sourceRegion(registry);
             if (source == null) {
                 engine.failure.end(WorkCompletion.LOCAL_PROTECTION_ERROR, "READ request names a region that went away: "

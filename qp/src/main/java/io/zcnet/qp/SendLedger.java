@@ -9,63 +9,77 @@ import io.zcnet.framing.SgeList;
  * fails may force any of its frames to be sent again. READ responses this side owes the peer live here
  * too, as internal entries that complete without a completion. Parallel arrays indexed by sequence number
  * modulo a power of two, each entry with a scatter/gather list of its own (made once, refilled per entry,
- * the lists' pieces side by side as the other columns); owner thread of the loop.
+ * the lists' pieces side by side as the other columns). The arrays start small and double when the ledger is
+ * full, up to the most entries the queue pair may hold: a queue pair with a few requests outstanding costs a few
+ * rows, not the send queue's and window's depth of them; they never shrink. An entry's slot changes when the
+ * arrays grow, so a slot is good only until the next {@link #hasRoom()}. Owner thread of the loop.
  */
 final class SendLedger {
     /** An internal entry: the response to one READ request of the peer. */
     static final int READ_RESPONSE = 5;
 
-    final int mask;
-    final long[] workRequestId;
-    final int[] kind;
-    final boolean[] signaled;
+    /** Rows a new queue pair starts with. */
+    static final int INITIAL_CAPACITY = 16;
+
+    private final int maxCapacity;
+    private final int maxSge;
+    int mask;
+    long[] workRequestId;
+    int[] kind;
+    boolean[] signaled;
     /** Signaled, but with its acknowledgement left to the peer's next frame ({@link WorkRequest#signaledLazily()}). */
-    final boolean[] lazy;
-    final int[] immediate;
+    boolean[] lazy;
+    int[] immediate;
     /**
      * The local elements: the source of a SEND or WRITE, the sinks of a READ (named by their remote keys once
      * checked), or the one piece of memory a READ response is sent from.
      */
-    final SgeList[] local;
+    SgeList[] local;
     /** Bytes of all local elements together. */
-    final int[] length;
-    final int[] rkey;
-    final long[] remoteOffset;
-    final int[] sinkRkey;
-    final long[] sinkOffset;
+    int[] length;
+    int[] rkey;
+    long[] remoteOffset;
+    int[] sinkRkey;
+    long[] sinkOffset;
     /** Status decided before the work request went out (a refused local key), or -1. */
-    final int[] earlyStatus;
+    int[] earlyStatus;
 
     // Set when the entry is begun (its MSNs claimed).
-    final boolean[] begun;
+    boolean[] begun;
     /** Whether its last frame asks the peer for a prompt acknowledgement (FrameHeader.FLAG_ACK_REQUEST). */
-    final boolean[] ackRequest;
-    final int[] firstMsn;
+    boolean[] ackRequest;
+    int[] firstMsn;
     /** The receive sequence number a receive-consuming entry names (SEND, WRITE with immediate). */
-    final int[] rsn;
-    final int[] messages;
+    int[] rsn;
+    int[] messages;
     /** MSNs claimed up to and including this entry's, counted from the start: acknowledged once the
      *  peer's cumulative acknowledgement reaches it. */
-    final long[] msnEnd;
-    final long[] firstFrame;
-    final long[] frameCount;
+    long[] msnEnd;
+    long[] firstFrame;
+    long[] frameCount;
     /** Frames handed to a subflow at least once. */
-    final long[] handed;
+    long[] handed;
     /** READ: pieces registered with the assembler, and responses that landed. */
-    final int[] readsExpected;
-    final int[] readsDone;
+    int[] readsExpected;
+    int[] readsDone;
     /** READ: the first response error, or -1. */
-    final int[] readStatus;
+    int[] readStatus;
 
     long head;
     long tail;
     int userEntries;
 
-    /** @param maxSge local elements an entry may have */
-    SendLedger(int capacity, int maxSge) {
-        if (Integer.bitCount(capacity) != 1) {
-            throw new IllegalArgumentException("ledger capacity " + capacity + " must be a power of two");
+    /**
+     * @param maxCapacity the most entries, a power of two
+     * @param maxSge      local elements an entry may have
+     */
+    SendLedger(int maxCapacity, int maxSge) {
+        if (Integer.bitCount(maxCapacity) != 1) {
+            throw new IllegalArgumentException("ledger capacity " + maxCapacity + " must be a power of two");
         }
+        this.maxCapacity = maxCapacity;
+        this.maxSge = maxSge;
+        int capacity = Math.min(INITIAL_CAPACITY, maxCapacity);
         mask = capacity - 1;
         workRequestId = new long[capacity];
         kind = new int[capacity];
@@ -93,13 +107,93 @@ final class SendLedger {
         readStatus = new int[capacity];
     }
 
-    /** {@return how many entries the ledger holds at most} */
+    /** {@return how many entries the ledger's arrays hold now} */
     int capacity() {
         return mask + 1;
     }
 
-    boolean isFull() {
-        return tail - head > mask;
+    /** {@return how many entries the ledger may ever hold} */
+    int maxCapacity() {
+        return maxCapacity;
+    }
+
+    /** Whether an entry may be appended: there is a free row, or the arrays could double to make one. */
+    boolean hasRoom() {
+        if (tail - head <= mask) {
+            return true;
+        }
+        if (mask + 1 >= maxCapacity) {
+            return false;
+        }
+        grow();
+        return true;
+    }
+
+    /** Doubles the arrays; called only when every row is taken, so each moves to its sequence's new slot. */
+    private void grow() {
+        int oldMask = mask;
+        int capacity = 2 * (oldMask + 1);
+        int newMask = capacity - 1;
+        SgeList[] lists = new SgeList[capacity];
+        for (long seq = head; seq < tail; seq++) {
+            lists[(int) seq & newMask] = local[(int) seq & oldMask];
+        }
+        SgeList[] added = SgeList.table(capacity - (oldMask + 1), maxSge);
+        int next = 0;
+        for (int i = 0; i < capacity; i++) {
+            if (lists[i] == null) {
+                lists[i] = added[next++];
+            }
+        }
+        local = lists;
+        workRequestId = moved(workRequestId, newMask);
+        kind = moved(kind, newMask);
+        signaled = moved(signaled, newMask);
+        lazy = moved(lazy, newMask);
+        immediate = moved(immediate, newMask);
+        length = moved(length, newMask);
+        rkey = moved(rkey, newMask);
+        remoteOffset = moved(remoteOffset, newMask);
+        sinkRkey = moved(sinkRkey, newMask);
+        sinkOffset = moved(sinkOffset, newMask);
+        earlyStatus = moved(earlyStatus, newMask);
+        begun = moved(begun, newMask);
+        ackRequest = moved(ackRequest, newMask);
+        firstMsn = moved(firstMsn, newMask);
+        rsn = moved(rsn, newMask);
+        messages = moved(messages, newMask);
+        msnEnd = moved(msnEnd, newMask);
+        firstFrame = moved(firstFrame, newMask);
+        frameCount = moved(frameCount, newMask);
+        handed = moved(handed, newMask);
+        readsExpected = moved(readsExpected, newMask);
+        readsDone = moved(readsDone, newMask);
+        readStatus = moved(readStatus, newMask);
+        mask = newMask;
+    }
+
+    private long[] moved(long[] old, int newMask) {
+        long[] a = new long[newMask + 1];
+        for (long seq = head; seq < tail; seq++) {
+            a[(int) seq & newMask] = old[(int) seq & mask];
+        }
+        return a;
+    }
+
+    private int[] moved(int[] old, int newMask) {
+        int[] a = new int[newMask + 1];
+        for (long seq = head; seq < tail; seq++) {
+            a[(int) seq & newMask] = old[(int) seq & mask];
+        }
+        return a;
+    }
+
+    private boolean[] moved(boolean[] old, int newMask) {
+        boolean[] a = new boolean[newMask + 1];
+        for (long seq = head; seq < tail; seq++) {
+            a[(int) seq & newMask] = old[(int) seq & mask];
+        }
+        return a;
     }
 
     boolean isEmpty() {
@@ -117,7 +211,7 @@ final class SendLedger {
 
     /**
      * Appends an entry, whose elements {@link #nextLocal()} holds, and returns its sequence number; the caller
-     * checked {@link #isFull()}.
+     * checked {@link #hasRoom()} before it filled them.
      */
     long append(int entryKind, long id, boolean isSignaled, boolean isLazy, int imm, int key, long keyOffset, int sinkKey,
             long sinkAt) {

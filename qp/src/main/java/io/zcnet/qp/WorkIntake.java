@@ -40,7 +40,7 @@ final class WorkIntake {
         this.framing = engine.framing;
         this.config = engine.config;
         this.inlineData = config.maxInlineData() == 0 ? null
-                : arena.allocate((long) ledger.capacity() * config.maxInlineData(), 8);
+                : arena.allocate((long) ledger.maxCapacity() * config.maxInlineData(), 8);
         this.receiveIds = new long[config.receiveQueueDepth()];
     }
 
@@ -140,7 +140,7 @@ final class WorkIntake {
      */
     boolean postSendOnLoop(WorkRequest wr) {
         if (engine.isClosed() || engine.failure.state() != QpState.RTS || qp.sendRing.peek() >= 0
-                || ledger.userEntries >= config.sendQueueDepth() || ledger.isFull()) {
+                || ledger.userEntries >= config.sendQueueDepth() || !ledger.hasRoom()) {
             return false;
         }
         SgeList local = ledger.nextLocal().clear();
@@ -164,7 +164,7 @@ final class WorkIntake {
     private void takeWorkRequests() {
         SpscRing sq = qp.sendRing;
         long at;
-        while (ledger.userEntries < config.sendQueueDepth() && !ledger.isFull() && (at = sq.peek()) >= 0) {
+        while (ledger.userEntries < config.sendQueueDepth() && ledger.hasRoom() && (at = sq.peek()) >= 0) {
             QueueEntries.readSend(sq.memory(), at, taken, ledger.nextLocal(), inlineData, nextInlineSlot());
             sq.advance();
             admit(taken, ledger.nextLocal());
@@ -173,7 +173,9 @@ final class WorkIntake {
 
     /** Where the inline data of the ledger entry appended next is kept, while it is outstanding. */
     private long nextInlineSlot() {
-        return (long) ledger.slot(ledger.tail) * config.maxInlineData();
+        // By sequence modulo the most entries, not by the ledger's slot: a slot moves when the ledger grows, and the
+        // inline bytes of the entries outstanding must not.
+        return (ledger.tail & (ledger.maxCapacity() - 1)) * config.maxInlineData();
     }
 
     /**

@@ -47,4 +47,34 @@ class ResendQueueTest {
         assertEquals(1, resends.framesResent());
         assertEquals(10, resends.bytesResent());
     }
+
+    @Test
+    void theRecordsGrowAsFramesInFlightNeedAndKeepWhatTheyHeldUpToTheMost() {
+        ResendQueue resends = new ResendQueue(256);
+        assertEquals(ResendQueue.INITIAL_CAPACITY, resends.capacity());
+        SendLedger ledger = new SendLedger(4, 1);
+        // Frames 10..109 of one entry, carried alternately by subflows 0 and 1, then a second entry after them.
+        long seq = ledger.append(WorkRequest.RDMA_WRITE, 0, true, false, 0, 0, 0, 0, 0);
+        int i = ledger.slot(seq);
+        assertTrue(resends.fits(10, 10, 110), "100 frames fit the most of 256");
+        assertEquals(128, resends.capacity());
+        ledger.begin(i, 1, 1, 10, 100);
+        for (int f = 0; f < 100; f++) {
+            ledger.handedFrame(i);
+            resends.carried(10 + f, f % 2);
+        }
+        resends.queue(1, ledger, 0); // subflow 1 failed: its 50 frames wait
+        assertTrue(resends.fits(10, 110, 266), "256 frames in flight: grown to the most");
+        assertEquals(256, resends.capacity());
+        for (int k = 0; k < 50; k++) {
+            assertEquals(seq, resends.headEntry());
+            assertEquals(2L * k + 1, resends.headFrame(), "the waiting frames kept their order across the growth");
+            resends.skip();
+        }
+        assertFalse(resends.hasResends());
+        resends.queue(0, ledger, 0);
+        assertEquals(0, resends.headFrame(), "subflow 0's records moved with the growth");
+        assertFalse(resends.fits(10, 110, 10 + 257), "more frames in flight than the queue pair may have");
+        assertEquals(256, resends.capacity());
+    }
 }
