@@ -6,7 +6,7 @@ import io.zcnet.ring.Errno;
 
 /**
  * Whether the peer is still there and still taking work, the timeout half of rxe's completer: a tick every
- * quarter of the silence timeout sends an ACKNOWLEDGE on every subflow that sent nothing since the last, and
+ * quarter of the silence timeout (on the context's {@link HeartbeatClock}, shared by its queue pairs) sends an ACKNOWLEDGE on every subflow that sent nothing since the last, and
  * declares a subflow from which nothing arrived for the whole timeout dead (a black hole fails no TCP call); the
  * send progress check fails the queue pair when the peer stopped taking what it was sent, as verbs' retry count
  * does. Owner thread of the loop.
@@ -17,7 +17,7 @@ final class Liveness {
     private final FlowControl flow;
     private final SendLedger ledger;
     private final long tickNanos;
-    private boolean tickArmed;
+    private boolean ticking;
     /** What the send progress check saw last, and since when it has not changed. */
     private long progressMark = -1;
     private long progressSinceNanos;
@@ -30,22 +30,22 @@ final class Liveness {
         this.tickNanos = config.silenceTimeout().toNanos() / 4;
     }
 
-    /** A subflow carries frames: the ticks run, if they do not yet. */
+    /** A subflow carries frames: the ticks run on the context's clock, if they do not yet. */
     void start() {
-        if (!tickArmed) {
-            tickArmed = true;
-            engine.loop.timeout(engine.handlerId, QpEngine.TAG_TICK, tickNanos);
+        if (!ticking) {
+            ticking = true;
+            engine.qp.context().heartbeats().join(engine, tickNanos);
         }
     }
 
-    /** The tick's timer ran out: a heartbeat, and the next tick while the queue pair sends. */
-    void onTick() {
-        tickArmed = false;
-        if (engine.failure.state() == QpState.RTS) {
-            heartbeat();
-            tickArmed = true;
-            engine.loop.timeout(engine.handlerId, QpEngine.TAG_TICK, tickNanos);
+    /** A tick of the context's clock: a heartbeat; true while the queue pair goes on ticking. */
+    boolean onTick() {
+        if (engine.failure.state() != QpState.RTS) {
+            ticking = false;
+            return false;
         }
+        heartbeat();
+        return true;
     }
 
     private void heartbeat() {

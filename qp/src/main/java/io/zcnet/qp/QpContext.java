@@ -61,6 +61,8 @@ public final class QpContext implements AutoCloseable {
     private final BufferRing bufferRing;
     /** Handler of closes whose completion nothing waits for (a socket that could not be set up). */
     private final int closer;
+    /** The one timer every queue pair of the context ticks on. Loop thread. */
+    private final HeartbeatClock heartbeats;
     /** Queue pairs this context accepted, by token, for joins. Loop thread only. */
     private final Map<Long, QpEngine> byToken = new HashMap<>();
     /**
@@ -83,6 +85,7 @@ public final class QpContext implements AutoCloseable {
             EventLoop l = t.loop();
             this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
             this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
+            this.heartbeats = t.call(() -> new HeartbeatClock(l));
         } catch (Exception e) {
             if (t != null) {
                 t.close();
@@ -585,6 +588,10 @@ public final class QpContext implements AutoCloseable {
         byToken.put(token, qp.engine());
         liveQueuePairs.add(qp.engine());
         return qp;
+    }
+
+    HeartbeatClock heartbeats() {
+        return heartbeats;
     }
 
     QpEngine findByToken(long token) {

@@ -38,7 +38,6 @@ import java.lang.foreign.Arena;
  * <p>Owner thread of the loop; nothing allocates per work request or frame.
  */
 final class QpEngine implements CompletionHandler {
-    static final int TAG_TICK = 1;
     static final int TAG_CLOSE = 2;
     static final int TAG_FENCE = 3;
 
@@ -359,11 +358,22 @@ final class QpEngine implements CompletionHandler {
         try {
             if (tag == TAG_FENCE) {
                 requester.onFenceTimer();
-            } else if (tag == TAG_TICK) {
-                liveness.onTick();
             }
         } catch (RuntimeException | Error e) {
             failure.onFault("a timer", e);
+        }
+    }
+
+    /** A tick of the context's {@link HeartbeatClock}; true while this queue pair goes on ticking. */
+    boolean onHeartbeat() {
+        if (closed) {
+            return false;
+        }
+        try {
+            return liveness.onTick();
+        } catch (RuntimeException | Error e) {
+            failure.onFault("a heartbeat", e);
+            return false;
         }
     }
 

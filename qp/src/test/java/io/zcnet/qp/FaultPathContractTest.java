@@ -314,4 +314,39 @@ abstract class FaultPathContractTest {
             assertWriteCompletes(p.client, p.clientRegion, p.serverRegion, 77);
         }
     }
+
+    @Test
+    void everyQueuePairOfAContextTicksOnItsOneClockAndLeavesItWhenItEnds() throws Exception {
+        QpConfig config = QpConfig.defaults().withTimeouts(Duration.ofSeconds(5), Duration.ofMillis(200));
+        try (QpPair p = new QpPair(engine(), config, 1 << 20)) {
+            List<QueuePair> more = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                more.add(p.clientContext.connect(p.listener.address(), config));
+                assertNotNull(p.listener.accept(QpPair.WAIT));
+            }
+            assertEquals(21, ticking(p.clientContext));
+            Thread.sleep(600); // three silence timeouts: idle queue pairs stay up on the shared ticks alone
+            for (QueuePair qp : more) {
+                assertEquals(QpState.RTS, qp.state(), qp::toString);
+            }
+            for (int i = 0; i < 10; i++) {
+                more.get(i).close();
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (ticking(p.clientContext) != 11 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(11, ticking(p.clientContext), "closed queue pairs still tick");
+            assertWriteCompletes(more.get(15), p.clientRegion, p.serverRegion, 3);
+            for (int i = 10; i < 20; i++) {
+                more.get(i).close();
+            }
+        }
+    }
+
+    private static int ticking(QpContext context) throws Exception {
+        int[] n = new int[1];
+        context.runOnLoop(() -> n[0] = context.heartbeats().ticking());
+        return n[0];
+    }
 }
