@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A queue-pair server meeting strangers: qp-server on loopback, a legitimate qp-load of 100 queue pairs running
+# through a flood (qp-flood: OPENs that complete and hang up at once, and half-open connections, all from
+# 127.0.0.2) and another after it; the server's RSS is sampled throughout.
+#   bench/qp-flood.sh [opens] [half-open]   defaults 5000 and 2000
+# Environment: ENGINE (default uring), LEGIT (queue pairs of each legitimate load, default 100).
+# Last line: "qp-flood: server_up=yes|no rss_growth_mib=G legit_during=ok|FAILED legit_after=ok|FAILED".
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+opens="${1:-5000}"
+half="${2:-2000}"
+engine="${ENGINE:-uring}"
+legit="${LEGIT:-100}"
+"$root/zcnet" build >&2
+export ZCNET_NO_BUILD=1 JAVA_OPTS="-Dzcnet.engine=$engine"
+port=$((20000 + RANDOM % 20000))
+work="$(mktemp -d)"
+trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+"$root/zcnet" qp-server --listen "127.0.0.1:$port" --report-seconds 5 >"$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$work/server.log" 2>/dev/null && break; sleep 0.1; done
+server_jvm="$(pgrep -f "qp-server --listen 127.0.0.1:$port" | tail -n 1)"
+sleep 2
+rss0="$(awk '/^VmRSS/ {print $2}' "/proc/$server_jvm/status")"
+(while kill -0 "$server_jvm" 2>/dev/null; do awk '/^VmRSS/ {print $2}' "/proc/$server_jvm/status"; sleep 0.5; done) \
+  >"$work/rss" 2>/dev/null &
+sampler=$!
+
+"$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps "$legit" --seconds 40 >"$work/during.log" 2>&1 &
+during=$!
+sleep 3
+"$root/zcnet" qp-flood --connect "127.0.0.1:$port" --opens "$opens" --half-open "$half" --source 127.0.0.2 \
+  --hold 10 | tee "$work/flood.log"
+wait "$during" || true
+"$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps "$legit" --seconds 5 >"$work/after.log" 2>&1 || true
+up=no; kill -0 "$server_jvm" 2>/dev/null && up=yes
+kill "$sampler" 2>/dev/null || true
+tail -n 3 "$work/server.log"
+echo "during: $(tail -n 1 "$work/during.log")"
+echo "after:  $(tail -n 1 "$work/after.log")"
+max="$(sort -n "$work/rss" | tail -n 1)"
+verdict() { grep -q "verify=ok" "$1" && grep -q "failed=0" "$1" && echo ok || echo FAILED; }
+awk -v up="$up" -v r0="$rss0" -v r1="${max:-$rss0}" -v d="$(verdict "$work/during.log")" -v a="$(verdict "$work/after.log")" \
+  'BEGIN { printf "qp-flood: server_up=%s rss_growth_mib=%.1f legit_during=%s legit_after=%s\n", up, (r1 - r0) / 1024, d, a }'
