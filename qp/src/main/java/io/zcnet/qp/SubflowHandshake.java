@@ -32,7 +32,8 @@ abstract class SubflowHandshake implements CompletionHandler {
     final EventLoop loop;
     final int socket;
     final int handlerId;
-    private final Arena arena = Arena.ofShared();
+    // Confined: made, used and closed on the loop thread alone, so its close costs no handshake with other threads.
+    private final Arena arena = Arena.ofConfined();
     /** A handshake message, a PROOF followed by an RTR frame, or one RTR frame. */
     final MemorySegment buffer;
     final HandshakeMessage message = new HandshakeMessage();
