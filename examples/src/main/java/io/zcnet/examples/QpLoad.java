@@ -128,8 +128,11 @@ final class QpLoad {
     }
 
     private Result run() throws Exception {
+        long opening = System.nanoTime();
         List<Driver> drivers = connectAll();
         int established = drivers.size();
+        System.err.printf(Locale.ROOT, "qp-load: established %d queue pairs in %.1f ms%n", established,
+                (System.nanoTime() - opening) / 1e6);
         CountDownLatch hellos = new CountDownLatch(established);
         for (Driver d : drivers) {
             d.awaitHello(hellos);

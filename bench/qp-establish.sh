@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Establishing queue pairs against plain TCP connects, in the same run: N queue pairs opened by qp-load (8
+# threads) to a qp-server, and N plain TCP connects and accepts (ConnectBaseline, 8 threads); each ROUNDS times,
+# alternating, medians.
+#   bench/qp-establish.sh [N]   default 1000
+# Environment: ENGINE (default uring), ROUNDS (default 3).
+# Last line: "qp-establish: qps=N zcnet_ms=Z tcp_ms=T ratio=R" (R = Z / T; the target is <= 2).
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+n="${1:-1000}"
+engine="${ENGINE:-uring}"
+rounds="${ROUNDS:-3}"
+"$root/zcnet" build >&2
+build_benchmarks >&2
+export ZCNET_NO_BUILD=1 JAVA_OPTS="-Dzcnet.engine=$engine"
+port=$((20000 + RANDOM % 20000))
+work="$(mktemp -d)"
+trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+"$root/zcnet" qp-server --listen "127.0.0.1:$port" --report-seconds 3600 >"$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$work/server.log" 2>/dev/null && break; sleep 0.1; done
+"$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps 100 --seconds 1 >/dev/null 2>&1 # warm the server's JIT
+zcnet=() tcp=()
+for round in $(seq 1 "$rounds"); do
+  "$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps "$n" --seconds 0.1 >/dev/null 2>"$work/load.log" || true
+  zcnet+=("$(awk '/established .* queue pairs in/ {print $(NF - 1)}' "$work/load.log")")
+  tcp+=("$("$JAVA_HOME/bin/java" -cp "$bench_jar" io.zcnet.jmh.rx.ConnectBaseline "$n" 8 | awk -F'ms=' '{print $2}')")
+  echo "round $round: zcnet ${zcnet[-1]} ms, tcp ${tcp[-1]} ms"
+  sleep 1
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+z="$(median "${zcnet[@]}")"; t="$(median "${tcp[@]}")"
+awk -v n="$n" -v z="$z" -v t="$t" 'BEGIN { printf "qp-establish: qps=%d zcnet_ms=%.1f tcp_ms=%.1f ratio=%.2f\n", n, z, t, z / t }'
