@@ -5,7 +5,7 @@ package io.zcnet.tx;
  * to send: from the first frame offered to an idle sender until every frame is reported sent, no send is in
  * flight and the kernel has sent every zero-copy notification. A connection that is idle then costs the
  * sender's positions and counters only, not its queue, header slots, staging buffer and gather lists (for
- * {@link SenderConfig#defaults()} about 140 KiB of heap and 350 KiB of native memory a space).
+ * {@link SenderConfig#defaults()} about 144 KiB of heap and 352 KiB of native memory a space).
  *
  * <p>Every space is sized by one configuration's {@link SenderConfig#queueFrames()} and
  * {@link SenderConfig#stagingBytes()}; senders of other sizes are refused. A space given back waits in a free
