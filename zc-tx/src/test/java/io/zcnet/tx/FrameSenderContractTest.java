@@ -389,12 +389,24 @@ abstract class FrameSenderContractTest {
 
     /** Offers one frame as a batch of its own and waits until it is reported sent. */
     private void sendAndAwait(FrameSender sender, Offered f) throws Exception {
-        long token = thread.call(() -> {
-            long t = f.offerTo(sender);
+        events.awaitSent(offerAndFlush(sender, List.of(f)));
+    }
+
+    /** Offers {@code frames} in one loop job and flushes: one batch unless a send is in flight; the last token. */
+    private long offerAndFlush(FrameSender sender, List<? extends Offered> frames) throws Exception {
+        return thread.call(() -> {
+            long token = -1;
+            for (Offered f : frames) {
+                token = f.offerTo(sender);
+            }
             sender.flush();
-            return t;
+            return token;
         });
-        events.awaitSent(token);
+    }
+
+    /** Whether {@code sender} holds a space, and the counts of {@code spaces}: read on the loop. */
+    private static String spaceState(FrameSender sender, SenderSpaces spaces) {
+        return sender.holdsSpace() + " " + SenderSpacesTest.counts(spaces);
     }
 
     // ------------------------------------------------------------------ order and completeness
@@ -464,15 +476,8 @@ abstract class FrameSenderContractTest {
             return null;
         });
         assertEquals(-1L, (long) thread.call(() -> sender.stagingRoom(10)), "a closed sender stages nothing");
-        Throwable noBuffer = thread.call(() -> {
-            try {
-                sender.stagingBuffer();
-                return null;
-            } catch (IllegalStateException e) {
-                return e;
-            }
-        });
-        assertNotNull(noBuffer, "a closed sender has given its space back: no staging buffer");
+        assertThrows(IllegalStateException.class, () -> thread.call(sender::stagingBuffer),
+                "a closed sender has given its space back: no staging buffer");
     }
 
     @Test
@@ -721,39 +726,36 @@ abstract class FrameSenderContractTest {
         SenderConfig config = SenderConfig.defaults();
         SenderSpaces spaces = thread.call(() -> new SenderSpaces(config));
         FrameSender sender = sender(config, spaces, socket, events);
-        assertEquals("false 0", thread.call(() -> sender.holdsSpace() + " " + spaces.made()), "a new sender holds none");
+        assertEquals("false made=0 lent=0 idle=0", thread.call(() -> spaceState(sender, spaces)), "a new sender holds none");
         SplittableRandom random = new SplittableRandom(20);
         List<Frame> frames = List.of(frame(random, 100), frame(random, 300_000), frame(random, 10));
         CompletableFuture<Long> received = readCrc(totalBytes(frames));
-        String busy = thread.call(() -> {
-            for (Frame f : frames) {
-                f.offerTo(sender);
-            }
-            sender.flush();
-            return sender.holdsSpace() + " lent=" + spaces.lent(); // no completion can come within this job
+        String busy = thread.call(() -> { // no completion can come within this job
+            offerAndFlush(sender, frames);
+            return spaceState(sender, spaces);
         });
-        assertEquals("true lent=1", busy, "a sender with a send in flight holds a space");
+        assertEquals("true made=1 lent=1 idle=0", busy, "a sender with a send in flight holds a space");
         assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
         events.awaitSent(frames.size() - 1);
-        assertEquals("false lent=0 idle=1 made=1", thread.call(() -> sender.holdsSpace() + " lent=" + spaces.lent()
-                + " idle=" + spaces.idle() + " made=" + spaces.made()), "every frame sent: the space is back");
+        assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)),
+                "every frame sent: the space is back");
 
         assertEquals("0 true", thread.call(() -> sender.stagingRoom(100) + " " + sender.holdsSpace()),
                 "an idle sender takes a space to make room");
-        assertEquals("false idle=1", thread.call(() -> {
+        assertEquals("false made=1 lent=0 idle=1", thread.call(() -> {
             sender.flush();
-            return sender.holdsSpace() + " idle=" + spaces.idle();
+            return spaceState(sender, spaces);
         }), "no frame was queued in that room: the flush gives the space back");
         long token = thread.call(() -> sender.queueStaged(sender.stagingRoom(10), 4, 6));
         assertEquals(frames.size(), token, "tokens go on across spaces");
-        assertEquals("true lent=1", thread.call(() -> {
+        assertEquals("true made=1 lent=1 idle=0", thread.call(() -> {
             sender.flush();
             sender.close();
-            return sender.holdsSpace() + " lent=" + spaces.lent();
+            return spaceState(sender, spaces);
         }), "closed with a send in flight: the kernel reads the space until its completion");
         events.awaitSent(token);
-        assertEquals("false lent=0 idle=1 made=1", thread.call(() -> sender.holdsSpace() + " lent=" + spaces.lent()
-                + " idle=" + spaces.idle() + " made=" + spaces.made()), "a closed sender gives its space back");
+        assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)),
+                "a closed sender gives its space back");
     }
 
     @Test
@@ -779,37 +781,21 @@ abstract class FrameSenderContractTest {
             FrameSender sender = turn % 2 == 0 ? first : other;
             Events told = turn % 2 == 0 ? events : secondEvents;
             List<Offered> frames = (turn % 2 == 0 ? firstFrames : otherFrames).subList(turn / 2 * 10, turn / 2 * 10 + 10);
-            long last = thread.call(() -> {
-                long token = -1;
-                for (Offered f : frames) {
-                    token = f.offerTo(sender);
-                }
-                sender.flush();
-                return token;
-            });
-            told.awaitSent(last);
-            assertEquals("made=1 lent=0", thread.call(() -> "made=" + spaces.made() + " lent=" + spaces.lent()),
-                    "turn " + turn);
+            told.awaitSent(offerAndFlush(sender, frames));
+            assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)), "turn " + turn);
         }
         // Both busy at once: each needs a space of its own, and neither sees the other's bytes.
         String both = thread.call(() -> {
-            for (Offered f : firstFrames.subList(20, 30)) {
-                f.offerTo(first);
-            }
-            first.flush();
-            for (Offered f : otherFrames.subList(20, 30)) {
-                f.offerTo(other);
-            }
-            other.flush();
-            return "made=" + spaces.made() + " lent=" + spaces.lent();
+            offerAndFlush(first, firstFrames.subList(20, 30));
+            offerAndFlush(other, otherFrames.subList(20, 30));
+            return spaceState(first, spaces) + " " + other.holdsSpace();
         });
-        assertEquals("made=2 lent=2", both, "a busy sender keeps its space");
+        assertEquals("true made=2 lent=2 idle=0 true", both, "a busy sender keeps its space");
         assertEquals(crcOf(firstFrames), firstReceived.get(WAIT_SECONDS, TimeUnit.SECONDS), "first stream");
         assertEquals(crcOf(otherFrames), otherReceived.get(WAIT_SECONDS, TimeUnit.SECONDS), "other stream");
         events.awaitSent(29);
         secondEvents.awaitSent(29);
-        assertEquals("made=2 lent=0 idle=2", thread.call(() -> "made=" + spaces.made() + " lent=" + spaces.lent()
-                + " idle=" + spaces.idle()));
+        assertEquals("false made=2 lent=0 idle=2", thread.call(() -> spaceState(first, spaces)));
         assertTrue(inPlace.get() > 0, "some frames were written in place");
     }
 
@@ -884,14 +870,7 @@ abstract class FrameSenderContractTest {
         for (int i = 0; i < 8; i++) {
             zeroCopyFrames.add(frame(random, 1000));
         }
-        long last = thread.call(() -> {
-            long token = -1;
-            for (Frame f : zeroCopyFrames) {
-                token = f.offerTo(zeroCopy);
-            }
-            zeroCopy.flush();
-            return token;
-        });
+        long last = offerAndFlush(zeroCopy, zeroCopyFrames);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         while (thread.call(zeroCopy::hasUnsent)) {
             assertTrue(System.nanoTime() < deadline, "the kernel never took the batch");
@@ -906,21 +885,14 @@ abstract class FrameSenderContractTest {
             otherFrames.add(frame(random, 1000));
         }
         CompletableFuture<Long> otherReceived = readCrc(totalBytes(otherFrames));
-        long otherLast = thread.call(() -> {
-            long token = -1;
-            for (Frame f : otherFrames) {
-                token = f.offerTo(other);
-            }
-            other.flush();
-            return token;
-        });
-        events.awaitSent(otherLast);
+        events.awaitSent(offerAndFlush(other, otherFrames));
         assertEquals(crcOf(otherFrames), otherReceived.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertEquals("made=2", thread.call(() -> "made=" + spaces.made()), "the other sender needed a space of its own");
+        assertEquals("true made=2 lent=1 idle=1", thread.call(() -> spaceState(zeroCopy, spaces)),
+                "the other sender needed a space of its own");
         CompletableFuture<Long> received = readCrc(stalled.peer(), totalBytes(zeroCopyFrames), 0);
         assertEquals(crcOf(zeroCopyFrames), received.get(WAIT_SECONDS, TimeUnit.SECONDS), "what the kernel sent late");
         stalledEvents.awaitSent(last);
-        assertEquals("false lent=0", thread.call(() -> zeroCopy.holdsSpace() + " lent=" + spaces.lent()));
+        assertEquals("false made=2 lent=0 idle=2", thread.call(() -> spaceState(zeroCopy, spaces)));
         assertTrue(thread.call(zeroCopy::counters).zeroCopySends() > 0);
     }
 
@@ -968,8 +940,8 @@ abstract class FrameSenderContractTest {
         assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertEquals(1, thread.call(sender::counters).backPressure());
         events.awaitSent(4);
-        assertEquals("false made=1 lent=0", thread.call(() -> sender.holdsSpace() + " made=" + spaces.made()
-                + " lent=" + spaces.lent()), "the space came back once the frame behind the back-pressure left");
+        assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)),
+                "the space came back once the frame behind the back-pressure left");
     }
 
     @Test

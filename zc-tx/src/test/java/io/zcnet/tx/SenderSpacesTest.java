@@ -81,7 +81,8 @@ class SenderSpacesTest {
         assertThrows(IllegalArgumentException.class, () -> new SenderSpaces(null));
     }
 
-    private static String counts(SenderSpaces spaces) {
+    /** {@return the pool's counts as the tests compare them} */
+    static String counts(SenderSpaces spaces) {
         return "made=" + spaces.made() + " lent=" + spaces.lent() + " idle=" + spaces.idle();
     }
 }
