@@ -404,7 +404,7 @@ public final class FrameSender implements AutoCloseable {
     /**
      * {@return whether the sender holds a space of its pool now}: from the first frame offered (or
      * {@link #stagingRoom} answered) while it held none until every frame is reported sent, no send is in
-     * flight and no zero-copy notification is due.
+     * flight and no zero-copy notification is due; a failed sender keeps it until it is closed.
      */
     public boolean holdsSpace() {
         return space != null;

@@ -19,7 +19,7 @@ package io.zcnet.tx;
 public final class SenderSpaces implements AutoCloseable {
     /**
      * Spaces kept idle when no bound is given: enough for the connections a loop serves in one turn of a
-     * busy spell to take turns without making and freeing memory, a few MiB at the default sizes.
+     * busy spell to take turns without making and freeing memory, about 8 MiB at the default sizes.
      */
     public static final int DEFAULT_MAX_IDLE = 16;
 
