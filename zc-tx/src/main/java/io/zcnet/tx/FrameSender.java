@@ -9,7 +9,6 @@ import io.zcnet.ring.GatherList;
 import io.zcnet.ring.MsgFlags;
 import io.zcnet.ring.Op;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.function.IntUnaryOperator;
 
@@ -43,11 +42,18 @@ import java.util.function.IntUnaryOperator;
  * follows once there is room. Nothing allocates per frame.
  *
  * <h2>Memory</h2>
- * Headers are copied into (or written straight into, {@link #offerFrame}) slots the sender owns, or with
+ * Headers are copied into (or written straight into, {@link #offerFrame}) header slots, or with
  * their payload into the staging buffer; other payloads are referenced and must stay alive and unchanged
  * until their token is reported sent. A frame of one
  * payload slice keeps it beside its header; the slices of a frame of several wait in a FIFO of pieces,
  * released with their frames, which holds twice as many pieces as the sender holds frames.
+ *
+ * <p>All of that storage, everything the configuration sizes, is a space lent by a {@link SenderSpaces}
+ * pool: taken when a frame is offered to a sender that holds none, given back once the sender is idle
+ * (every frame reported sent, no send in flight, no zero-copy notification due), so an idle connection
+ * costs a few hundred bytes, not its queue. Tokens, counters and the zero-copy adaptation are the sender's
+ * and go on across spaces. A sender made without a pool has one of its own, which keeps its space while
+ * it is idle.
  *
  * <p>Owner thread of the event loop only, like the loop itself.
  */
@@ -65,30 +71,18 @@ public final class FrameSender implements AutoCloseable {
     private final SendListener listener;
     private final int handlerId;
     private final SenderCounters counters = new SenderCounters();
-    private final Arena arena = Arena.ofShared();
-    private final MemorySegment headers;
-    private final MemorySegment staging;
-    private final GatherList batch;
-    private final GatherList rest;
+    private final SenderSpaces spaces;
+    /** The pool is this sender's alone (none was given): closed with the sender. */
+    private final boolean ownsSpaces;
     private final boolean zeroCopyAvailable;
 
-    // Frames by token & mask. A frame's payload is one slice (payload, payloadOffset) when pieceCount is 0,
-    // else pieceCount slices in the piece FIFO from firstPiece; payloadLength is the total either way.
+    // Slots of the space by token & mask, pieces by piece number & pieceMask, batches by number & mask.
     private final int mask;
-    private final int[] headerLength;
-    private final MemorySegment[] payload;
-    private final long[] payloadOffset;
-    private final int[] payloadLength;
-    private final int[] pieceCount;
-    private final long[] firstPiece;
-    /** Where the frame's header and payload were copied into staging when offered, or -1 (copied when batched). */
-    private final long[] stagedAt;
-
-    // The slices of payloads gathered from several, by piece number & pieceMask, in frame order.
     private final int pieceMask;
-    private final MemorySegment[] pieceSegment;
-    private final long[] pieceOffset;
-    private final long[] pieceLength;
+    private final int maxPayloadPieces;
+    /** Where the sender works while it has something to send; null while it is idle. */
+    private SenderSpace space;
+
     /** The next piece number to hand out. */
     private long pieceTail;
     /** The oldest piece whose frame is not yet reported sent. */
@@ -102,11 +96,7 @@ public final class FrameSender implements AutoCloseable {
     private long released;
     private long heldBytes;
 
-    // Batches sent or being sent, oldest first, until their frames are released: a FIFO by batch number.
-    private final long[] batchEnd;
-    private final long[] batchBytes;
-    private final int[] notificationsDue;
-    private final boolean[] fullySent;
+    // The FIFO of batches in the space: the oldest not yet released, and the next number to hand out.
     private long firstBatch;
     private long nextBatch;
 
@@ -128,7 +118,8 @@ public final class FrameSender implements AutoCloseable {
     private IntUnaryOperator notificationFilter = IntUnaryOperator.identity();
 
     /**
-     * A sender for {@code socket}, a connected socket of {@code loop}. Owner thread of the loop.
+     * A sender for {@code socket}, a connected socket of {@code loop}, with a pool of its own that keeps its
+     * one space while it is idle: the memory of a sender that never lets go of it. Owner thread of the loop.
      *
      * @param loop the event loop the connection belongs to
      * @param socket a connected socket of {@code loop}
@@ -137,40 +128,48 @@ public final class FrameSender implements AutoCloseable {
      * @throws IllegalArgumentException if an argument is missing or {@code socket} is negative
      */
     public FrameSender(EventLoop loop, int socket, SenderConfig config, SendListener listener) {
-        if (loop == null || config == null || listener == null) {
-            throw new IllegalArgumentException("loop, config and listener are required");
+        this(loop, socket, config, listener, config == null ? null : new SenderSpaces(config, 1), true);
+    }
+
+    /**
+     * A sender for {@code socket}, a connected socket of {@code loop}, that works in a space of
+     * {@code spaces} only while it has something to send. Owner thread of the loop.
+     *
+     * @param loop the event loop the connection belongs to
+     * @param socket a connected socket of {@code loop}
+     * @param config queue bounds, copy and zero-copy thresholds
+     * @param listener told when frames have left, when there is room again, and when the connection fails
+     * @param spaces the pool of {@code loop}'s senders, its spaces of {@code config}'s sizes; stays open
+     *               when this sender closes
+     * @throws IllegalArgumentException if an argument is missing, {@code socket} is negative, or the spaces
+     *                                  are of other sizes than {@code config}'s
+     */
+    public FrameSender(EventLoop loop, int socket, SenderConfig config, SendListener listener, SenderSpaces spaces) {
+        this(loop, socket, config, listener, spaces, false);
+    }
+
+    private FrameSender(EventLoop loop, int socket, SenderConfig config, SendListener listener, SenderSpaces spaces,
+            boolean ownsSpaces) {
+        if (loop == null || config == null || listener == null || spaces == null) {
+            throw new IllegalArgumentException("loop, config, listener and spaces are required");
         }
         if (socket < 0) {
             throw new IllegalArgumentException("socket handle must be >= 0, got " + socket);
+        }
+        if (!spaces.fits(config)) {
+            throw new IllegalArgumentException("sender of " + config.queueFrames() + " frames and "
+                    + config.stagingBytes() + " staging bytes cannot work in " + spaces);
         }
         this.loop = loop;
         this.socket = socket;
         this.config = config;
         this.listener = listener;
+        this.spaces = spaces;
+        this.ownsSpaces = ownsSpaces;
         int frames = config.queueFrames();
         this.mask = frames - 1;
-        this.headerLength = new int[frames];
-        this.payload = new MemorySegment[frames];
-        this.payloadOffset = new long[frames];
-        this.payloadLength = new int[frames];
-        this.pieceCount = new int[frames];
-        this.firstPiece = new long[frames];
-        this.stagedAt = new long[frames];
         this.pieceMask = 2 * frames - 1;
-        this.pieceSegment = new MemorySegment[2 * frames];
-        this.pieceOffset = new long[2 * frames];
-        this.pieceLength = new long[2 * frames];
-        this.batchEnd = new long[frames];
-        this.batchBytes = new long[frames];
-        this.notificationsDue = new int[frames];
-        this.fullySent = new boolean[frames];
-        this.headers = arena.allocate((long) frames * MAX_HEADER, 64);
-        this.staging = arena.allocate(config.stagingBytes(), 64);
-        // A batch takes a header and a slice a frame (more for a gathered payload) plus one staging run;
-        // UIO_MAXIOV bounds a sendmsg.
-        int pieces = Math.min(1024, 2 * frames + 1);
-        this.batch = GatherList.allocate(arena, pieces);
-        this.rest = GatherList.allocate(arena, pieces);
+        this.maxPayloadPieces = Math.min(SenderSpace.gatherCapacity(frames) - 2, 2 * frames);
         this.zeroCopyAvailable = config.zeroCopyThreshold() > 0 && loop.supports(Op.SENDMSG_ZC);
         this.zeroCopyMode = zeroCopyAvailable;
         // A method reference, not this: the loop's callback stays out of the public API.
@@ -202,13 +201,14 @@ public final class FrameSender implements AutoCloseable {
         if (refused != 0) {
             return refused;
         }
-        long at = stagingSpot(headerLength + payloadLength);
+        SenderSpace s = space;
+        long at = stagingSpot(s, headerLength + payloadLength);
         if (at >= 0) {
-            MemorySegment.copy(header, headerOffset, staging, at, headerLength);
-            MemorySegment.copy(payload, payloadOffset, staging, at + headerLength, payloadLength);
+            MemorySegment.copy(header, headerOffset, s.staging, at, headerLength);
+            MemorySegment.copy(payload, payloadOffset, s.staging, at + headerLength, payloadLength);
             return queue(headerLength, null, 0, payloadLength, 0, at);
         }
-        MemorySegment.copy(header, headerOffset, headers, slot(tail), headerLength);
+        MemorySegment.copy(header, headerOffset, s.headers, slot(tail), headerLength);
         return queue(headerLength, payload, payloadOffset, payloadLength, 0, -1);
     }
 
@@ -219,19 +219,19 @@ public final class FrameSender implements AutoCloseable {
      * in order, and it goes right after the last). Copied now, its header needs no slot and its batch no second
      * pass; a frame offered while a send is in flight waits for the batch as before.
      */
-    private long stagingSpot(int bytes) {
+    private long stagingSpot(SenderSpace s, int bytes) {
         if (sending || stagingHeldBy >= 0 || bytes > config.copyThreshold()) {
             return -1;
         }
         long at = 0; // nothing waiting and nothing in flight: the whole buffer is free
         if (unbatched != tail) {
             int last = (int) ((tail - 1) & mask);
-            if (stagedAt[last] < 0) {
+            if (s.stagedAt[last] < 0) {
                 return -1;
             }
-            at = stagedAt[last] + headerLength[last] + payloadLength[last];
+            at = s.stagedAt[last] + s.headerLength[last] + s.payloadLength[last];
         }
-        return at + bytes <= staging.byteSize() ? at : -1;
+        return at + bytes <= s.staging.byteSize() ? at : -1;
     }
 
     /**
@@ -260,7 +260,7 @@ public final class FrameSender implements AutoCloseable {
         spans.over(payload, position, payloadLength);
         if (payload.spans(position, payloadLength) <= 1) {
             return spans.next() ? offer(header, headerOffset, headerLength, spans.segment(), spans.offset(), payloadLength)
-                    : offer(header, headerOffset, headerLength, headers, 0, 0);
+                    : offer(header, headerOffset, headerLength, MemorySegment.NULL, 0, 0);
         }
         checkRange(header, headerOffset, headerLength, "header");
         if (headerLength < 1 || headerLength > MAX_HEADER) {
@@ -270,7 +270,7 @@ public final class FrameSender implements AutoCloseable {
         if (refused != 0) {
             return refused;
         }
-        MemorySegment.copy(header, headerOffset, headers, slot(tail), headerLength);
+        MemorySegment.copy(header, headerOffset, space.headers, slot(tail), headerLength);
         return queueGathered(headerLength, payload, position, payloadLength);
     }
 
@@ -279,21 +279,33 @@ public final class FrameSender implements AutoCloseable {
      * {@link #stagingBuffer()}, to be queued by {@link #queueStaged} before anything else is offered: the offset, or
      * -1 when it must be offered instead (no room in the buffer or the queue, a send holds the buffer, the frame
      * is above the copy threshold, or the sender is closed; {@code offer} then tells which). Spares a small frame
-     * the copy of its header from wherever it was written.
+     * the copy of its header from wherever it was written. An idle sender takes a space to answer; if no frame
+     * is queued after all, the next {@link #flush()} gives it back.
      *
      * @param bytes the frame's header, extension and payload bytes
      * @return the offset in the staging buffer, or -1
      */
     public long stagingRoom(int bytes) {
-        if (bytes < 1 || admit(bytes) != 0) {
+        if (bytes < 1 || bytes > config.copyThreshold() || admit(bytes) != 0) {
             return -1;
         }
-        return stagingSpot(bytes);
+        return stagingSpot(space, bytes);
     }
 
-    /** {@return the memory {@link #stagingRoom} offsets point into} */
+    /**
+     * {@return the memory {@link #stagingRoom} offsets point into}: the staging buffer of the space this sender
+     * holds, taken now if it holds none (as {@link #stagingRoom} does). Valid until the sender is idle again.
+     *
+     * @throws IllegalStateException if the sender is closed or failed and holds no space
+     */
     public MemorySegment stagingBuffer() {
-        return staging;
+        if (space == null) {
+            if (failed || closing) {
+                throw new IllegalStateException("a closed or failed sender has no staging buffer");
+            }
+            space = spaces.take();
+        }
+        return space.staging;
     }
 
     /**
@@ -308,7 +320,7 @@ public final class FrameSender implements AutoCloseable {
      */
     public long queueStaged(long at, int headerBytes, int payloadBytes) {
         if (headerBytes < 1 || headerBytes > MAX_HEADER || payloadBytes < 0
-                || at != stagingSpot(headerBytes + payloadBytes)) {
+                || space == null || at != stagingSpot(space, headerBytes + payloadBytes)) {
             throw new IllegalArgumentException("no staged frame of " + headerBytes + "+" + payloadBytes
                     + " bytes was made room for at " + at);
         }
@@ -320,7 +332,7 @@ public final class FrameSender implements AutoCloseable {
      * beside a header}
      */
     public int maxPayloadPieces() {
-        return Math.min(batch.capacity() - 2, pieceSegment.length);
+        return maxPayloadPieces;
     }
 
     /**
@@ -340,12 +352,12 @@ public final class FrameSender implements AutoCloseable {
         if (refused != 0) {
             return refused;
         }
-        int written = segmenter.writeFrame(index, headers, slot(tail));
+        int written = segmenter.writeFrame(index, space.headers, slot(tail));
         int length = segmenter.payloadLength();
         if (!segmenter.isPayloadContiguous()) {
             return queueGathered(written, segmenter.sources(), segmenter.payloadPosition(), length);
         }
-        MemorySegment source = length == 0 ? headers : segmenter.source();
+        MemorySegment source = length == 0 ? MemorySegment.NULL : segmenter.source();
         long offset = length == 0 ? 0 : segmenter.payloadOffset();
         checkPayload(source, offset, length);
         if (heldBytes > 0 && heldBytes + written + length > config.queueBytes()) {
@@ -354,10 +366,14 @@ public final class FrameSender implements AutoCloseable {
         return queue(written, source, offset, length, 0, -1);
     }
 
-    /** Sends what is queued, unless a send is in flight (then it follows that one). */
+    /**
+     * Sends what is queued, unless a send is in flight (then it follows that one). With nothing queued or
+     * in flight, gives back a space {@link #stagingRoom} took for a frame that was never queued.
+     */
     public void flush() {
         if (!sending && !failed && !freed) {
             sendBatch();
+            giveBackIfIdle();
         }
     }
 
@@ -386,8 +402,18 @@ public final class FrameSender implements AutoCloseable {
     }
 
     /**
+     * {@return whether the sender holds a space of its pool now}: from the first frame offered (or
+     * {@link #stagingRoom} answered) while it held none until every frame is reported sent, no send is in
+     * flight and no zero-copy notification is due; a failed sender keeps it until it is closed.
+     */
+    public boolean holdsSpace() {
+        return space != null;
+    }
+
+    /**
      * Stops taking frames. Memory the kernel may still read (a send in flight, notifications due) is
-     * freed when the last completion arrives; the socket stays the caller's to close.
+     * given back to the pool (or freed, when the pool is the sender's own) when the last completion arrives;
+     * the socket stays the caller's to close.
      */
     @Override
     public void close() {
@@ -401,7 +427,10 @@ public final class FrameSender implements AutoCloseable {
         if (failed || closing) {
             return CLOSED;
         }
-        if (tail - released == headerLength.length || (heldBytes > 0 && heldBytes + bytes > config.queueBytes())) {
+        if (space == null) {
+            space = spaces.take();
+        }
+        if (tail - released == mask + 1 || (heldBytes > 0 && heldBytes + bytes > config.queueBytes())) {
             return backPressure();
         }
         return 0;
@@ -428,28 +457,30 @@ public final class FrameSender implements AutoCloseable {
         for (spans.over(list, position, length); spans.next(); ) {
             checkPayload(spans.segment(), spans.offset(), (int) spans.length());
         }
-        if (pieceTail + pieces - pieceReleased > pieceSegment.length
+        if (pieceTail + pieces - pieceReleased > pieceMask + 1
                 || heldBytes > 0 && heldBytes + headerBytes + length > config.queueBytes()) {
             return backPressure();
         }
+        SenderSpace s = space;
         for (spans.over(list, position, length); spans.next(); pieceTail++) {
             int p = (int) (pieceTail & pieceMask);
-            pieceSegment[p] = spans.segment();
-            pieceOffset[p] = spans.offset();
-            pieceLength[p] = spans.length();
+            s.pieceSegment[p] = spans.segment();
+            s.pieceOffset[p] = spans.offset();
+            s.pieceLength[p] = spans.length();
         }
         return queue(headerBytes, null, 0, length, pieces, -1);
     }
 
     private long queue(int headerBytes, MemorySegment source, long offset, int length, int pieces, long staged) {
+        SenderSpace s = space;
         int i = (int) (tail & mask);
-        stagedAt[i] = staged;
-        headerLength[i] = headerBytes;
-        payload[i] = source;
-        payloadOffset[i] = offset;
-        payloadLength[i] = length;
-        pieceCount[i] = pieces;
-        firstPiece[i] = pieceTail - pieces;
+        s.stagedAt[i] = staged;
+        s.headerLength[i] = headerBytes;
+        s.payload[i] = source;
+        s.payloadOffset[i] = offset;
+        s.payloadLength[i] = length;
+        s.pieceCount[i] = pieces;
+        s.firstPiece[i] = pieceTail - pieces;
         heldBytes += headerBytes + (long) length;
         return tail++;
     }
@@ -461,31 +492,33 @@ public final class FrameSender implements AutoCloseable {
     // ---------------------------------------------------------------- sending
 
     private void sendBatch() {
-        if (unbatched == tail || nextBatch - firstBatch == batchEnd.length) {
+        if (unbatched == tail || nextBatch - firstBatch == mask + 1) {
             return;
         }
-        batch.clear();
+        SenderSpace s = space;
+        GatherList batch = s.batch.clear();
+        MemorySegment staging = s.staging;
         boolean stagingFree = stagingHeldBy < 0;
         long token = unbatched;
         // Frames staged when offered lead, side by side: the run starts at the first of them.
-        long stagingUsed = Math.max(0, stagedAt[(int) (token & mask)]);
+        long stagingUsed = Math.max(0, s.stagedAt[(int) (token & mask)]);
         long runStart = stagingUsed;
         long bytes = 0;
         boolean large = false;
         while (token < tail) {
             int i = (int) (token & mask);
             // A staging run, the header and the payload's pieces must fit.
-            if (batch.count() + 2 + Math.max(1, pieceCount[i]) > batch.capacity()) {
+            if (batch.count() + 2 + Math.max(1, s.pieceCount[i]) > batch.capacity()) {
                 break;
             }
-            int h = headerLength[i];
-            int p = payloadLength[i];
-            if (stagedAt[i] >= 0) {
+            int h = s.headerLength[i];
+            int p = s.payloadLength[i];
+            if (s.stagedAt[i] >= 0) {
                 stagingUsed += h + p;
                 counters.framesCopied++;
             } else if (stagingFree && h + p <= config.copyThreshold() && stagingUsed + h + p <= staging.byteSize()) {
-                MemorySegment.copy(headers, slot(token), staging, stagingUsed, h);
-                copyPayload(i, stagingUsed + h);
+                MemorySegment.copy(s.headers, slot(token), staging, stagingUsed, h);
+                copyPayload(s, i, stagingUsed + h);
                 stagingUsed += h + p;
                 counters.framesCopied++;
             } else {
@@ -493,8 +526,8 @@ public final class FrameSender implements AutoCloseable {
                     batch.add(staging, runStart, stagingUsed - runStart);
                     runStart = stagingUsed;
                 }
-                batch.add(headers, slot(token), h);
-                gatherPayload(i);
+                batch.add(s.headers, slot(token), h);
+                gatherPayload(s, i);
                 counters.framesGathered++;
                 large |= config.zeroCopyThreshold() > 0 && p >= config.zeroCopyThreshold();
             }
@@ -506,10 +539,10 @@ public final class FrameSender implements AutoCloseable {
         }
         long number = nextBatch++;
         int b = (int) (number & mask);
-        batchEnd[b] = token;
-        batchBytes[b] = bytes;
-        notificationsDue[b] = 0;
-        fullySent[b] = false;
+        s.batchEnd[b] = token;
+        s.batchBytes[b] = bytes;
+        s.notificationsDue[b] = 0;
+        s.fullySent[b] = false;
         unbatched = token;
         sentOfBatch = 0;
         sendingZeroCopy = large && chooseZeroCopy();
@@ -521,29 +554,29 @@ public final class FrameSender implements AutoCloseable {
     }
 
     /** Copies the payload of frame slot {@code i} into the staging buffer at {@code at}. */
-    private void copyPayload(int i, long at) {
-        if (pieceCount[i] == 0) {
-            MemorySegment.copy(payload[i], payloadOffset[i], staging, at, payloadLength[i]);
+    private void copyPayload(SenderSpace s, int i, long at) {
+        if (s.pieceCount[i] == 0) {
+            MemorySegment.copy(s.payload[i], s.payloadOffset[i], s.staging, at, s.payloadLength[i]);
             return;
         }
-        for (long k = firstPiece[i], end = k + pieceCount[i]; k < end; k++) {
+        for (long k = s.firstPiece[i], end = k + s.pieceCount[i]; k < end; k++) {
             int q = (int) (k & pieceMask);
-            MemorySegment.copy(pieceSegment[q], pieceOffset[q], staging, at, pieceLength[q]);
-            at += pieceLength[q];
+            MemorySegment.copy(s.pieceSegment[q], s.pieceOffset[q], s.staging, at, s.pieceLength[q]);
+            at += s.pieceLength[q];
         }
     }
 
     /** Adds the payload of frame slot {@code i} to the batch by reference, a piece per slice. */
-    private void gatherPayload(int i) {
-        if (pieceCount[i] == 0) {
-            if (payloadLength[i] > 0) {
-                batch.add(payload[i], payloadOffset[i], payloadLength[i]);
+    private void gatherPayload(SenderSpace s, int i) {
+        if (s.pieceCount[i] == 0) {
+            if (s.payloadLength[i] > 0) {
+                s.batch.add(s.payload[i], s.payloadOffset[i], s.payloadLength[i]);
             }
             return;
         }
-        for (long k = firstPiece[i], end = k + pieceCount[i]; k < end; k++) {
+        for (long k = s.firstPiece[i], end = k + s.pieceCount[i]; k < end; k++) {
             int q = (int) (k & pieceMask);
-            batch.add(pieceSegment[q], pieceOffset[q], pieceLength[q]);
+            s.batch.add(s.pieceSegment[q], s.pieceOffset[q], s.pieceLength[q]);
         }
     }
 
@@ -583,15 +616,17 @@ public final class FrameSender implements AutoCloseable {
             onSendResult(tag, result, flags);
         }
         release();
+        giveBackIfIdle();
         freeWhenIdle();
     }
 
     private void onSendResult(int tag, int result, int flags) {
         sending = false;
+        SenderSpace s = space;
         long number = batchNumber(tag);
         int b = (int) (number & mask);
         if (CqeFlags.hasMore(flags)) {
-            notificationsDue[b]++;
+            s.notificationsDue[b]++;
         }
         if (result < 0) {
             fail(-result);
@@ -599,9 +634,10 @@ public final class FrameSender implements AutoCloseable {
         }
         sentOfBatch += result;
         counters.bytesSent += result;
-        if (sentOfBatch < batchBytes[b]) {
+        if (sentOfBatch < s.batchBytes[b]) {
             counters.shortSends++;
-            rest.clear();
+            GatherList batch = s.batch;
+            GatherList rest = s.rest.clear();
             long skip = sentOfBatch;
             for (int i = 0; i < batch.count(); i++) {
                 long length = batch.length(i);
@@ -615,7 +651,7 @@ public final class FrameSender implements AutoCloseable {
             submit(rest, number);
             return;
         }
-        fullySent[b] = true;
+        s.fullySent[b] = true;
         if (!failed && !closing) {
             sendBatch();
         }
@@ -623,8 +659,8 @@ public final class FrameSender implements AutoCloseable {
 
     private void onNotification(int tag, int result) {
         long number = batchNumber(tag);
-        notificationsDue[(int) (number & mask)]--;
-        if (stagingHeldBy == number && notificationsDue[(int) (number & mask)] == 0) {
+        int due = --space.notificationsDue[(int) (number & mask)];
+        if (stagingHeldBy == number && due == 0) {
             stagingHeldBy = -1;
         }
         boolean copied = (notificationFilter.applyAsInt(result) & CqeFlags.ZC_COPIED) != 0;
@@ -653,20 +689,21 @@ public final class FrameSender implements AutoCloseable {
     /** Reports the oldest batches whose bytes are sent and whose notifications are all in. */
     private void release() {
         long before = released;
+        SenderSpace s = space;
         while (firstBatch < nextBatch) {
             int b = (int) (firstBatch & mask);
-            if (!fullySent[b] || notificationsDue[b] != 0) {
+            if (!s.fullySent[b] || s.notificationsDue[b] != 0) {
                 break;
             }
-            for (long t = released; t < batchEnd[b]; t++) {
+            for (long t = released; t < s.batchEnd[b]; t++) {
                 int i = (int) (t & mask);
-                payload[i] = null; // keep no user segment reachable
-                for (int k = 0; k < pieceCount[i]; k++) {
-                    pieceSegment[(int) (pieceReleased++ & pieceMask)] = null;
+                s.payload[i] = null; // keep no user segment reachable
+                for (int k = 0; k < s.pieceCount[i]; k++) {
+                    s.pieceSegment[(int) (pieceReleased++ & pieceMask)] = null;
                 }
             }
-            released = batchEnd[b];
-            heldBytes -= batchBytes[b];
+            released = s.batchEnd[b];
+            heldBytes -= s.batchBytes[b];
             firstBatch++;
         }
         if (released != before) {
@@ -691,21 +728,49 @@ public final class FrameSender implements AutoCloseable {
         listener.onFailed(errno);
     }
 
+    /**
+     * Gives the space back once nothing in it is needed any more: every frame reported sent (so no
+     * notification is due either), no send in flight, the staging buffer no zero-copy batch's.
+     */
+    private void giveBackIfIdle() {
+        if (space != null && released == tail && !sending && stagingHeldBy < 0) {
+            giveBack();
+        }
+    }
+
+    private void giveBack() {
+        SenderSpace s = space;
+        space = null;
+        if (released != tail) {
+            s.forgetPayloads();
+        }
+        spaces.giveBack(s);
+    }
+
+    /** Once closed and nothing the kernel may read is left, leaves the loop and gives the space back. */
     private void freeWhenIdle() {
-        if (freed || !(closing || failed) || sending) {
+        if (freed || !closing || sending || notificationsDue()) {
             return;
-        }
-        for (long n = firstBatch; n < nextBatch; n++) {
-            if (notificationsDue[(int) (n & mask)] != 0) {
-                return; // the kernel may still read this batch's memory
-            }
-        }
-        if (!closing) {
-            return; // failed: the owner still has to close us
         }
         freed = true;
         loop.unregisterHandler(handlerId);
-        arena.close();
+        if (space != null) {
+            giveBack();
+        }
+        if (ownsSpaces) {
+            spaces.close();
+        }
+    }
+
+    /** {@return whether the kernel may still read the memory of a batch sent zero-copy} */
+    private boolean notificationsDue() {
+        SenderSpace s = space;
+        for (long n = firstBatch; s != null && n < nextBatch; n++) {
+            if (s.notificationsDue[(int) (n & mask)] != 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ---------------------------------------------------------------- checks and seams
@@ -735,6 +800,7 @@ public final class FrameSender implements AutoCloseable {
     @Override
     public String toString() {
         return "FrameSender[socket=" + socket + " held=" + held() + " unbatched=" + (tail - unbatched)
+                + (space == null ? " idle" : "")
                 + (sending ? " sending" + (sendingZeroCopy ? "-zc" : "") : "") + " zeroCopy=" + zeroCopyMode
                 + (failed ? " failed" : "") + (closing ? " closing" : "") + " " + counters + "]";
     }

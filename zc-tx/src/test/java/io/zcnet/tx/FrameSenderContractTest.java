@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.Segmenter;
@@ -56,6 +57,8 @@ abstract class FrameSenderContractTest {
     private ServerSocket listener;
     private Socket peer;
     private int socket = -1;
+    /** Every peer connected, closed after the test. */
+    private final List<Socket> peers = new ArrayList<>();
     private final Arena arena = Arena.ofShared();
     private final Events events = new Events();
 
@@ -109,9 +112,20 @@ abstract class FrameSenderContractTest {
                 EventLoopConfig.defaults().withEngine(engine()));
         loop = thread.loop();
         listener = new ServerSocket(0, 4, InetAddress.getLoopbackAddress());
+        Link first = connectLink();
+        socket = first.socket();
+        peer = first.peer();
+    }
+
+    /** A connected socket of the loop and the blocking peer at its other end. */
+    private record Link(int socket, Socket peer) {
+    }
+
+    /** Connects a socket of the loop to a peer of its own. */
+    private Link connectLink() throws Exception {
         InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
         CompletableFuture<Integer> connected = new CompletableFuture<>();
-        socket = thread.call(() -> {
+        int socket = thread.call(() -> {
             int s = loop.socket(address);
             CompletionHandler[] once = new CompletionHandler[1];
             int[] id = new int[1];
@@ -123,16 +137,18 @@ abstract class FrameSenderContractTest {
             loop.connect(id[0], 0, s, address);
             return s;
         });
-        peer = listener.accept();
+        Socket peer = listener.accept();
+        peers.add(peer);
         peer.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
         assertEquals(0, (int) connected.get(WAIT_SECONDS, TimeUnit.SECONDS), "connect");
+        return new Link(socket, peer);
     }
 
     @AfterEach
     void disconnect() throws Exception {
         try {
-            if (peer != null) {
-                peer.close();
+            for (Socket p : peers) {
+                p.close(); // closing one a test closed already is harmless
             }
             listener.close();
             if (thread != null) {
@@ -145,6 +161,11 @@ abstract class FrameSenderContractTest {
 
     private FrameSender sender(SenderConfig config) throws Exception {
         return thread.call(() -> new FrameSender(loop, socket, config, events));
+    }
+
+    /** A sender on {@code socket} that works in a space of {@code spaces} only while it has frames. */
+    private FrameSender sender(SenderConfig config, SenderSpaces spaces, int socket, Events events) throws Exception {
+        return thread.call(() -> new FrameSender(loop, socket, config, events, spaces));
     }
 
     /** A frame as the test keeps it: what it offers, and the bytes the peer must see. */
@@ -255,6 +276,13 @@ abstract class FrameSenderContractTest {
         return new Gathered(header, list, position, length);
     }
 
+    /** A frame whose payload is {@code length} bytes of {@code block}: frames may share it, none changes it. */
+    private Frame frameIn(MemorySegment block, SplittableRandom random, int length) {
+        MemorySegment header = arena.allocate(32 + random.nextInt(29));
+        fillRandom(header, random);
+        return new Frame(header, block.asSlice(random.nextLong(block.byteSize() - length + 1), length));
+    }
+
     private static void fillRandom(MemorySegment segment, SplittableRandom random) {
         for (long i = 0; i < segment.byteSize(); i++) {
             segment.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
@@ -288,6 +316,11 @@ abstract class FrameSenderContractTest {
      * short, whatever the peer's pace.
      */
     private CompletableFuture<Long> readCrc(long bytes, long lateMillis) {
+        return readCrc(peer, bytes, lateMillis);
+    }
+
+    /** {@link #readCrc(long, long)} from {@code peer}. */
+    private static CompletableFuture<Long> readCrc(Socket peer, long bytes, long lateMillis) {
         CompletableFuture<Long> done = new CompletableFuture<>();
         Thread.ofPlatform().daemon().start(() -> {
             try {
@@ -317,6 +350,11 @@ abstract class FrameSenderContractTest {
      * many of the flushes followed at least one frame.
      */
     private int sendAll(FrameSender sender, List<? extends Offered> frames, int burst) throws Exception {
+        return sendAll(sender, events, frames, burst);
+    }
+
+    /** {@link #sendAll(FrameSender, List, int)} for a sender that tells {@code events}. */
+    private int sendAll(FrameSender sender, Events events, List<? extends Offered> frames, int burst) throws Exception {
         int flushes = 0;
         int next = 0;
         while (next < frames.size()) {
@@ -351,12 +389,24 @@ abstract class FrameSenderContractTest {
 
     /** Offers one frame as a batch of its own and waits until it is reported sent. */
     private void sendAndAwait(FrameSender sender, Offered f) throws Exception {
-        long token = thread.call(() -> {
-            long t = f.offerTo(sender);
+        events.awaitSent(offerAndFlush(sender, List.of(f)));
+    }
+
+    /** Offers {@code frames} in one loop job and flushes: one batch unless a send is in flight; the last token. */
+    private long offerAndFlush(FrameSender sender, List<? extends Offered> frames) throws Exception {
+        return thread.call(() -> {
+            long token = -1;
+            for (Offered f : frames) {
+                token = f.offerTo(sender);
+            }
             sender.flush();
-            return t;
+            return token;
         });
-        events.awaitSent(token);
+    }
+
+    /** Whether {@code sender} holds a space, and the counts of {@code spaces}: read on the loop. */
+    private static String spaceState(FrameSender sender, SenderSpaces spaces) {
+        return sender.holdsSpace() + " " + SenderSpacesTest.counts(spaces);
     }
 
     // ------------------------------------------------------------------ order and completeness
@@ -426,6 +476,8 @@ abstract class FrameSenderContractTest {
             return null;
         });
         assertEquals(-1L, (long) thread.call(() -> sender.stagingRoom(10)), "a closed sender stages nothing");
+        assertThrows(IllegalStateException.class, () -> thread.call(sender::stagingBuffer),
+                "a closed sender has given its space back: no staging buffer");
     }
 
     @Test
@@ -667,11 +719,190 @@ abstract class FrameSenderContractTest {
         assertTrue(thread.call(sender::zeroCopyActive));
     }
 
+    // ------------------------------------------------------------------ spaces: lent while there is something to send
+
+    @Test
+    void anIdleSenderHoldsNoSpaceOnceItsFramesAreSentAndABusyOneHoldsOne() throws Exception {
+        SenderConfig config = SenderConfig.defaults();
+        SenderSpaces spaces = thread.call(() -> new SenderSpaces(config));
+        FrameSender sender = sender(config, spaces, socket, events);
+        assertEquals("false made=0 lent=0 idle=0", thread.call(() -> spaceState(sender, spaces)), "a new sender holds none");
+        SplittableRandom random = new SplittableRandom(20);
+        List<Frame> frames = List.of(frame(random, 100), frame(random, 300_000), frame(random, 10));
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        String busy = thread.call(() -> { // no completion can come within this job
+            offerAndFlush(sender, frames);
+            return spaceState(sender, spaces);
+        });
+        assertEquals("true made=1 lent=1 idle=0", busy, "a sender with a send in flight holds a space");
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        events.awaitSent(frames.size() - 1);
+        assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)),
+                "every frame sent: the space is back");
+
+        assertEquals("0 true", thread.call(() -> sender.stagingRoom(100) + " " + sender.holdsSpace()),
+                "an idle sender takes a space to make room");
+        assertEquals("false made=1 lent=0 idle=1", thread.call(() -> {
+            sender.flush();
+            return spaceState(sender, spaces);
+        }), "no frame was queued in that room: the flush gives the space back");
+        long token = thread.call(() -> sender.queueStaged(sender.stagingRoom(10), 4, 6));
+        assertEquals(frames.size(), token, "tokens go on across spaces");
+        assertEquals("true made=1 lent=1 idle=0", thread.call(() -> {
+            sender.flush();
+            sender.close();
+            return spaceState(sender, spaces);
+        }), "closed with a send in flight: the kernel reads the space until its completion");
+        events.awaitSent(token);
+        assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)),
+                "a closed sender gives its space back");
+    }
+
+    @Test
+    void twoSendersOnOnePoolTakeTurnsWithOneSpaceAndEachHoldsItsOwnWhenBothAreBusy() throws Exception {
+        SenderConfig config = SenderConfig.defaults().withQueue(64, 8L << 20);
+        SenderSpaces spaces = thread.call(() -> new SenderSpaces(config));
+        Link second = connectLink();
+        Events secondEvents = new Events();
+        FrameSender first = sender(config, spaces, socket, events);
+        FrameSender other = sender(config, spaces, second.socket(), secondEvents);
+        SplittableRandom random = new SplittableRandom(21);
+        AtomicInteger inPlace = new AtomicInteger();
+        List<Offered> firstFrames = new ArrayList<>();
+        List<Offered> otherFrames = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            Frame f = frame(random, random.nextInt(3) == 0 ? 5000 + random.nextInt(100_000) : random.nextInt(1500));
+            (i % 20 < 10 ? firstFrames : otherFrames).add(random.nextBoolean() ? f : new Staged(f, inPlace));
+        }
+        CompletableFuture<Long> firstReceived = readCrc(totalBytes(firstFrames));
+        CompletableFuture<Long> otherReceived = readCrc(second.peer(), totalBytes(otherFrames), 0);
+        // One after the other: each burst finds the space the other gave back.
+        for (int turn = 0; turn < 4; turn++) {
+            FrameSender sender = turn % 2 == 0 ? first : other;
+            Events told = turn % 2 == 0 ? events : secondEvents;
+            List<Offered> frames = (turn % 2 == 0 ? firstFrames : otherFrames).subList(turn / 2 * 10, turn / 2 * 10 + 10);
+            told.awaitSent(offerAndFlush(sender, frames));
+            assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)), "turn " + turn);
+        }
+        // Both busy at once: each needs a space of its own, and neither sees the other's bytes.
+        String both = thread.call(() -> {
+            offerAndFlush(first, firstFrames.subList(20, 30));
+            offerAndFlush(other, otherFrames.subList(20, 30));
+            return spaceState(first, spaces) + " " + other.holdsSpace();
+        });
+        assertEquals("true made=2 lent=2 idle=0 true", both, "a busy sender keeps its space");
+        assertEquals(crcOf(firstFrames), firstReceived.get(WAIT_SECONDS, TimeUnit.SECONDS), "first stream");
+        assertEquals(crcOf(otherFrames), otherReceived.get(WAIT_SECONDS, TimeUnit.SECONDS), "other stream");
+        events.awaitSent(29);
+        secondEvents.awaitSent(29);
+        assertEquals("false made=2 lent=0 idle=2", thread.call(() -> spaceState(first, spaces)));
+        assertTrue(inPlace.get() > 0, "some frames were written in place");
+    }
+
+    @Test
+    void tenThousandFramesInBurstsWithIdleGapsArriveIntactAndInOrderAsTwoSendersShareOneSpace() throws Exception {
+        SenderConfig config = SenderConfig.defaults().withQueue(64, 8L << 20).withZeroCopyThreshold(64 * 1024);
+        SenderSpaces spaces = thread.call(() -> new SenderSpaces(config, 1));
+        Link second = connectLink();
+        Events secondEvents = new Events();
+        FrameSender[] senders = {sender(config, spaces, socket, events),
+                sender(config, spaces, second.socket(), secondEvents)};
+        Events[] told = {events, secondEvents};
+        SplittableRandom random = new SplittableRandom(22);
+        MemorySegment block = arena.allocate(1 << 20);
+        fillRandom(block, random);
+        AtomicInteger inPlace = new AtomicInteger();
+        List<List<Offered>> frames = List.of(new ArrayList<>(), new ArrayList<>());
+        for (int i = 0; i < 10_000; i++) {
+            int kind = random.nextInt(100);
+            Offered f = kind < 2 ? frameIn(block, random, 70_000)
+                    : kind < 12 ? gathered(random, 4, 3000)
+                    : kind < 30 ? frameIn(block, random, 2100 + random.nextInt(20_000))
+                    : kind < 65 ? new Staged(frameIn(block, random, random.nextInt(1500)), inPlace)
+                    : frameIn(block, random, random.nextInt(1500));
+            frames.get(random.nextInt(2)).add(f);
+        }
+        List<CompletableFuture<Long>> received = List.of(readCrc(peer, totalBytes(frames.get(0)), 0),
+                readCrc(second.peer(), totalBytes(frames.get(1)), 0));
+        int[] next = new int[2];
+        for (int k = 0; next[0] < frames.get(0).size() || next[1] < frames.get(1).size(); k ^= 1) {
+            FrameSender sender = senders[k];
+            List<Offered> mine = frames.get(k);
+            int from = next[k];
+            int to = Math.min(mine.size(), from + 1 + random.nextInt(40));
+            if (from == to) {
+                continue;
+            }
+            thread.call(() -> {
+                for (int i = from; i < to; i++) {
+                    assertEquals(i, mine.get(i).offerTo(sender), "tokens go on across spaces");
+                }
+                sender.flush();
+                return null;
+            });
+            next[k] = to;
+            told[k].awaitSent(to - 1);
+            // The space went back in the completion that reported the last frame: the other sender gets it.
+            assertFalse(thread.call(sender::holdsSpace), "idle after frame " + (to - 1));
+        }
+        for (int k = 0; k < 2; k++) {
+            assertEquals(crcOf(frames.get(k)), received.get(k).get(WAIT_SECONDS, TimeUnit.SECONDS), "stream " + k);
+        }
+        assertEquals(1, (long) thread.call(spaces::made), "the senders took turns with one space");
+        assertTrue(inPlace.get() > 0, "some frames were written in place");
+        SenderCounters c = thread.call(senders[0]::counters);
+        assertTrue(c.framesCopied() > 0 && c.framesGathered() > 0, c.toString());
+    }
+
+    @Test
+    void aZeroCopyBatchKeepsItsSpaceUntilItsNotificationsAreIn() throws Exception {
+        SenderConfig config = SenderConfig.defaults().withZeroCopyThreshold(64 * 1024);
+        SenderSpaces spaces = thread.call(() -> new SenderSpaces(config));
+        Link stalled = connectLink(); // its peer reads only at the end: the kernel keeps the pages it sends from
+        Events stalledEvents = new Events();
+        FrameSender zeroCopy = sender(config, spaces, stalled.socket(), stalledEvents);
+        FrameSender other = sender(config, spaces, socket, events);
+        SplittableRandom random = new SplittableRandom(23);
+        // The small frames are copied into staging as the batch is made, behind the large one: the end of the
+        // stream, which waits in the socket while the peer's buffer is full, is the staging buffer.
+        List<Frame> zeroCopyFrames = new ArrayList<>();
+        zeroCopyFrames.add(frame(random, 1 << 20));
+        for (int i = 0; i < 8; i++) {
+            zeroCopyFrames.add(frame(random, 1000));
+        }
+        long last = offerAndFlush(zeroCopy, zeroCopyFrames);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (thread.call(zeroCopy::hasUnsent)) {
+            assertTrue(System.nanoTime() < deadline, "the kernel never took the batch");
+            Thread.sleep(1);
+        }
+        assumeTrue(thread.call(zeroCopy::held) > 0,
+                "the engine reported the batch's notification with its send: nothing waits for it here");
+        assertTrue(thread.call(zeroCopy::holdsSpace), "notifications due: the kernel may still read the space");
+        // Were the space back, the other sender would take it and stage its frames over the ones in flight.
+        List<Frame> otherFrames = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            otherFrames.add(frame(random, 1000));
+        }
+        CompletableFuture<Long> otherReceived = readCrc(totalBytes(otherFrames));
+        events.awaitSent(offerAndFlush(other, otherFrames));
+        assertEquals(crcOf(otherFrames), otherReceived.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals("true made=2 lent=1 idle=1", thread.call(() -> spaceState(zeroCopy, spaces)),
+                "the other sender needed a space of its own");
+        CompletableFuture<Long> received = readCrc(stalled.peer(), totalBytes(zeroCopyFrames), 0);
+        assertEquals(crcOf(zeroCopyFrames), received.get(WAIT_SECONDS, TimeUnit.SECONDS), "what the kernel sent late");
+        stalledEvents.awaitSent(last);
+        assertEquals("false made=2 lent=0 idle=2", thread.call(() -> spaceState(zeroCopy, spaces)));
+        assertTrue(thread.call(zeroCopy::counters).zeroCopySends() > 0);
+    }
+
     // ------------------------------------------------------------------ back-pressure, failure, bad input
 
     @Test
     void aFullSenderAnswersBackPressureAndSaysWhenThereIsRoomAgain() throws Exception {
-        FrameSender sender = sender(SenderConfig.defaults().withQueue(4, 1 << 20));
+        SenderConfig config = SenderConfig.defaults().withQueue(4, 1 << 20);
+        SenderSpaces spaces = thread.call(() -> new SenderSpaces(config));
+        FrameSender sender = sender(config, spaces, socket, events);
         SplittableRandom random = new SplittableRandom(12);
         List<Frame> frames = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
@@ -688,6 +919,7 @@ abstract class FrameSenderContractTest {
         });
         assertEquals(FrameSender.BACK_PRESSURED, fifth, "a sender holds 4 frames");
         assertEquals(0, events.writable.get());
+        assertTrue(thread.call(sender::holdsSpace), "a full sender holds its space");
         thread.call(() -> {
             sender.flush();
             return null;
@@ -707,6 +939,9 @@ abstract class FrameSenderContractTest {
         assertEquals(4, again);
         assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertEquals(1, thread.call(sender::counters).backPressure());
+        events.awaitSent(4);
+        assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)),
+                "the space came back once the frame behind the back-pressure left");
     }
 
     @Test
@@ -752,6 +987,10 @@ abstract class FrameSenderContractTest {
                 () -> sender.offerFrame(null, 0)));
         assertEquals(0, (int) thread.call(sender::held), "nothing was queued");
         assertThrows(IllegalArgumentException.class, () -> new SenderConfig(3, 1, 0, 1, 0, 1, 1));
+        SenderSpaces otherSizes = new SenderSpaces(SenderConfig.defaults().withQueue(64, 1 << 20));
+        assertEachRefused(List.of(
+                () -> new FrameSender(loop, socket, SenderConfig.defaults(), events, otherSizes),
+                () -> new FrameSender(loop, socket, SenderConfig.defaults(), events, null)));
         assertNotNull(thread.call(sender::toString));
     }
 
