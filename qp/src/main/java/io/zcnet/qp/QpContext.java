@@ -13,6 +13,7 @@ import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.EventLoopThread;
 import io.zcnet.ring.LoopIdle;
 import io.zcnet.ring.LoopJob;
+import io.zcnet.tx.SenderSpaces;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -63,6 +64,8 @@ public final class QpContext implements AutoCloseable {
     private final int closer;
     /** The one timer every queue pair of the context ticks on. Loop thread. */
     private final HeartbeatClock heartbeats;
+    /** The working memory of the subflows' senders, lent while they have something to send. Loop thread. */
+    private final SenderSpaces senderSpaces;
     /** Queue pairs this context accepted, by token, for joins. Loop thread only. */
     private final Map<Long, QpEngine> byToken = new HashMap<>();
     /**
@@ -86,6 +89,7 @@ public final class QpContext implements AutoCloseable {
             this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
             this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
             this.heartbeats = t.call(() -> new HeartbeatClock(l));
+            this.senderSpaces = t.call(() -> new SenderSpaces(Subflow.SENDER));
         } catch (Exception e) {
             if (t != null) {
                 t.close();
@@ -594,6 +598,10 @@ public final class QpContext implements AutoCloseable {
         return heartbeats;
     }
 
+    SenderSpaces senderSpaces() {
+        return senderSpaces;
+    }
+
     QpEngine findByToken(long token) {
         return byToken.get(token);
     }
@@ -714,6 +722,7 @@ public final class QpContext implements AutoCloseable {
                     }
                     liveQueuePairs.clear();
                     byToken.clear();
+                    senderSpaces.close(); // idle ones now; those still lent to ending subflows when they come back
                     return null;
                 });
                 if (!interrupted) {

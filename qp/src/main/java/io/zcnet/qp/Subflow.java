@@ -27,7 +27,7 @@ final class Subflow implements SendListener, ReceiveListener {
     private static final int MAX_RTT_MICROS = 60_000_000;
     /** Frames a subflow's sender holds; also the size of the token-to-bytes ring. */
     static final int SENDER_FRAMES = 1024;
-    private static final SenderConfig SENDER = SenderConfig.defaults().withQueue(SENDER_FRAMES, 64L << 20);
+    static final SenderConfig SENDER = SenderConfig.defaults().withQueue(SENDER_FRAMES, 64L << 20);
     /** The largest frame the sender lets a caller write in place ({@link FrameSender#stagingRoom}). */
     static final int STAGED_FRAME_LIMIT = SENDER.copyThreshold();
 
@@ -70,7 +70,9 @@ final class Subflow implements SendListener, ReceiveListener {
         this.socket = socket;
         this.path = path;
         this.loop = loop;
-        this.sender = new FrameSender(loop, socket, SENDER, this);
+        // The sender's working memory comes from the context's pool while it has something to send: an idle
+        // subflow holds none of it.
+        this.sender = new FrameSender(loop, socket, SENDER, this, engine.qp.context().senderSpaces());
         this.receiver = new FrameReceiver(loop, socket, ring, assembler, deferred, framing, ReceiverConfig.defaults(), this);
         this.lastReleaseNanos = System.nanoTime();
         this.silentSinceNanos = lastReleaseNanos;

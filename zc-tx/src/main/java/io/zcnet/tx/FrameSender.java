@@ -690,6 +690,9 @@ public final class FrameSender implements AutoCloseable {
     private void release() {
         long before = released;
         SenderSpace s = space;
+        if (s == null) {
+            return; // closed and freed by what the completion led to (a failure the listener closed the sender on)
+        }
         while (firstBatch < nextBatch) {
             int b = (int) (firstBatch & mask);
             if (!s.fullySent[b] || s.notificationsDue[b] != 0) {
