@@ -591,6 +591,7 @@ abstract class FrameReceiverContractTest {
                 assertEquals(GUARD_BYTE, guarded.get(ValueLayout.JAVA_BYTE, GUARD + 64 * 1024 + i), h.name + ": guard after");
             }
             assertEquals(0, (int) f.onLoop(conn.assembler::pendingPlacements), h.name + ": no placement left open");
+            f.waitFor(() -> conn.receiver.heldBytes() == 0, h.name + ": buffers back once nothing is in flight");
         }
         // The loop and the other connection carry on.
         healthy.peer.getOutputStream().write(smallFrame);

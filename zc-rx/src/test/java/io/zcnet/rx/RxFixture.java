@@ -83,7 +83,7 @@ final class RxFixture implements AutoCloseable {
             this.framing = framing;
             this.completionQueue = new CompletionQueue(receives * 2);
             this.sendFlow = new FlowControl(framing);
-            this.assembler = new MessageAssembler(framing, registry, receives, completionQueue, sendFlow);
+            this.assembler = new MessageAssembler(framing, registry, receives, 2, completionQueue, sendFlow);
             this.deferred = new DeferredFrames(assembler, 16, framing.segmentSize(), buffers);
             this.completions = new LinkedBlockingQueue<>();
             this.readRequests = new LinkedBlockingQueue<>();
