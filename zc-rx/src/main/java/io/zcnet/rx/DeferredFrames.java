@@ -145,9 +145,12 @@ public final class DeferredFrames implements AutoCloseable {
         return held;
     }
 
-    /** {@return bytes of native memory the store holds now: 0 while no frame is kept} */
+    /**
+     * {@return bytes of native memory the store holds now}: 0 while no frame is kept, but with memory of its own (no
+     * {@link ReceiveBuffers} given), also the store kept idle once a frame has had to wait
+     */
     public long allocatedBytes() {
-        return memory == null ? 0 : memory.byteSize();
+        return (memory == null ? 0 : memory.byteSize()) + (ownsBuffers ? buffers.idleBytes() : 0);
     }
 
     /** {@return why {@link #reserve} answered -1, for the message of the connection it fails} */

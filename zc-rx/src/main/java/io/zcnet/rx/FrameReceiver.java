@@ -220,12 +220,14 @@ public final class FrameReceiver implements AutoCloseable {
     }
 
     /**
-     * {@return bytes of the loop's {@link ReceiveBuffers} this receiver holds now}: its carry buffer while part of a
-     * frame is carried or a header read is in flight, its drain while a payload is received into it; 0 when idle on
-     * the buffer ring. The deferred store is the queue pair's ({@link DeferredFrames#allocatedBytes()}).
+     * {@return bytes of native memory this receiver holds now}: its carry buffer while part of a frame is carried or
+     * a header read is in flight, its drain while a payload is received into it; 0 when idle on the buffer ring.
+     * With buffers of its own (no {@link ReceiveBuffers} given), also those kept idle for later frames. The
+     * deferred store is the queue pair's ({@link DeferredFrames#allocatedBytes()}).
      */
     public long heldBytes() {
-        return (carry == null ? 0 : carry.byteSize()) + (drain == null ? 0 : drain.memory.byteSize());
+        return (carry == null ? 0 : carry.byteSize()) + (drain == null ? 0 : drain.memory.byteSize())
+                + (ownsBuffers ? buffers.idleBytes() : 0);
     }
 
     /**
