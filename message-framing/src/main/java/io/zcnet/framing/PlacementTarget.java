@@ -14,7 +14,8 @@ import java.lang.foreign.MemorySegment;
  * scratch memory of at least one segment into which payloads with no place (duplicates) or none yet (a
  * deferred copy of a segment another placement is receiving) are received so that the byte stream stays in
  * step, and into which a payload that straddles pieces of a scattered receive is staged
- * ({@link #isStaged()}).
+ * ({@link #isStaged()}). The drain may change between placements ({@link #drain(MemorySegment)}), so a
+ * receiver need hold one only while a payload goes there.
  *
  * <p>Several holders may be outstanding on one assembler at once, one per payload receive in flight
  * (typically one per subflow). Not thread-safe: a holder and its assembler belong to the queue pair's
@@ -23,7 +24,10 @@ import java.lang.foreign.MemorySegment;
  */
 public final class PlacementTarget {
 
-    final MemorySegment drain;
+    /** What a holder has with no drain: no bytes, which {@link MessageAssembler#beginPlacement} refuses as too small. */
+    private static final MemorySegment NO_DRAIN = MemorySegment.NULL;
+
+    MemorySegment drain = NO_DRAIN;
     /** The header and extension of the frame being placed, copied at {@code beginPlacement}. */
     final MemorySegment headerCopy = MemorySegment.ofArray(new byte[FrameHeader.LENGTH + ReadRequestExtension.LENGTH]);
 
@@ -51,10 +55,36 @@ public final class PlacementTarget {
      * @throws IllegalArgumentException if {@code drain} is null, on the heap or read-only
      */
     public PlacementTarget(MemorySegment drain) {
-        if (drain == null || !drain.isNative() || drain.isReadOnly()) {
+        if (drain == null) {
+            throw new IllegalArgumentException("drain must be writable native memory, got null");
+        }
+        drain(drain);
+    }
+
+    /**
+     * A holder with no drain yet, for a receiver that holds its scratch memory only while a payload is received
+     * into it: {@link #drain(MemorySegment)} gives it one before each {@link MessageAssembler#beginPlacement}.
+     */
+    public PlacementTarget() {
+    }
+
+    /**
+     * Gives this holder the drain for the placements begun from now on, or takes its drain away ({@code null}),
+     * so that the memory can serve elsewhere between placements. Same thread as the assembler.
+     *
+     * @param drain native scratch memory of at least the negotiated segment size, or {@code null} for none
+     * @throws IllegalArgumentException if {@code drain} is on the heap or read-only
+     * @throws IllegalStateException    if the pending placement's payload goes to the current drain (staged, or of no
+     *                                  bytes): it is read at {@link MessageAssembler#commit}
+     */
+    public void drain(MemorySegment drain) {
+        if (drain != null && (!drain.isNative() || drain.isReadOnly())) {
             throw new IllegalArgumentException("drain must be writable native memory, got " + drain);
         }
-        this.drain = drain;
+        if (owner != null && segment == this.drain) {
+            throw new IllegalStateException("the pending placement receives into the drain: " + this);
+        }
+        this.drain = drain == null ? NO_DRAIN : drain;
     }
 
     /** {@return the memory the payload goes to: a posted receive's region, a registered region, or the drain} */
@@ -93,9 +123,9 @@ public final class PlacementTarget {
         return owner != null;
     }
 
-    /** {@return the drain memory given at construction} */
+    /** {@return the drain given at construction or by {@link #drain(MemorySegment)}, or {@code null} if it has none} */
     public MemorySegment drain() {
-        return drain;
+        return drain == NO_DRAIN ? null : drain;
     }
 
     void describe(MemorySegment segment, long offset, int length) {

@@ -165,6 +165,30 @@ class ScatteredReceiveTest {
     }
 
     @Test
+    void aDrainGivenPerPlacementIsKeptWhileAStagedPayloadIsInItAndFreeOtherwise() {
+        PlacementTarget lent = new PlacementTarget();
+        SgeList pieces = new SgeList(2).add(left.localKey(), 0, 50).add(right.localKey(), 0, 50);
+        byte[] payload = TestFrames.pattern(100, 6);
+        assertTrue(assembler.postReceive(1, pieces));
+        byte[] frame = TestFrames.all(segmenter.beginSend(0, 0, MemorySegment.ofArray(payload), 0, 100)).get(0);
+        int headerBytes = FrameHeader.LENGTH + UntaggedExtension.LENGTH;
+        MemorySegment headers = TestFrames.heap(frame);
+        assertThrows(IllegalArgumentException.class, () -> assembler.beginPlacement(headers, 0, headerBytes, lent),
+                "a holder without a drain has nowhere to stage");
+        MemorySegment drain = arena.allocate(MSS);
+        lent.drain(drain);
+        assertEquals(MessageAssembler.ACCEPTED, assembler.beginPlacement(headers, 0, headerBytes, lent));
+        assertTrue(lent.isStaged());
+        assertThrows(IllegalStateException.class, () -> lent.drain(null), "the staged payload is read from it at commit");
+        MemorySegment.copy(frame, headerBytes, drain, ValueLayout.JAVA_BYTE, 0, 100);
+        assertEquals(MessageAssembler.ACCEPTED, assembler.commit(lent));
+        lent.drain(null);
+        assertEquals(null, lent.drain());
+        assertReceived(1, CompletionStatus.SUCCESS, 100);
+        assertScattered(pieces, payload);
+    }
+
+    @Test
     void aSendLongerThanAllThePiecesIsALocalLengthError() {
         SgeList pieces = new SgeList(3).add(left.localKey(), 0, 40).add(right.localKey(), 0, 0).add(right.localKey(), 8, 59);
         assertTrue(assembler.postReceive(3, pieces));

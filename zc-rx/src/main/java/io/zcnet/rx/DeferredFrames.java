@@ -3,7 +3,6 @@ package io.zcnet.rx;
 import io.zcnet.framing.FrameError;
 import io.zcnet.framing.MessageAssembler;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -17,17 +16,22 @@ import java.lang.foreign.MemorySegment;
  * <p>Bounded on purpose: a peer can make frames wait only as far as the slots go; past that the connection
  * that brought one more fails ({@link #reserve} answers -1), instead of buffering without bound. One store
  * per assembler, shared by every receiver feeding it, on the assembler's loop thread. Its memory (slots of a
- * segment each, 4 MiB for a queue pair's 64 slots of 64 KiB) is allocated when the first frame must wait,
- * once: a failover is rare, and a process with thousands of queue pairs should not hold megabytes for each
- * in case. Nothing per frame.
+ * segment each, 4 MiB for a queue pair's 64 slots of 64 KiB) is leased from {@link ReceiveBuffers} when a frame
+ * must wait and given back once none is kept: a failover is rare, and a process with thousands of queue pairs
+ * should not hold megabytes for each in case. Nothing is written into a slot but by a receiver that reserved
+ * it, so with no slot reserved no receive can write into the store. Nothing per frame: a lease is a pop from
+ * the pool's free list.
  */
 public final class DeferredFrames implements AutoCloseable {
     /** Header and extension bytes a kept frame may have. */
     static final int MAX_HEADER = 64;
 
     private final MessageAssembler assembler;
-    private final Arena arena = Arena.ofShared();
-    /** Every slot's bytes; null until the first frame is kept. */
+    private final ReceiveBuffers buffers;
+    /** Whether {@link #buffers} is this store's alone, freed with it. */
+    private final boolean ownsBuffers;
+    /** Every slot's bytes; null while no frame is kept. */
+    private ReceiveBuffers.Block store;
     private MemorySegment memory;
     private final int slotSize;
     /** Bytes of the frame in each slot; 0 when free. */
@@ -40,21 +44,44 @@ public final class DeferredFrames implements AutoCloseable {
     private int held;
 
     /**
-     * An empty store for one queue pair's receive direction. Owner thread of the loop, like its receivers.
+     * An empty store for one queue pair's receive direction, with memory of its own: once a frame has had to
+     * wait, kept until {@link #close()}. Owner thread of the loop, like its receivers.
      *
      * @param assembler   the assembler the frames are offered to again
      * @param slots       frames that may wait at once
      * @param segmentSize the negotiated segment size (the longest payload a frame has)
+     * @throws IllegalArgumentException if {@code assembler} is null or a size is out of range
      */
     public DeferredFrames(MessageAssembler assembler, int slots, int segmentSize) {
-        if (assembler == null) {
-            throw new IllegalArgumentException("assembler is required");
+        this(assembler, slots, segmentSize, new ReceiveBuffers(1), true);
+    }
+
+    /**
+     * An empty store for one queue pair's receive direction whose memory is leased from {@code buffers} while it
+     * keeps a frame. Owner thread of the loop, like its receivers.
+     *
+     * @param assembler   the assembler the frames are offered to again
+     * @param slots       frames that may wait at once
+     * @param segmentSize the negotiated segment size (the longest payload a frame has)
+     * @param buffers     the loop's receive buffers; must outlive this store's {@link #close()}
+     * @throws IllegalArgumentException if {@code assembler} or {@code buffers} is null or a size is out of range
+     */
+    public DeferredFrames(MessageAssembler assembler, int slots, int segmentSize, ReceiveBuffers buffers) {
+        this(assembler, slots, segmentSize, buffers, false);
+    }
+
+    private DeferredFrames(MessageAssembler assembler, int slots, int segmentSize, ReceiveBuffers buffers,
+            boolean ownsBuffers) {
+        if (assembler == null || buffers == null) {
+            throw new IllegalArgumentException("assembler and buffers are required");
         }
         if (slots < 1 || slots > 256 || segmentSize < 1) {
             throw new IllegalArgumentException("slots must be in [1, 256] and segmentSize >= 1, got " + slots
                     + " and " + segmentSize);
         }
         this.assembler = assembler;
+        this.buffers = buffers;
+        this.ownsBuffers = ownsBuffers;
         this.slotSize = MAX_HEADER + segmentSize;
         this.length = new int[slots];
         this.complete = new boolean[slots];
@@ -71,10 +98,11 @@ public final class DeferredFrames implements AutoCloseable {
         }
         if (memory == null) {
             try {
-                memory = arena.allocate((long) length.length * slotSize, 64);
+                store = buffers.lease((long) length.length * slotSize);
             } catch (OutOfMemoryError e) {
                 return -1; // the connection that brought the frame fails, not the loop thread (whyFull says so)
             }
+            memory = store.memory;
         }
         for (int i = 0; i < length.length; i++) {
             if (length[i] == 0) {
@@ -98,10 +126,18 @@ public final class DeferredFrames implements AutoCloseable {
         complete[index] = true;
     }
 
-    /** Frees a slot whose frame will never be whole (its connection failed while receiving it). */
+    /**
+     * Frees a slot: its frame was offered and taken, or will never be whole (its connection failed while
+     * receiving it). The last one gives the store back.
+     */
     void release(int index) {
         length[index] = 0;
         held--;
+        if (held == 0) {
+            buffers.giveBack(store);
+            store = null;
+            memory = null;
+        }
     }
 
     /** {@return how many frames are kept} */
@@ -109,9 +145,12 @@ public final class DeferredFrames implements AutoCloseable {
         return held;
     }
 
-    /** {@return bytes of native memory the store holds: 0 until a frame has had to wait} */
+    /**
+     * {@return bytes of native memory the store holds now}: 0 while no frame is kept, but with memory of its own (no
+     * {@link ReceiveBuffers} given), also the store kept idle once a frame has had to wait
+     */
     public long allocatedBytes() {
-        return memory == null ? 0 : memory.byteSize();
+        return (memory == null ? 0 : memory.byteSize()) + (ownsBuffers ? buffers.idleBytes() : 0);
     }
 
     /** {@return why {@link #reserve} answered -1, for the message of the connection it fails} */
@@ -170,8 +209,16 @@ public final class DeferredFrames implements AutoCloseable {
         return best;
     }
 
+    /** Gives the store back, once the receivers feeding it are closed: none may still be receiving into a slot. */
     @Override
     public void close() {
-        arena.close();
+        if (store != null) {
+            buffers.giveBack(store);
+            store = null;
+            memory = null;
+        }
+        if (ownsBuffers) {
+            buffers.close();
+        }
     }
 }

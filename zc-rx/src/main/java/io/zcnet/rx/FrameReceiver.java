@@ -12,7 +12,6 @@ import io.zcnet.ring.Errno;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.MsgFlags;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -45,8 +44,16 @@ import java.lang.foreign.MemorySegment;
  * way nothing is written outside a posted receive, a permitted region, the drain or this receiver's own
  * buffers, and the loop and other connections carry on.
  *
- * <p>Owner thread of the event loop only. Nothing allocates per frame: the carry buffer, the drain and the
- * placement target are made once.
+ * <p><b>Memory held only while needed.</b> The carry buffer is held while part of a frame is carried between
+ * receives or a header read is in flight into it: a small one ({@code 2 x} {@link ReceiverConfig#headerPeek()})
+ * while the frame in hand fits, one of {@code 64 +} segment size {@code +} header peek once it does not. The
+ * drain (one segment) is held while a payload is received into it: a duplicate's, or one staged for a receive
+ * scattered over several pieces. Both come from {@link ReceiveBuffers}, shared by the loop's connections, and go
+ * back once no receive can write into them any more; {@link #heldBytes()} says what is held now. An idle
+ * connection holds nothing, or the small carry its next header read goes into after a direct placement.
+ *
+ * <p>Owner thread of the event loop only. Nothing allocates per frame: a buffer is a pop from the pool's free
+ * list, and the placement target is made once.
  */
 public final class FrameReceiver implements AutoCloseable {
     private static final int TAG_STREAM = 1;
@@ -75,13 +82,25 @@ public final class FrameReceiver implements AutoCloseable {
     private final ReceiveListener listener;
     private final int handlerId;
     private final ReceiverCounters counters = new ReceiverCounters();
-    private final Arena arena = Arena.ofShared();
     private final FrameHeader header = new FrameHeader();
-    private final PlacementTarget target;
+    private final PlacementTarget target = new PlacementTarget();
+    private final ReceiveBuffers buffers;
+    /** Whether {@link #buffers} is this receiver's alone, freed with it. */
+    private final boolean ownsBuffers;
+    /** Bytes of the small carry: a header read's and whatever it left of the frame before. */
+    private final long smallCarrySize;
+    /** Bytes of the large carry: the longest frame a header read may have to join, and a header read after it. */
+    private final long largeCarrySize;
+    private final long drainSize;
 
-    /** Bytes of a frame not yet whole (or of header reads) kept between receives. */
-    private final MemorySegment carry;
+    /** Bytes of a frame not yet whole (or of header reads) kept between receives; null while none are. */
+    private ReceiveBuffers.Block carryBlock;
+    private MemorySegment carry;
     private int carryLength;
+    /** Whether the single receive in flight reads a header into the carry. */
+    private boolean readingHeader;
+    /** Where duplicate and staged payloads are received; null while none is. */
+    private ReceiveBuffers.Block drain;
     /** Bytes the frame at the start of the carry needs before it can be taken. */
     private int need = FrameHeader.LENGTH;
     /** The frame being taken was joined in the carry from more than one receive. */
@@ -119,7 +138,8 @@ public final class FrameReceiver implements AutoCloseable {
     private boolean freed;
 
     /**
-     * A receiver for {@code socket}, a connected socket of {@code loop}; it starts receiving at once.
+     * A receiver for {@code socket}, a connected socket of {@code loop}, with buffers of its own: each kind,
+     * once used, is kept until {@link #close()}. It starts receiving at once.
      *
      * @param ring      the loop's provided buffer ring for this connection's multishot receive (may be
      *                  shared by the loop's connections); the receiver gives every buffer back at once
@@ -134,9 +154,38 @@ public final class FrameReceiver implements AutoCloseable {
      */
     public FrameReceiver(EventLoop loop, int socket, BufferRing ring, MessageAssembler assembler,
             DeferredFrames deferred, FramingConfig framing, ReceiverConfig config, ReceiveListener listener) {
+        this(loop, socket, ring, assembler, deferred, framing, config, listener, new ReceiveBuffers(1), true);
+    }
+
+    /**
+     * A receiver for {@code socket}, a connected socket of {@code loop}, that leases its carry buffer and drain
+     * from {@code buffers} only while it needs them. It starts receiving at once.
+     *
+     * @param ring      the loop's provided buffer ring for this connection's multishot receive (may be
+     *                  shared by the loop's connections); the receiver gives every buffer back at once
+     * @param assembler the queue pair direction the frames belong to (several receivers may feed one)
+     * @param deferred  the assembler's store of frames waiting for earlier ones
+     * @param framing   what the queue pair negotiated (the segment size bounds a frame)
+     * @param loop the event loop the connection belongs to; the receiver runs on its owner thread
+     * @param socket a connected socket of {@code loop}
+     * @param config when to place payloads directly and how to read headers
+     * @param listener told when frames were taken and when the connection ends
+     * @param buffers the loop's receive buffers; must outlive this receiver's {@link #close()}
+     * @throws IllegalArgumentException if an argument is missing or {@code socket} is negative
+     */
+    public FrameReceiver(EventLoop loop, int socket, BufferRing ring, MessageAssembler assembler,
+            DeferredFrames deferred, FramingConfig framing, ReceiverConfig config, ReceiveListener listener,
+            ReceiveBuffers buffers) {
+        this(loop, socket, ring, assembler, deferred, framing, config, listener, buffers, false);
+    }
+
+    private FrameReceiver(EventLoop loop, int socket, BufferRing ring, MessageAssembler assembler,
+            DeferredFrames deferred, FramingConfig framing, ReceiverConfig config, ReceiveListener listener,
+            ReceiveBuffers buffers, boolean ownsBuffers) {
         if (loop == null || ring == null || assembler == null || deferred == null || framing == null
-                || config == null || listener == null) {
-            throw new IllegalArgumentException("loop, ring, assembler, deferred, framing, config and listener are required");
+                || config == null || listener == null || buffers == null) {
+            throw new IllegalArgumentException(
+                    "loop, ring, assembler, deferred, framing, config, listener and buffers are required");
         }
         if (socket < 0) {
             throw new IllegalArgumentException("socket handle must be >= 0, got " + socket);
@@ -148,9 +197,11 @@ public final class FrameReceiver implements AutoCloseable {
         this.deferred = deferred;
         this.config = config;
         this.listener = listener;
-        int segmentSize = framing.segmentSize();
-        this.carry = arena.allocate(DeferredFrames.MAX_HEADER + segmentSize + config.headerPeek(), 64);
-        this.target = new PlacementTarget(arena.allocate(segmentSize, 64));
+        this.buffers = buffers;
+        this.ownsBuffers = ownsBuffers;
+        this.drainSize = framing.segmentSize();
+        this.largeCarrySize = DeferredFrames.MAX_HEADER + drainSize + config.headerPeek();
+        this.smallCarrySize = Math.min(2L * config.headerPeek(), largeCarrySize);
         // A method reference, not this: the loop's callback stays out of the public API.
         this.handlerId = loop.registerHandler(this::onCompletion);
         pump();
@@ -169,9 +220,20 @@ public final class FrameReceiver implements AutoCloseable {
     }
 
     /**
+     * {@return bytes of native memory this receiver holds now}: its carry buffer while part of a frame is carried or
+     * a header read is in flight, its drain while a payload is received into it; 0 when idle on the buffer ring.
+     * With buffers of its own (no {@link ReceiveBuffers} given), also those kept idle for later frames. The
+     * deferred store is the queue pair's ({@link DeferredFrames#allocatedBytes()}).
+     */
+    public long heldBytes() {
+        return (carry == null ? 0 : carry.byteSize()) + (drain == null ? 0 : drain.memory.byteSize())
+                + (ownsBuffers ? buffers.idleBytes() : 0);
+    }
+
+    /**
      * Stops receiving: cancels what is in flight; a placement whose payload was not all received is
-     * aborted once its receive has completed (the kernel may be writing into it until then). Buffers are
-     * freed when nothing is in flight any more; the socket stays the caller's to close.
+     * aborted once its receive has completed (the kernel may be writing into it until then). Buffers go
+     * back when nothing is in flight any more; the socket stays the caller's to close.
      */
     @Override
     public void close() {
@@ -232,6 +294,7 @@ public final class FrameReceiver implements AutoCloseable {
 
     private void onHeaderRead(int result) {
         singleInFlight = false;
+        readingHeader = false;
         if (stopped) {
             return;
         }
@@ -290,7 +353,7 @@ public final class FrameReceiver implements AutoCloseable {
                 }
             } else {
                 used = cut(buffer, offset, left);
-                if (used < left && sink == SINK_NONE && !stopped) {
+                if (used < left && sink == SINK_NONE && !stopped && holdCarry(need)) {
                     // An incomplete frame: keep its bytes for the next buffer.
                     MemorySegment.copy(buffer, offset + used, carry, 0, left - used);
                     carryLength = (int) (left - used);
@@ -318,6 +381,55 @@ public final class FrameReceiver implements AutoCloseable {
         }
         if (carryLength == 0) {
             need = FrameHeader.LENGTH;
+            giveBackCarry();
+        } else if (!stopped) {
+            // The header now whole may announce a frame longer than the small carry.
+            holdCarry(need);
+        }
+    }
+
+    /**
+     * Makes the carry hold at least {@code bytes}, keeping what it carries: the small one while that is enough.
+     * Returns false, the connection failed, if there is no memory for it.
+     */
+    private boolean holdCarry(long bytes) {
+        if (carry != null && carry.byteSize() >= bytes) {
+            return true;
+        }
+        ReceiveBuffers.Block larger = lease(bytes <= smallCarrySize ? smallCarrySize : largeCarrySize);
+        if (larger == null) {
+            return false;
+        }
+        if (carryLength > 0) {
+            MemorySegment.copy(carry, 0, larger.memory, 0, carryLength);
+        }
+        if (carryBlock != null) {
+            buffers.giveBack(carryBlock);
+        }
+        carryBlock = larger;
+        carry = larger.memory;
+        return true;
+    }
+
+    /** Gives the carry back once it carries nothing and no header read can still write into it. */
+    private void giveBackCarry() {
+        if (carryBlock != null && carryLength == 0 && !readingHeader) {
+            buffers.giveBack(carryBlock);
+            carryBlock = null;
+            carry = null;
+        }
+    }
+
+    /**
+     * A buffer of {@code bytes} from the loop's pool, or null with the connection failed: a lack of memory for
+     * it fails this connection, not the loop thread.
+     */
+    private ReceiveBuffers.Block lease(long bytes) {
+        try {
+            return buffers.lease(bytes);
+        } catch (OutOfMemoryError e) {
+            failStream(0, "no memory for a receive buffer of " + bytes + " bytes");
+            return null;
         }
     }
 
@@ -418,7 +530,18 @@ public final class FrameReceiver implements AutoCloseable {
     }
 
     private boolean beginDirect(MemorySegment bytes, long offset, int headerBytes, int length) {
+        // Whether the payload goes to the drain is the assembler's answer, which needs one to give.
+        drain = lease(drainSize);
+        if (drain == null) {
+            return false;
+        }
+        target.drain(drain.memory);
         int result = assembler.beginPlacement(bytes, offset, headerBytes, target);
+        boolean intoDrain = result == MessageAssembler.DUPLICATE
+                || result == MessageAssembler.ACCEPTED && target.segment() == drain.memory;
+        if (!intoDrain) {
+            giveBackDrain();
+        }
         switch (result) {
             case MessageAssembler.ACCEPTED -> {
                 startSink(SINK_PLACEMENT, target.segment(), target.offset(), target.length());
@@ -505,12 +628,16 @@ public final class FrameReceiver implements AutoCloseable {
         sinkSegment = null;
         if (kind == SINK_PLACEMENT) {
             int result = assembler.commit(target);
+            // A staged payload is copied out of the drain at commit: nothing reads it any more.
+            giveBackDrain();
             if (result < 0) {
                 failProtocol(result);
                 return;
             }
             counters.framesPlaced++;
             placed();
+        } else if (kind == SINK_DRAIN) {
+            giveBackDrain();
         } else if (kind == SINK_DEFERRED) {
             deferred.completed(sinkSlot);
             sinkSlot = -1;
@@ -554,6 +681,15 @@ public final class FrameReceiver implements AutoCloseable {
         }
         sink = SINK_NONE;
         sinkSegment = null;
+        giveBackDrain();
+    }
+
+    private void giveBackDrain() {
+        if (drain != null) {
+            target.drain(null);
+            buffers.giveBack(drain);
+            drain = null;
+        }
     }
 
     // ---------------------------------------------------------------- what to receive next
@@ -581,10 +717,11 @@ public final class FrameReceiver implements AutoCloseable {
             streaming = true;
             counters.switchesToStreaming++;
             armMultishot();
-        } else {
+        } else if (holdCarry(Math.min(largeCarrySize, Math.max(carryLength + (long) config.headerPeek(), need)))) {
             int ask = (int) Math.min(carry.byteSize() - carryLength,
                     Math.max(config.headerPeek(), need - carryLength));
             singleInFlight = true;
+            readingHeader = true;
             counters.receives++;
             singleId = loop.recv(handlerId, TAG_PEEK, socket, carry, carryLength, ask, MsgFlags.NONE);
         }
@@ -666,14 +803,25 @@ public final class FrameReceiver implements AutoCloseable {
         }
     }
 
+    /**
+     * Once a stopped receiver has nothing in flight, no receive can write into its buffers: they go back, and a
+     * closed one lets go of the loop. Returns whether it is closed and let go.
+     */
     private boolean freeWhenIdle() {
-        if (!closing || freed || multishotArmed || singleInFlight || retryPending || loop.inFlight(handlerId) > 0) {
+        if (!stopped || freed || multishotArmed || singleInFlight || retryPending || loop.inFlight(handlerId) > 0) {
             return freed;
         }
         releaseSink();
+        carryLength = 0;
+        giveBackCarry();
+        if (!closing) {
+            return false;
+        }
         freed = true;
         loop.unregisterHandler(handlerId);
-        arena.close();
+        if (ownsBuffers) {
+            buffers.close();
+        }
         return true;
     }
 
@@ -681,6 +829,7 @@ public final class FrameReceiver implements AutoCloseable {
     public String toString() {
         return "FrameReceiver[socket=" + socket + (streaming ? " streaming" : " direct")
                 + (stopped ? " stopped" : "") + (closing ? " closing" : "") + " carry=" + carryLength
+                + " held=" + heldBytes()
                 + (sink != SINK_NONE ? " payload " + sinkFilled + "/" + sinkLength : "") + " " + counters + "]";
     }
 }

@@ -1,5 +1,6 @@
 package io.zcnet.rx;
 
+import static io.zcnet.rx.RxFixture.assertSameBytes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -65,24 +66,6 @@ abstract class FrameReceiverContractTest {
         }
     }
 
-    private MemorySegment randomBytes(long length, SplittableRandom random) {
-        MemorySegment s = arena.allocate(Math.max(1, length), 64);
-        for (long i = 0; i + 8 <= length; i += 8) {
-            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
-        }
-        for (long i = length & ~7L; i < length; i++) {
-            s.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
-        }
-        return s;
-    }
-
-    private static void assertSameBytes(MemorySegment expected, long expectedOffset, MemorySegment actual,
-            long actualOffset, long length, String what) {
-        long mismatch = MemorySegment.mismatch(expected, expectedOffset, expectedOffset + length, actual, actualOffset,
-                actualOffset + length);
-        assertEquals(-1, mismatch, what + ": first differing byte at " + mismatch + " of " + length);
-    }
-
     // ---------------------------------------------------------------- every opcode, every size
 
     private enum Kind { SEND, SEND_IMM, WRITE, WRITE_IMM, READ_RESPONSE, READ_REQUEST, ACKNOWLEDGE }
@@ -140,7 +123,7 @@ abstract class FrameReceiverContractTest {
             ops.set(j, t);
         }
 
-        MemorySegment source = randomBytes(sourceBytes, random);
+        MemorySegment source = f.randomBytes(sourceBytes, random);
         MemoryRegion receives = f.region(Math.max(1, receiveBytes));
         MemoryRegion region = f.region(Math.max(1, regionBytes));
         FrameStream stream = new FrameStream(framing, arena, sourceBytes + 64L * (sourceBytes / 64 + ops.size() * 4L) + (1 << 20));
@@ -193,7 +176,7 @@ abstract class FrameReceiverContractTest {
             }
             // A WRITE, READ request or ACKNOWLEDGE completes nothing: those drawn after the last op that
             // completes may still be on their way when its completion comes.
-            waitFor(f, () -> conn.receiver.counters().bytesReceived() >= stream.length(), context + ": the whole stream");
+            f.waitFor(() -> conn.receiver.counters().bytesReceived() >= stream.length(), context + ": the whole stream");
             for (Op op : ops) {
                 switch (op.kind) {
                     case SEND, SEND_IMM -> assertSameBytes(source, op.sourceOffset, receives.segment(),
@@ -238,7 +221,7 @@ abstract class FrameReceiverContractTest {
         RxFixture.Conn conn = f.open(framing, ReceiverConfig.defaults(), 64);
         int messages = 32;
         int size = 1 << 20;
-        MemorySegment source = randomBytes((long) messages * size, random);
+        MemorySegment source = f.randomBytes((long) messages * size, random);
         MemoryRegion receives = f.region((long) messages / 2 * size);
         MemoryRegion region = f.region((long) messages / 2 * size);
         FrameStream stream = new FrameStream(framing, arena, (long) messages * size + (1 << 20));
@@ -258,7 +241,7 @@ abstract class FrameReceiverContractTest {
         try (OutputStream out = conn.peer.getOutputStream()) {
             stream.writeTo(out, random, 256 * 1024);
             conn.await(messages / 2);
-            waitFor(f, () -> conn.receiver.counters().bytesReceived() == stream.length(), "all bytes received");
+            f.waitFor(() -> conn.receiver.counters().bytesReceived() == stream.length(), "all bytes received");
         }
         for (int i = 0; i < messages; i++) {
             MemorySegment destination = i % 2 == 0 ? receives.segment() : region.segment();
@@ -275,7 +258,7 @@ abstract class FrameReceiverContractTest {
      */
     private ReceiverCounters sendsInOrder(RxFixture f, RxFixture.Conn conn, int messages, int size, SplittableRandom random,
             int maxChunk) throws Exception {
-        MemorySegment source = randomBytes((long) messages * size, random);
+        MemorySegment source = f.randomBytes((long) messages * size, random);
         MemoryRegion receives = f.region((long) messages * size);
         FrameStream stream = new FrameStream(conn.framing, arena, (long) messages * (size + 64));
         f.onLoop(() -> {
@@ -335,7 +318,7 @@ abstract class FrameReceiverContractTest {
             sendBytes += sizes[i];
         }
         long writeBytes = (long) writes << 20;
-        MemorySegment source = randomBytes(sendBytes + writeBytes, random);
+        MemorySegment source = f.randomBytes(sendBytes + writeBytes, random);
         MemoryRegion receives = f.region(Math.max(1, sendBytes));
         MemoryRegion region = f.region(writeBytes);
         long total = sendBytes;
@@ -383,7 +366,7 @@ abstract class FrameReceiverContractTest {
             assertEquals(i, done.get(i)[0], "posting order");
             assertEquals(sizes[i], (int) done.get(i)[3], "byte count of SEND " + i);
         }
-        waitFor(f, () -> conn.assembler.acknowledgedMsn() == sends + writes - 1, "the WRITEs completed");
+        f.waitFor(() -> conn.assembler.acknowledgedMsn() == sends + writes - 1, "the WRITEs completed");
         assertSameBytes(source, 0, receives.segment(), 0, sendBytes, "SEND payloads");
         assertSameBytes(source, sendBytes, region.segment(), 0, writeBytes, "WRITE payloads");
         assertTrue(sendFailures.isEmpty(), "no send failed: " + sendFailures);
@@ -401,7 +384,7 @@ abstract class FrameReceiverContractTest {
         RxFixture.Conn conn = f.open(framing, ReceiverConfig.defaults(), 16);
         int writeLength = 3 * 64 * 1024;
         int[] sendLengths = {100, 40 * 1024}; // one cut from a buffer, one received directly into its receive
-        MemorySegment source = randomBytes(writeLength + sendLengths[0] + sendLengths[1], random);
+        MemorySegment source = f.randomBytes(writeLength + sendLengths[0] + sendLengths[1], random);
         MemoryRegion region = f.region(writeLength);
         MemoryRegion receives = f.region(sendLengths[0] + sendLengths[1]);
         f.onLoop(() -> {
@@ -423,7 +406,7 @@ abstract class FrameReceiverContractTest {
         try (OutputStream out = conn.peer.getOutputStream()) {
             stream.writeTo(out, random, 4096, 0, beforeLast);
             // The SENDs name receives 1 and 2 (RSNs): their bytes land before the WRITE is known to take one.
-            waitFor(f, () -> MemorySegment.mismatch(source, writeLength, source.byteSize(), receives.segment(), 0,
+            f.waitFor(() -> MemorySegment.mismatch(source, writeLength, source.byteSize(), receives.segment(), 0,
                     sendLengths[0] + sendLengths[1]) == -1, "the SENDs placed ahead of the WRITE's last frame");
             assertTrue(conn.completions.isEmpty(), "but not completed: MSN 0 is not");
             stream.writeTo(out, random, 4096, beforeLast, stream.length());
@@ -456,19 +439,19 @@ abstract class FrameReceiverContractTest {
         RxFixture.Conn first = f.open(framing, ReceiverConfig.defaults(), 4);
         RxFixture.Conn second = f.openSharing(first, ReceiverConfig.defaults());
         int length = 40 * 1024;
-        MemorySegment source = randomBytes(length, random);
+        MemorySegment source = f.randomBytes(length, random);
         MemoryRegion receives = f.region(length);
         f.onLoop(() -> first.assembler.postReceive(0, receives.localKey(), 0, length));
         FrameStream stream = new FrameStream(framing, arena, 1 << 20).send(source, 0, length);
         long half = stream.length() / 2;
         stream.writeTo(first.peer.getOutputStream(), random, 4096, 0, half);
-        waitFor(f, () -> first.assembler.pendingPlacements() == 1, "the first copy's placement waiting for its payload");
+        f.waitFor(() -> first.assembler.pendingPlacements() == 1, "the first copy's placement waiting for its payload");
         assertEquals(0L, (long) f.onLoop(first.deferred::allocatedBytes), "no memory is held before a frame must wait");
         // The same frame on the other connection (a resend after a failover) is kept: that placement may still fail.
         OutputStream secondOut = second.peer.getOutputStream();
         boolean copyWhole = abort != Abort.BREAK_DURING_THE_COPY;
         stream.writeTo(secondOut, random, 4096, 0, copyWhole ? stream.length() : half);
-        waitFor(f, () -> first.deferred.held() == 1 && (!copyWhole || second.receiver.counters().framesDeferred() == 1),
+        f.waitFor(() -> first.deferred.held() == 1 && (!copyWhole || second.receiver.counters().framesDeferred() == 1),
                 "the second copy kept");
         assertTrue((long) f.onLoop(first.deferred::allocatedBytes) >= 64 * 1024, "the store took its memory for it");
         if (abort == Abort.CLOSE_AFTER_THE_COPY) {
@@ -489,6 +472,7 @@ abstract class FrameReceiverContractTest {
         assertEquals(length, (int) done.getFirst()[3], "byte count");
         assertSameBytes(source, 0, receives.segment(), 0, length, "the kept copy's payload");
         assertEquals(0, (int) f.onLoop(first.deferred::held), "nothing left kept");
+        assertEquals(0L, (long) f.onLoop(first.deferred::allocatedBytes), "the store given back with its last frame");
     }
 
     @Test
@@ -498,7 +482,7 @@ abstract class FrameReceiverContractTest {
         RxFixture f = fixture(16, 16 * 1024);
         RxFixture.Conn conn = f.open(framing, ReceiverConfig.defaults(), 16);
         int length = 2 * 64 * 1024 + 500;
-        MemorySegment source = randomBytes(length, random);
+        MemorySegment source = f.randomBytes(length, random);
         MemoryRegion region = f.region(length);
         f.onLoop(() -> conn.assembler.postReceive(0, region.localKey(), 0, 0));
         FrameStream stream = new FrameStream(framing, arena, 1 << 20);
@@ -513,7 +497,7 @@ abstract class FrameReceiverContractTest {
             stream.writeTo(out, random, 8192);
             List<long[]> done = conn.await(1);
             assertEquals(7, (int) done.getFirst()[4]);
-            waitFor(f, () -> conn.receiver.counters().bytesReceived() == stream.length(), "all bytes received");
+            f.waitFor(() -> conn.receiver.counters().bytesReceived() == stream.length(), "all bytes received");
         }
         assertSameBytes(source, 0, region.segment(), 0, length, "write");
         ReceiverCounters counters = f.onLoop(conn.receiver::counters);
@@ -530,7 +514,7 @@ abstract class FrameReceiverContractTest {
         RxFixture.Conn conn = f.open(framing, ReceiverConfig.defaults(), 4);
         MemoryRegion receives = f.region(100);
         f.onLoop(() -> conn.assembler.postReceive(0, receives.localKey(), 0, 100));
-        FrameStream stream = new FrameStream(framing, arena, 4096).send(randomBytes(100, new SplittableRandom(1)), 0, 100);
+        FrameStream stream = new FrameStream(framing, arena, 4096).send(f.randomBytes(100, new SplittableRandom(1)), 0, 100);
         stream.writeTo(conn.peer.getOutputStream(), new SplittableRandom(2), 50);
         conn.await(1);
         conn.peer.close();
@@ -545,7 +529,7 @@ abstract class FrameReceiverContractTest {
         FramingConfig framing = new FramingConfig(64 * 1024, true, 64);
         RxFixture f = fixture(16, 16 * 1024);
         SplittableRandom random = new SplittableRandom(23);
-        MemorySegment payload = randomBytes(200 * 1024, random);
+        MemorySegment payload = f.randomBytes(200 * 1024, random);
         MemorySegment frames = arena.allocate(1 << 20);
         Segmenter segmenter = new Segmenter(framing);
 
@@ -607,6 +591,7 @@ abstract class FrameReceiverContractTest {
                 assertEquals(GUARD_BYTE, guarded.get(ValueLayout.JAVA_BYTE, GUARD + 64 * 1024 + i), h.name + ": guard after");
             }
             assertEquals(0, (int) f.onLoop(conn.assembler::pendingPlacements), h.name + ": no placement left open");
+            f.waitFor(() -> conn.receiver.heldBytes() == 0, h.name + ": buffers back once nothing is in flight");
         }
         // The loop and the other connection carry on.
         healthy.peer.getOutputStream().write(smallFrame);
@@ -614,15 +599,5 @@ abstract class FrameReceiverContractTest {
         List<long[]> done = healthy.await(1);
         assertEquals(CompletionStatus.SUCCESS, (int) done.getFirst()[1]);
         assertSameBytes(payload, 0, healthyReceive.segment(), 0, 100, "the healthy connection's receive");
-    }
-
-    private static void waitFor(RxFixture f, java.util.function.BooleanSupplier condition, String what) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(RxFixture.WAIT_SECONDS);
-        while (!f.onLoop(condition::getAsBoolean)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for: " + what);
-            }
-            Thread.sleep(5);
-        }
     }
 }

@@ -23,15 +23,18 @@ import io.zcnet.ring.EventLoopThread;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * One event loop with a provided buffer ring, and connections whose receive side is a {@link FrameReceiver}
@@ -46,6 +49,8 @@ final class RxFixture implements AutoCloseable {
     final BufferPool pool;
     final BufferRing ring;
     final MemoryRegistry registry = new MemoryRegistry();
+    /** The loop's carry buffers, drains and deferred stores, shared by every connection as a server's are. */
+    final ReceiveBuffers buffers = new ReceiveBuffers(4);
     final Arena arena = Arena.ofShared();
     private final List<Conn> connections = new ArrayList<>();
 
@@ -74,12 +79,12 @@ final class RxFixture implements AutoCloseable {
         /** For {@link #openLoopPair}: the loop's own socket at the other end. */
         int senderSocket = -1;
 
-        Conn(FramingConfig framing, MemoryRegistry registry, int receives) {
+        Conn(FramingConfig framing, MemoryRegistry registry, ReceiveBuffers buffers, int receives) {
             this.framing = framing;
             this.completionQueue = new CompletionQueue(receives * 2);
             this.sendFlow = new FlowControl(framing);
-            this.assembler = new MessageAssembler(framing, registry, receives, completionQueue, sendFlow);
-            this.deferred = new DeferredFrames(assembler, 16, framing.segmentSize());
+            this.assembler = new MessageAssembler(framing, registry, receives, 2, completionQueue, sendFlow);
+            this.deferred = new DeferredFrames(assembler, 16, framing.segmentSize(), buffers);
             this.completions = new LinkedBlockingQueue<>();
             this.readRequests = new LinkedBlockingQueue<>();
         }
@@ -118,7 +123,7 @@ final class RxFixture implements AutoCloseable {
 
     /** Connects a loop socket to a fresh {@code java.net} peer and starts a receiver on it. */
     Conn open(FramingConfig framing, ReceiverConfig config, int receives) throws Exception {
-        return open(new Conn(framing, registry, receives), config);
+        return open(new Conn(framing, registry, buffers, receives), config);
     }
 
     /** Connects one more loop socket that feeds {@code first}'s assembler, as a queue pair's next subflow does. */
@@ -139,7 +144,7 @@ final class RxFixture implements AutoCloseable {
             assertEquals(0, (int) connected.get(WAIT_SECONDS, TimeUnit.SECONDS), "connect");
         }
         c.receiver = thread.call(() -> new FrameReceiver(loop, c.socket, ring, c.assembler, c.deferred, c.framing, config,
-                listener(c)));
+                listener(c), buffers));
         connections.add(c);
         return c;
     }
@@ -149,7 +154,7 @@ final class RxFixture implements AutoCloseable {
      * short) and starts a receiver on the accepting one.
      */
     Conn openLoopPair(FramingConfig framing, ReceiverConfig config, int receives) throws Exception {
-        Conn c = new Conn(framing, registry, receives);
+        Conn c = new Conn(framing, registry, buffers, receives);
         CompletableFuture<Integer> accepted = new CompletableFuture<>();
         CompletableFuture<Integer> connected = new CompletableFuture<>();
         c.senderSocket = thread.call(() -> {
@@ -164,7 +169,7 @@ final class RxFixture implements AutoCloseable {
         c.socket = accepted.get(WAIT_SECONDS, TimeUnit.SECONDS);
         assertEquals(0, (int) connected.get(WAIT_SECONDS, TimeUnit.SECONDS), "connect");
         c.receiver = thread.call(() -> new FrameReceiver(loop, c.socket, ring, c.assembler, c.deferred, framing, config,
-                listener(c)));
+                listener(c), buffers));
         connections.add(c);
         return c;
     }
@@ -215,6 +220,36 @@ final class RxFixture implements AutoCloseable {
         return registry.register(memory, Access.ALL);
     }
 
+    /** {@code length} random bytes (at least one) in memory that lives as long as the fixture. */
+    MemorySegment randomBytes(long length, SplittableRandom random) {
+        MemorySegment s = arena.allocate(Math.max(1, length), 64);
+        for (long i = 0; i + 8 <= length; i += 8) {
+            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
+        }
+        for (long i = length & ~7L; i < length; i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
+        }
+        return s;
+    }
+
+    static void assertSameBytes(MemorySegment expected, long expectedOffset, MemorySegment actual, long actualOffset,
+            long length, String what) {
+        long mismatch = MemorySegment.mismatch(expected, expectedOffset, expectedOffset + length, actual, actualOffset,
+                actualOffset + length);
+        assertEquals(-1, mismatch, what + ": first differing byte at " + mismatch + " of " + length);
+    }
+
+    /** Waits until {@code condition}, evaluated on the loop thread, holds; bounded by {@link #WAIT_SECONDS}. */
+    void waitFor(BooleanSupplier condition, String what) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!onLoop(condition::getAsBoolean)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for: " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+
     /** Runs {@code action} on the loop thread and waits for it. */
     <T> T onLoop(java.util.concurrent.Callable<T> action) throws Exception {
         return thread.call(action);
@@ -234,7 +269,9 @@ final class RxFixture implements AutoCloseable {
             }
             thread.close();
             connections.stream().map(c -> c.deferred).distinct().forEach(DeferredFrames::close);
+            assertEquals(0, buffers.lent(), "every receive buffer back once its connections closed: " + buffers);
         } finally {
+            buffers.close();
             pool.close();
             arena.close();
         }

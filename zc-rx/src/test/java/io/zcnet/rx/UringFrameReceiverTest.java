@@ -1,22 +1,9 @@
 package io.zcnet.rx;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
-import io.zcnet.ring.Availability;
 import io.zcnet.ring.EventLoopConfig;
-import io.zcnet.ring.EventLoops;
-
-import org.junit.jupiter.api.BeforeAll;
 
 /** The receive path on io_uring; skipped with the reason where io_uring cannot run. */
-class UringFrameReceiverTest extends FrameReceiverContractTest {
-
-    @BeforeAll
-    static void requireUring() {
-        Availability uring = EventLoops.uringAvailability();
-        assumeTrue(uring.usable(), () -> "io_uring not usable here: " + uring.reason());
-    }
-
+class UringFrameReceiverTest extends FrameReceiverContractTest implements RequiresUring {
     @Override
     protected EventLoopConfig.Choice engine() {
         return EventLoopConfig.Choice.URING;
