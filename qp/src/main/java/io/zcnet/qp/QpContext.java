@@ -13,6 +13,7 @@ import io.zcnet.ring.EventLoopConfig;
 import io.zcnet.ring.EventLoopThread;
 import io.zcnet.ring.LoopIdle;
 import io.zcnet.ring.LoopJob;
+import io.zcnet.rx.ReceiveBuffers;
 import io.zcnet.tx.SenderSpaces;
 
 import java.io.IOException;
@@ -45,6 +46,8 @@ public final class QpContext implements AutoCloseable {
     private static final int RING_BUFFERS = 256;
     private static final int RING_BUFFER_SIZE = 16 * 1024;
     private static final int RING_GROUP = 1;
+    /** Idle receive buffers of each size the context keeps for the next lease. */
+    private static final int RECEIVE_BUFFERS_IDLE = 16;
     /** How long {@link #close()} lets ending subflows finish before it stops the loop. */
     private static final Duration ENDINGS_WAIT = Duration.ofSeconds(2);
     /** Parks of that wait off the loop: short first, as endings on a fast path finish within a round trip. */
@@ -66,6 +69,8 @@ public final class QpContext implements AutoCloseable {
     private final HeartbeatClock heartbeats;
     /** The working memory of the subflows' senders, lent while they have something to send. Loop thread. */
     private final SenderSpaces senderSpaces;
+    /** The receivers' carry and drain buffers and the queue pairs' deferred stores, lent while in use. Loop thread. */
+    private final ReceiveBuffers receiveBuffers;
     /** Queue pairs this context accepted, by token, for joins. Loop thread only. */
     private final Map<Long, QpEngine> byToken = new HashMap<>();
     /**
@@ -90,6 +95,7 @@ public final class QpContext implements AutoCloseable {
             this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
             this.heartbeats = t.call(() -> new HeartbeatClock(l));
             this.senderSpaces = t.call(() -> new SenderSpaces(Subflow.SENDER));
+            this.receiveBuffers = t.call(() -> new ReceiveBuffers(RECEIVE_BUFFERS_IDLE));
         } catch (Exception e) {
             if (t != null) {
                 t.close();
@@ -602,6 +608,10 @@ public final class QpContext implements AutoCloseable {
         return senderSpaces;
     }
 
+    ReceiveBuffers receiveBuffers() {
+        return receiveBuffers;
+    }
+
     QpEngine findByToken(long token) {
         return byToken.get(token);
     }
@@ -723,6 +733,7 @@ public final class QpContext implements AutoCloseable {
                     liveQueuePairs.clear();
                     byToken.clear();
                     senderSpaces.close(); // idle ones now; those still lent to ending subflows when they come back
+                    receiveBuffers.close();
                     return null;
                 });
                 if (!interrupted) {

@@ -88,7 +88,7 @@ final class QpEngine implements CompletionHandler {
                 Integer.highestOneBit(config.receiveQueueDepth() + 2 * window - 1) * 2);
         this.assembler = new MessageAssembler(framing, registry, config.receiveQueueDepth(), config.maxReceiveSge(),
                 arrivals, flow);
-        this.deferred = new DeferredFrames(assembler, 64, framing.segmentSize());
+        this.deferred = new DeferredFrames(assembler, 64, framing.segmentSize(), qp.context().receiveBuffers());
         this.ledger = new SendLedger(Integer.highestOneBit(config.sendQueueDepth() + window - 1) * 2, config.maxSendSge());
         this.subflows = new SubflowSet(this, config.maxSubflows());
         this.resends = new ResendQueue(ResendQueue.capacityFor(framing));

@@ -73,7 +73,8 @@ final class Subflow implements SendListener, ReceiveListener {
         // The sender's working memory comes from the context's pool while it has something to send: an idle
         // subflow holds none of it.
         this.sender = new FrameSender(loop, socket, SENDER, this, engine.qp.context().senderSpaces());
-        this.receiver = new FrameReceiver(loop, socket, ring, assembler, deferred, framing, ReceiverConfig.defaults(), this);
+        this.receiver = new FrameReceiver(loop, socket, ring, assembler, deferred, framing, ReceiverConfig.defaults(), this,
+                engine.qp.context().receiveBuffers());
         this.lastReleaseNanos = System.nanoTime();
         this.silentSinceNanos = lastReleaseNanos;
     }
