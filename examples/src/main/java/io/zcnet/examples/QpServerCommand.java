@@ -1,5 +1,6 @@
 package io.zcnet.examples;
 
+import io.zcnet.qp.ContextStatistics;
 import io.zcnet.qp.QpConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -55,9 +56,12 @@ final class QpServerCommand implements Callable<Integer> {
                 + server.address().getPort() + " (engine " + server.context().engine() + ")");
         System.out.flush();
         while (!stopped.await(reportSeconds, TimeUnit.SECONDS)) {
+            ContextStatistics s = server.context().statistics();
             System.out.println(String.format(Locale.ROOT, "qp-server: live=%d accepted=%d ended=%d failed=%d refused=%d"
-                            + " echoed=%d", server.live(), server.accepted.get(), server.ended.get(), server.failed.get(),
-                    server.refused(), server.echoed.get()));
+                            + " echoed=%d handshakes=%d sender_spaces=%d+%d_idle receive_kib=%d+%d_idle", server.live(),
+                    server.accepted.get(), server.ended.get(), server.failed.get(), server.refused(), server.echoed.get(),
+                    s.handshakes(), s.senderSpacesLent(), s.senderSpacesIdle(), s.receiveBytesLent() / 1024,
+                    s.receiveBytesIdle() / 1024));
             System.out.flush();
         }
         return 0;

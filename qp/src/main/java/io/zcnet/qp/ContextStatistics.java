@@ -6,7 +6,7 @@ import java.util.Map;
 
 /**
  * A snapshot of what a {@link QpContext} holds, for an operator: its queue pairs by state, the handshakes its
- * listeners have in progress and what they turned away, by cause. Taken on the loop thread by
+ * listeners have in progress and what they turned away, by cause, and the working memory lent to its subflows. Taken on the loop thread by
  * {@link QpContext#statistics()}.
  *
  * @param ready      queue pairs in RTS, taken by the application or waiting to be
@@ -14,8 +14,13 @@ import java.util.Map;
  * @param waiting    queue pairs established and waiting in a listener to be accepted
  * @param handshakes handshakes in progress on the context's listeners
  * @param refused    connections the listeners refused or dropped, by cause, since they opened
+ * @param senderSpacesLent    senders' working spaces lent now: subflows with something to send
+ * @param senderSpacesIdle    spaces kept for the next sender that needs one
+ * @param receiveBytesLent    receive scratch memory (carries, drains, deferred stores) lent now, in bytes
+ * @param receiveBytesIdle    receive scratch memory kept for the next lease, in bytes
  */
-public record ContextStatistics(int ready, int failed, int waiting, int handshakes, Map<Refusal, Long> refused) {
+public record ContextStatistics(int ready, int failed, int waiting, int handshakes, Map<Refusal, Long> refused,
+        int senderSpacesLent, int senderSpacesIdle, long receiveBytesLent, long receiveBytesIdle) {
     /** Copies the counts. */
     public ContextStatistics {
         EnumMap<Refusal, Long> copy = new EnumMap<>(Refusal.class);

@@ -226,7 +226,8 @@ public final class QpContext implements AutoCloseable {
                         }
                     }
                 }
-                return new ContextStatistics(ready, failed, waiting, handshakes, refused);
+                return new ContextStatistics(ready, failed, waiting, handshakes, refused, senderSpaces.lent(),
+                        senderSpaces.idle(), receiveBuffers.lentBytes(), receiveBuffers.idleBytes());
             });
         } catch (IOException e) {
             throw new IllegalStateException("the loop did not answer: " + e.getMessage(), e);
