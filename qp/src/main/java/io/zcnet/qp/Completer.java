@@ -153,9 +153,17 @@ final class Completer {
         return true;
     }
 
-    /** Runs {@code listener} on the loop thread once per loop turn that added completions (null: none). */
+    /**
+     * Runs {@code listener} on the loop thread once per loop turn that added completions (null: none), and once soon
+     * if completions wait already: those written before it was set (a queue pair that failed while it was being set
+     * up) would otherwise wait for a turn that adds more, which may never come.
+     */
     void completionListener(Runnable listener) {
         this.completionListener = listener;
+        if (listener != null && qp.completionRing.size() > 0 && !notifyQueued) {
+            notifyQueued = true;
+            notify.raise();
+        }
     }
 
     private void notifyListener() {

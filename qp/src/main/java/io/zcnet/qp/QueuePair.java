@@ -402,7 +402,8 @@ public final class QueuePair implements AutoCloseable {
     /**
      * Has {@code listener} run on the context's loop thread after every loop turn that added completions,
      * so an application can poll and post from the loop thread itself, with no thread of its own and no
-     * wake-ups (the inline style of an Agrona agent). The listener must not block; null removes it.
+     * wake-ups (the inline style of an Agrona agent); completions already waiting when it is set make it run once
+     * soon, so none waits for a later one. The listener must not block; null removes it.
      *
      * @param listener what to run on the loop thread, or null
      */

@@ -383,4 +383,22 @@ abstract class FaultPathContractTest {
             }
         }
     }
+
+    @Test
+    void aListenerSetAfterItsCompletionsCameStillRunsForThem() throws Exception {
+        try (QpPair p = new QpPair(engine(), QpConfig.defaults(), 1 << 20)) {
+            assertTrue(p.server.postReceive(1, p.serverRegion.localKey(), 0, 64));
+            assertTrue(p.client.postSend(new WorkRequest().send(2, p.clientRegion.localKey(), 0, 64)));
+            assertStatus(next(p.client), 2, WorkCompletion.SUCCESS); // so the receive completed at the server too
+            CountDownLatch polled = new CountDownLatch(1);
+            WorkCompletion wc = new WorkCompletion();
+            p.server.onCompletions(() -> {
+                if (p.server.poll(wc)) {
+                    polled.countDown();
+                }
+            });
+            assertTrue(polled.await(5, TimeUnit.SECONDS), "the listener never ran for the completion already waiting");
+            assertStatus(wc, 1, WorkCompletion.SUCCESS);
+        }
+    }
 }
