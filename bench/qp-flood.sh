@@ -3,7 +3,8 @@
 # through a flood (qp-flood: OPENs that complete and hang up at once, and half-open connections, all from
 # 127.0.0.2) and another after it; the server's RSS is sampled throughout.
 #   bench/qp-flood.sh [opens] [half-open]   defaults 5000 and 2000
-# Environment: ENGINE (default uring), LEGIT (queue pairs of each legitimate load, default 100).
+# Environment: ENGINE (default uring), LEGIT (queue pairs of each legitimate load, default 100), SERVER_OPTS (JVM
+# options of the server alone, e.g. "-Xmx256m": a server's heap bounded as an operator would bound it).
 # Last line: "qp-flood: server_up=yes|no rss_growth_mib=G legit_during=ok|FAILED legit_after=ok|FAILED".
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -19,7 +20,8 @@ port=$((20000 + RANDOM % 20000))
 work="$(mktemp -d)"
 trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-"$root/zcnet" qp-server --listen "127.0.0.1:$port" --report-seconds 5 >"$work/server.log" 2>&1 &
+JAVA_OPTS="$JAVA_OPTS ${SERVER_OPTS:-}" "$root/zcnet" qp-server --listen "127.0.0.1:$port" --report-seconds 5 \
+  >"$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$work/server.log" 2>/dev/null && break; sleep 0.1; done
 server_jvm="$(pgrep -f "qp-server --listen 127.0.0.1:$port" | tail -n 1)"
