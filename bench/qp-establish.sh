@@ -18,9 +18,7 @@ export ZCNET_NO_BUILD=1 JAVA_OPTS="-Dzcnet.engine=$engine"
 port=$((20000 + RANDOM % 20000))
 work="$(mktemp -d)"
 trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
-"$root/zcnet" qp-server --listen "127.0.0.1:$port" --report-seconds 3600 >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do grep -q "listening on" "$work/server.log" 2>/dev/null && break; sleep 0.1; done
+start_qp_server "$port" "$work/server.log"
 "$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps 100 --seconds 1 >/dev/null 2>&1 # warm the server's JIT
 zcnet=() tcp=()
 for round in $(seq 1 "$rounds"); do

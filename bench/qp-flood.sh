@@ -20,11 +20,7 @@ port=$((20000 + RANDOM % 20000))
 work="$(mktemp -d)"
 trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-JAVA_OPTS="$JAVA_OPTS ${SERVER_OPTS:-}" "$root/zcnet" qp-server --listen "127.0.0.1:$port" --report-seconds 5 \
-  >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do grep -q "listening on" "$work/server.log" 2>/dev/null && break; sleep 0.1; done
-server_jvm="$(pgrep -f "qp-server --listen 127.0.0.1:$port" | tail -n 1)"
+start_qp_server "$port" "$work/server.log" ${SERVER_OPTS:-}
 sleep 2
 rss0="$(awk '/^VmRSS/ {print $2}' "/proc/$server_jvm/status")"
 (while kill -0 "$server_jvm" 2>/dev/null; do awk '/^VmRSS/ {print $2}' "/proc/$server_jvm/status"; sleep 0.5; done) \

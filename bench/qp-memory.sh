@@ -28,11 +28,7 @@ heap_kib() { # live objects: the class histogram collects first, so only what is
   "$jcmd" "$1" GC.class_histogram 2>/dev/null | awk '/^Total/ {printf "%d\n", $3 / 1024}'
 }
 
-JAVA_OPTS="-Dzcnet.engine=$engine -XX:NativeMemoryTracking=summary" "$root/zcnet" qp-server --listen "127.0.0.1:$port" --report-seconds 3600 \
-  >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do grep -q "listening on" "$work/server.log" 2>/dev/null && break; sleep 0.1; done
-server_jvm="$(pgrep -f "qp-server --listen 127.0.0.1:$port" | tail -n 1)"
+JAVA_OPTS="-Dzcnet.engine=$engine" start_qp_server "$port" "$work/server.log" -XX:NativeMemoryTracking=summary
 sleep 2
 native_kib() { "$jcmd" "$1" VM.native_memory summary 2>/dev/null | awk '/^-[ ]+Other/ {sub(/.*committed=/, ""); sub(/KB.*/, ""); print; exit}'; }
 s_rss0="$(rss_kib "$server_jvm")"; s_heap0="$(heap_kib "$server_jvm")"; s_nat0="$(native_kib "$server_jvm")"
