@@ -1,7 +1,11 @@
 package io.zcnet.qp;
 
+import io.zcnet.rx.ReceiveBuffers;
+import io.zcnet.tx.SenderSpaces;
+
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -26,6 +30,34 @@ public record ContextStatistics(int ready, int failed, int waiting, int handshak
         EnumMap<Refusal, Long> copy = new EnumMap<>(Refusal.class);
         copy.putAll(refused);
         refused = Collections.unmodifiableMap(copy);
+    }
+
+    /** Counts what a context holds now. Loop thread (the listeners' list under its own lock, as the context keeps it). */
+    static ContextStatistics of(List<QpEngine> queuePairs, List<QpListener> listeners, SenderSpaces senderSpaces,
+            ReceiveBuffers receiveBuffers) {
+        int ready = 0;
+        int failed = 0;
+        for (int i = 0; i < queuePairs.size(); i++) {
+            if (queuePairs.get(i).state() == QpState.RTS) {
+                ready++;
+            } else {
+                failed++;
+            }
+        }
+        int waiting = 0;
+        int handshakes = 0;
+        EnumMap<Refusal, Long> refused = new EnumMap<>(Refusal.class);
+        synchronized (listeners) {
+            for (QpListener l : listeners) {
+                waiting += l.waiting();
+                handshakes += l.handshakes();
+                for (Refusal r : Refusal.values()) {
+                    refused.merge(r, l.refused(r), Long::sum);
+                }
+            }
+        }
+        return new ContextStatistics(ready, failed, waiting, handshakes, refused, senderSpaces.lent(), senderSpaces.idle(),
+                receiveBuffers.lentBytes(), receiveBuffers.idleBytes());
     }
 
     /** {@return every connection refused or dropped, whatever the cause} */

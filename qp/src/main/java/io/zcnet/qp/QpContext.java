@@ -21,14 +21,11 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -65,6 +62,8 @@ public final class QpContext implements AutoCloseable {
     private final BufferRing bufferRing;
     /** Handler of closes whose completion nothing waits for (a socket that could not be set up). */
     private final int closer;
+    /** The initiating side of handshakes: the first subflow of a queue pair, and the joins of more. */
+    private final Connector connector;
     /** The one timer every queue pair of the context ticks on. Loop thread. */
     private final HeartbeatClock heartbeats;
     /** The working memory of the subflows' senders, lent while they have something to send. Loop thread. */
@@ -105,6 +104,7 @@ public final class QpContext implements AutoCloseable {
         }
         this.thread = t;
         this.loop = t.loop();
+        this.connector = new Connector(this, loop, closer);
         this.idle = loopConfig.idle();
         if (adopt) {
             loop.poll(0); // the opening thread owns the loop from here on: inLoop() holds for it alone
@@ -204,31 +204,7 @@ public final class QpContext implements AutoCloseable {
     public ContextStatistics statistics() {
         checkOpen();
         try {
-            return onLoop(() -> {
-                int ready = 0;
-                int failed = 0;
-                for (int i = 0; i < liveQueuePairs.size(); i++) {
-                    if (liveQueuePairs.get(i).state() == QpState.RTS) {
-                        ready++;
-                    } else {
-                        failed++;
-                    }
-                }
-                int waiting = 0;
-                int handshakes = 0;
-                EnumMap<Refusal, Long> refused = new EnumMap<>(Refusal.class);
-                synchronized (listeners) {
-                    for (QpListener l : listeners) {
-                        waiting += l.waiting();
-                        handshakes += l.handshakes();
-                        for (Refusal r : Refusal.values()) {
-                            refused.merge(r, l.refused(r), Long::sum);
-                        }
-                    }
-                }
-                return new ContextStatistics(ready, failed, waiting, handshakes, refused, senderSpaces.lent(),
-                        senderSpaces.idle(), receiveBuffers.lentBytes(), receiveBuffers.idleBytes());
-            });
+            return onLoop(() -> ContextStatistics.of(liveQueuePairs, listeners, senderSpaces, receiveBuffers));
         } catch (IOException e) {
             throw new IllegalStateException("the loop did not answer: " + e.getMessage(), e);
         }
@@ -354,118 +330,19 @@ public final class QpContext implements AutoCloseable {
         if (paths.size() > config.maxSubflows()) {
             throw new IllegalArgumentException(paths.size() + " paths but at most " + config.maxSubflows() + " subflows");
         }
-        CompletableFuture<QueuePair> opened = new CompletableFuture<>();
-        loop.execute(() -> startOpen(paths.getFirst(), config, opened));
-        QueuePair qp = await(opened, config);
-        List<SubflowPath> extra = paths.subList(1, paths.size());
-        List<CompletableFuture<Integer>> joins = new ArrayList<>();
-        for (SubflowPath path : extra) {
-            joins.add(join(qp, path));
-        }
-        for (int i = 0; i < joins.size(); i++) {
-            try {
-                await(joins.get(i), config);
-            } catch (IOException partial) {
-                // The queue pair runs with the subflows that joined; joinFailures() says why the others did not.
-                qp.joinFailed(extra.get(i), partial.getMessage());
-            }
-        }
-        return qp;
-    }
-
-    private <T> T await(CompletableFuture<T> f, QpConfig config) throws IOException {
-        try {
-            long timeoutMillis = config.handshakeTimeout().toMillis() + 5_000;
-            if (loop.inLoop()) {
-                // Nobody else turns this loop: a wait that parked would only run out its time.
-                drive(f::isDone, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
-                if (!f.isDone()) {
-                    throw new TimeoutException();
-                }
-            }
-            return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw e.getCause() instanceof IOException io ? new IOException(io.getMessage(), io)
-                    : new IOException(e.getCause());
-        } catch (TimeoutException e) {
-            throw new IOException("the handshake did not finish in " + config.handshakeTimeout(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while connecting", e);
-        }
-    }
-
-    private void startOpen(SubflowPath path, QpConfig config, CompletableFuture<QueuePair> opened) {
-        int socket;
-        try {
-            socket = openSocket(path);
-        } catch (IOException | RuntimeException e) {
-            opened.completeExceptionally(new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
-            return;
-        }
-        new InitiatorHandshake(loop, socket, path.remote(), path.toString(), config, null, 0, null,
-                new InitiatorHandshake.Outcome() {
-                    @Override
-                    public void established(InitiatorHandshake h) {
-                        QueuePair qp = new QueuePair(QpContext.this, loop, registry, bufferRing, h.agreement, config,
-                                h.token, h.secret);
-                        liveQueuePairs.add(qp.engine());
-                        qp.engine().attach(0, socket, h.path, h.peerAckMsn, h.peerCredit);
-                        opened.complete(qp);
-                    }
-
-                    @Override
-                    public void failed(InitiatorHandshake h, String reason) {
-                        opened.completeExceptionally(new IOException(path + ": " + reason));
-                    }
-                });
+        return connector.connect(paths, config);
     }
 
     /** Opens one more subflow of {@code qp} along {@code path}; completes with its index. */
     CompletableFuture<Integer> join(QueuePair qp, SubflowPath path) {
-        CompletableFuture<Integer> joined = new CompletableFuture<>();
-        loop.execute(() -> {
-            QpEngine engine = qp.engine();
-            if (engine.state() == QpState.ERROR) {
-                joined.completeExceptionally(new IOException("queue pair is in ERROR: " + engine.errorReason()));
-                return;
-            }
-            int socket;
-            try {
-                socket = openSocket(path);
-            } catch (IOException | RuntimeException e) {
-                joined.completeExceptionally(new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
-                return;
-            }
-            new InitiatorHandshake(loop, socket, path.remote(), path.toString(), qp.config(), engine, engine.token(),
-                    engine.secret(), new InitiatorHandshake.Outcome() {
-                        @Override
-                        public void established(InitiatorHandshake h) {
-                            engine.attach(h.subflowIndex, socket, h.path, h.peerAckMsn, h.peerCredit);
-                            joined.complete(h.subflowIndex);
-                        }
-
-                        @Override
-                        public void failed(InitiatorHandshake h, String reason) {
-                            joined.completeExceptionally(new IOException(path + ": " + reason));
-                        }
-                    });
-        });
-        return joined;
+        return connector.join(qp, path);
     }
 
-    private int openSocket(SubflowPath path) throws IOException {
-        int socket = loop.socket(path.remote());
-        try {
-            loop.setTcpNoDelay(socket, true);
-            if (path.local() != null) {
-                loop.bind(socket, path.local());
-            }
-        } catch (IOException | RuntimeException e) {
-            loop.close(closer, 0, socket);
-            throw e;
-        }
-        return socket;
+    /** A queue pair whose first subflow this side opened, once its handshake agreed {@code agreement}. Loop thread. */
+    QueuePair createConnected(Agreement agreement, QpConfig config, long token, byte[] secret) {
+        QueuePair qp = new QueuePair(this, loop, registry, bufferRing, agreement, config, token, secret);
+        liveQueuePairs.add(qp.engine());
+        return qp;
     }
 
     // ---------------------------------------------------------------- running on the loop
