@@ -8,6 +8,7 @@ module io.zcnet.qp {
     requires transitive io.zcnet.ring;
     requires io.zcnet.framing;
     requires jdk.jfr;
+    requires org.jctools.core;
     requires io.zcnet.tx;
     requires io.zcnet.rx;
 

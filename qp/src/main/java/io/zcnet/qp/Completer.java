@@ -6,13 +6,13 @@ import io.zcnet.framing.CompletionStatus;
 import io.zcnet.framing.FrameError;
 import io.zcnet.framing.MessageAssembler;
 import io.zcnet.framing.Opcode;
-import io.zcnet.ring.LoopSignal;
 
 /**
  * rxe's completer ({@code rxe_comp.c}): matches what the peer acknowledged to the ledger's work requests and
  * completes them in posting order (a READ once its responses have landed), moves completed receives out of the
- * assembler, and writes every completion to the ring the user polls. When that ring is full it stops, and the
- * user's next poll wakes the loop to continue ({@link QueuePair#markCompletionsStalled}). Owner thread of the loop.
+ * assembler, and writes every completion to the ring the user polls (the queue pair's own, or a shared one). When
+ * that ring is full it stops, and the user's next poll wakes the loop to continue ({@link CompletionRing}). Owner
+ * thread of the loop.
  */
 final class Completer {
     private final QpEngine engine;
@@ -21,9 +21,10 @@ final class Completer {
     private final CompletionQueue arrivals;
     private final MessageAssembler assembler;
     private final Completion arrived = new Completion();
-    private final LoopSignal notify;
-    private Runnable completionListener;
-    private boolean notifyQueued;
+    private final CompletionRing ring;
+    private final int slot;
+    /** Whether {@link #ring} holds this engine among those it stopped; the ring's to set. */
+    boolean stalled;
     /** READ responses that landed (or were flushed), for the send progress check. */
     private long readResponsesLanded;
 
@@ -33,7 +34,8 @@ final class Completer {
         this.ledger = engine.ledger;
         this.arrivals = arrivals;
         this.assembler = engine.assembler;
-        this.notify = engine.loop.newSignal(this::notifyListener);
+        this.ring = qp.completions;
+        this.slot = qp.completionSlot;
     }
 
     /** {@return the READ responses that landed (or were flushed) so far} */
@@ -56,8 +58,7 @@ final class Completer {
     /** Moves the completions the assembler holds into the ring the user polls; false if it filled up first. */
     boolean moveArrivals() {
         while (true) {
-            if (qp.completionRing.claim() < 0) {
-                stall();
+            if (!ring.hasRoom(engine)) {
                 return false;
             }
             if (!arrivals.poll(arrived)) {
@@ -75,6 +76,7 @@ final class Completer {
             int wcOpcode = opcode >= 0 && Opcode.kind(opcode) == Opcode.KIND_WRITE_WITH_IMMEDIATE
                     ? WorkCompletion.OP_RECV_RDMA_WITH_IMM : WorkCompletion.OP_RECV;
             completion(engine.intake.receiveId(id), status, wcOpcode, arrived.byteCount(), withImm, arrived.immediate());
+            engine.intake.receiveConsumed();
         }
         return true;
     }
@@ -138,48 +140,6 @@ final class Completer {
 
     /** Writes one completion to the ring the user polls; false when it is full. */
     boolean completion(long id, int status, int opcode, int bytes, boolean withImm, int imm) {
-        SpscRing cq = qp.completionRing;
-        long at = cq.claim();
-        if (at < 0) {
-            stall();
-            return false;
-        }
-        QueueEntries.writeCompletion(cq.memory(), at, id, status, opcode, bytes, withImm, imm);
-        cq.publish();
-        if (completionListener != null && !notifyQueued) {
-            notifyQueued = true;
-            notify.raise();
-        }
-        return true;
-    }
-
-    /**
-     * Runs {@code listener} on the loop thread once per loop turn that added completions (null: none), and once soon
-     * if completions wait already: those written before it was set (a queue pair that failed while it was being set
-     * up) would otherwise wait for a turn that adds more, which may never come.
-     */
-    void completionListener(Runnable listener) {
-        this.completionListener = listener;
-        if (listener != null && qp.completionRing.size() > 0 && !notifyQueued) {
-            notifyQueued = true;
-            notify.raise();
-        }
-    }
-
-    private void notifyListener() {
-        notifyQueued = false;
-        Runnable listener = completionListener;
-        if (listener != null && !engine.isClosed()) {
-            try {
-                listener.run();
-            } catch (RuntimeException | Error e) {
-                engine.failure.onFault("the completion listener", e);
-            }
-        }
-    }
-
-    /** The completion ring is full: the user's next poll wakes the loop to continue. */
-    private void stall() {
-        qp.markCompletionsStalled();
+        return ring.write(engine, slot, id, status, opcode, bytes, withImm, imm);
     }
 }

@@ -30,11 +30,11 @@ final class Connector {
 
     /**
      * Opens the queue pair along the first path, then joins every further one as another subflow, as
-     * {@link QpContext#connect(List, QpConfig)} says; the caller checked the arguments.
+     * {@link QpContext#connect(List, QpConfig, SharedQueues)} says; the caller checked the arguments.
      */
-    QueuePair connect(List<SubflowPath> paths, QpConfig config) throws IOException {
+    QueuePair connect(List<SubflowPath> paths, QpConfig config, SharedQueues shared) throws IOException {
         CompletableFuture<QueuePair> opened = new CompletableFuture<>();
-        loop.execute(() -> startOpen(paths.getFirst(), config, opened));
+        loop.execute(() -> startOpen(paths.getFirst(), config, shared, opened));
         QueuePair qp = await(opened, config);
         List<SubflowPath> extra = paths.subList(1, paths.size());
         List<CompletableFuture<Integer>> joins = new ArrayList<>();
@@ -74,7 +74,7 @@ final class Connector {
         }
     }
 
-    private void startOpen(SubflowPath path, QpConfig config, CompletableFuture<QueuePair> opened) {
+    private void startOpen(SubflowPath path, QpConfig config, SharedQueues shared, CompletableFuture<QueuePair> opened) {
         int socket;
         try {
             socket = openSocket(path);
@@ -86,7 +86,7 @@ final class Connector {
                 new InitiatorHandshake.Outcome() {
                     @Override
                     public void established(InitiatorHandshake h) {
-                        QueuePair qp = context.createConnected(h.agreement, config, h.token, h.secret);
+                        QueuePair qp = context.createConnected(h.agreement, config, shared, h.token, h.secret);
                         qp.engine().attach(0, socket, h.path, h.peerAckMsn, h.peerCredit);
                         opened.complete(qp);
                     }

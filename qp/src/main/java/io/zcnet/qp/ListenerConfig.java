@@ -15,9 +15,10 @@ package io.zcnet.qp;
  *                               connection from there is closed unread
  * @param maxWaiting             queue pairs established and not yet taken by {@code accept}; past it an OPEN is
  *                               refused with REFUSE {@code BUSY} before anything is allocated for it
+ * @param sharedQueues           the shared completion and receive queues every accepted queue pair uses
  */
 public record ListenerConfig(QpConfig queuePairs, QpAdmission admission, int maxHandshakes, int maxHandshakesPerSource,
-        int maxWaiting) {
+        int maxWaiting, SharedQueues sharedQueues) {
     /** The default {@link #maxHandshakes}. */
     public static final int DEFAULT_MAX_HANDSHAKES = 512;
     /** The default {@link #maxHandshakesPerSource}. */
@@ -27,8 +28,8 @@ public record ListenerConfig(QpConfig queuePairs, QpAdmission admission, int max
 
     /** Checks every component. */
     public ListenerConfig {
-        if (queuePairs == null || admission == null) {
-            throw new IllegalArgumentException("queuePairs and admission are required");
+        if (queuePairs == null || admission == null || sharedQueues == null) {
+            throw new IllegalArgumentException("queuePairs, admission and sharedQueues are required (SharedQueues.NONE for none)");
         }
         if (maxHandshakes < 1 || maxHandshakes > 1 << 20) {
             throw new IllegalArgumentException("maxHandshakes " + maxHandshakes + " outside 1..2^20");
@@ -50,7 +51,7 @@ public record ListenerConfig(QpConfig queuePairs, QpAdmission admission, int max
      */
     public static ListenerConfig of(QpConfig queuePairs) {
         return new ListenerConfig(queuePairs, QpAdmission.everyone(), DEFAULT_MAX_HANDSHAKES,
-                DEFAULT_MAX_HANDSHAKES_PER_SOURCE, DEFAULT_MAX_WAITING);
+                DEFAULT_MAX_HANDSHAKES_PER_SOURCE, DEFAULT_MAX_WAITING, SharedQueues.NONE);
     }
 
     /**
@@ -59,7 +60,7 @@ public record ListenerConfig(QpConfig queuePairs, QpAdmission admission, int max
      * @param policy asked before anything is allocated for an OPEN
      */
     public ListenerConfig withAdmission(QpAdmission policy) {
-        return new ListenerConfig(queuePairs, policy, maxHandshakes, maxHandshakesPerSource, maxWaiting);
+        return new ListenerConfig(queuePairs, policy, maxHandshakes, maxHandshakesPerSource, maxWaiting, sharedQueues);
     }
 
     /**
@@ -70,6 +71,15 @@ public record ListenerConfig(QpConfig queuePairs, QpAdmission admission, int max
      * @param waiting    queue pairs waiting to be accepted at most
      */
     public ListenerConfig withLimits(int handshakes, int perSource, int waiting) {
-        return new ListenerConfig(queuePairs, admission, handshakes, perSource, waiting);
+        return new ListenerConfig(queuePairs, admission, handshakes, perSource, waiting, sharedQueues);
+    }
+
+    /**
+     * {@return this configuration with every accepted queue pair completing into and receiving from {@code queues}}
+     *
+     * @param queues shared queues of the listener's context
+     */
+    public ListenerConfig withSharedQueues(SharedQueues queues) {
+        return new ListenerConfig(queuePairs, admission, maxHandshakes, maxHandshakesPerSource, maxWaiting, queues);
     }
 }

@@ -25,6 +25,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -284,6 +285,7 @@ public final class QpContext implements AutoCloseable {
         if (address == null || settings == null) {
             throw new IllegalArgumentException("address and settings are required");
         }
+        settings.sharedQueues().check(this, settings.queuePairs());
         QpListener listener = onLoop(() -> new QpListener(this, loop, address, settings));
         synchronized (listeners) {
             listeners.add(listener);
@@ -299,6 +301,18 @@ public final class QpContext implements AutoCloseable {
      * @throws IOException if the first subflow cannot be established, with the reason
      */
     public QueuePair connect(InetSocketAddress remote, QpConfig config) throws IOException {
+        return connect(remote, config, SharedQueues.NONE);
+    }
+
+    /**
+     * {@return {@link #connect(List, QpConfig, SharedQueues)} with {@link QpConfig#subflows()} subflows to {@code remote}}
+     *
+     * @param remote the listener to connect to
+     * @param config what this side asks for; {@link QpConfig#subflows()} connections are opened
+     * @param shared the shared queues it uses instead of its own
+     * @throws IOException if the first subflow cannot be established, with the reason
+     */
+    public QueuePair connect(InetSocketAddress remote, QpConfig config, SharedQueues shared) throws IOException {
         if (remote == null || config == null) {
             throw new IllegalArgumentException("remote and config are required");
         }
@@ -306,7 +320,7 @@ public final class QpContext implements AutoCloseable {
         for (int i = 0; i < config.subflows(); i++) {
             paths.add(SubflowPath.to(remote));
         }
-        return connect(paths, config);
+        return connect(paths, config, shared);
     }
 
     /**
@@ -322,15 +336,95 @@ public final class QpContext implements AutoCloseable {
      *                     the reason (refused, no listener, timed out)
      */
     public QueuePair connect(List<SubflowPath> paths, QpConfig config) throws IOException {
+        return connect(paths, config, SharedQueues.NONE);
+    }
+
+    /**
+     * {@link #connect(List, QpConfig)} for a queue pair that completes into or receives from shared queues of this
+     * context ({@link SharedQueues}).
+     *
+     * @param paths  the first opens the queue pair, each further one joins it as another subflow
+     * @param config what this side asks for
+     * @param shared the shared queues it uses instead of its own
+     * @return the queue pair, in RTS
+     * @throws IOException if the first subflow cannot be established within the handshake timeout
+     */
+    public QueuePair connect(List<SubflowPath> paths, QpConfig config, SharedQueues shared) throws IOException {
         checkOpen();
         checkDriver("connect()");
-        if (paths == null || paths.isEmpty() || config == null) {
-            throw new IllegalArgumentException("at least one path and a config are required");
+        if (paths == null || paths.isEmpty() || config == null || shared == null) {
+            throw new IllegalArgumentException("at least one path, a config and shared queues (SharedQueues.NONE) are required");
         }
         if (paths.size() > config.maxSubflows()) {
             throw new IllegalArgumentException(paths.size() + " paths but at most " + config.maxSubflows() + " subflows");
         }
-        return connector.connect(paths, config);
+        shared.check(this, config);
+        return connector.connect(paths, config, shared);
+    }
+
+    // ---------------------------------------------------------------- shared queues
+
+    /**
+     * Creates a completion queue many queue pairs of this context complete into (ibv_create_cq(3)).
+     *
+     * @param depth the completions it holds, a power of two in 1..2^20
+     * @return the queue; give it to queue pairs with {@link SharedQueues}
+     */
+    public SharedCompletionQueue createCompletionQueue(int depth) {
+        return createCompletionQueue(depth, null);
+    }
+
+    /**
+     * Creates a completion queue that tells {@code channel} of its completions once armed
+     * ({@link SharedCompletionQueue#requestNotification()}).
+     *
+     * @param depth   the completions it holds, a power of two in 1..2^20
+     * @param channel where a thread waits for it, or null
+     * @return the queue
+     * @throws IllegalStateException if the channel serves as many queues as it can
+     */
+    public SharedCompletionQueue createCompletionQueue(int depth, CompletionChannel channel) {
+        checkOpen();
+        checkDepth(depth, "completion queue");
+        if (channel != null) {
+            channel.attach();
+        }
+        try {
+            return call(() -> new SharedCompletionQueue(this, depth, channel));
+        } catch (RuntimeException e) {
+            if (channel != null) {
+                channel.detach();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Creates a receive queue many queue pairs of this context take their receives from (ibv_create_srq(3)); see
+     * {@link SharedReceiveQueue} for how its receives become the peers' credits.
+     *
+     * @param depth        the receives it holds before they are lent, a power of two in 1..2^20
+     * @param maxSge       the most scatter/gather elements of a receive, 1..{@link QpConfig#MAX_SGE}; each queue
+     *                     pair's {@link QpConfig#maxReceiveSge()} must be at least this
+     * @param perQueuePair the most receives lent to one queue pair at a time (its peer's credits), at least 1
+     * @return the queue
+     */
+    public SharedReceiveQueue createSharedReceiveQueue(int depth, int maxSge, int perQueuePair) {
+        checkOpen();
+        checkDepth(depth, "shared receive queue");
+        if (maxSge < 1 || maxSge > QpConfig.MAX_SGE) {
+            throw new IllegalArgumentException("maxSge " + maxSge + " outside 1.." + QpConfig.MAX_SGE);
+        }
+        if (perQueuePair < 1 || perQueuePair > depth) {
+            throw new IllegalArgumentException("perQueuePair " + perQueuePair + " outside 1..depth (" + depth + ")");
+        }
+        return call(() -> new SharedReceiveQueue(this, depth, maxSge, perQueuePair));
+    }
+
+    private static void checkDepth(int depth, String what) {
+        if (depth < 1 || depth > 1 << 20 || Integer.bitCount(depth) != 1) {
+            throw new IllegalArgumentException(what + " depth " + depth + " must be a power of two in 1..2^20");
+        }
     }
 
     /** Opens one more subflow of {@code qp} along {@code path}; completes with its index. */
@@ -339,8 +433,8 @@ public final class QpContext implements AutoCloseable {
     }
 
     /** A queue pair whose first subflow this side opened, once its handshake agreed {@code agreement}. Loop thread. */
-    QueuePair createConnected(Agreement agreement, QpConfig config, long token, byte[] secret) {
-        QueuePair qp = new QueuePair(this, loop, registry, bufferRing, agreement, config, token, secret);
+    QueuePair createConnected(Agreement agreement, QpConfig config, SharedQueues shared, long token, byte[] secret) {
+        QueuePair qp = new QueuePair(this, loop, registry, bufferRing, agreement, config, shared, token, secret);
         liveQueuePairs.add(qp.engine());
         return qp;
     }
@@ -471,8 +565,8 @@ public final class QpContext implements AutoCloseable {
 
     // ---------------------------------------------------------------- for listeners (loop thread)
 
-    QueuePair createAccepted(Agreement agreement, QpConfig config, long token, byte[] secret) {
-        QueuePair qp = new QueuePair(this, loop, registry, bufferRing, agreement, config, token, secret);
+    QueuePair createAccepted(Agreement agreement, QpConfig config, SharedQueues shared, long token, byte[] secret) {
+        QueuePair qp = new QueuePair(this, loop, registry, bufferRing, agreement, config, shared, token, secret);
         byToken.put(token, qp.engine());
         liveQueuePairs.add(qp.engine());
         return qp;
@@ -527,6 +621,48 @@ public final class QpContext implements AutoCloseable {
                 throw new InterruptedException("interrupted while subflows were ending");
             }
             wait.pause();
+        }
+    }
+
+    EventLoop loop() {
+        return loop;
+    }
+
+    /** Runs {@code task} on the loop thread and waits for it (control path). */
+    <T> T call(java.util.function.Supplier<T> task) {
+        if (loop.inLoop()) {
+            return task.get();
+        }
+        checkDriver("this control path");
+        checkLoop();
+        CompletableFuture<T> f = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                f.complete(task.get());
+            } catch (RuntimeException | Error e) {
+                f.completeExceptionally(e);
+            }
+        });
+        // An interrupt does not cut the wait short: the control path (a close above all) must finish, and
+        // the loop answers within the bound; the caller's interrupt status is kept for it to act on.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+                } catch (Exception e) {
+                    throw new IllegalStateException("event loop did not answer: " + e, e);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

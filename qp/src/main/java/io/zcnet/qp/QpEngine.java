@@ -156,6 +156,7 @@ final class QpEngine implements CompletionHandler {
             return;
         }
         liveness.start();
+        intake.startBorrowing();
         requester.pump();
     }
 
@@ -311,11 +312,6 @@ final class QpEngine implements CompletionHandler {
         } catch (RuntimeException | Error e) {
             failure.onFault("resuming completions", e);
         }
-    }
-
-    /** Runs {@code listener} on the loop thread once per loop turn that added completions (null: none). */
-    void completionListener(Runnable listener) {
-        completer.completionListener(listener);
     }
 
     /**

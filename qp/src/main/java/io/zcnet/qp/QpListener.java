@@ -246,7 +246,7 @@ public final class QpListener implements AutoCloseable {
 
         @Override
         public QueuePair create(Agreement agreement, long token, byte[] secret) {
-            return context.createAccepted(agreement, config, token, secret);
+            return context.createAccepted(agreement, config, settings.sharedQueues(), token, secret);
         }
 
         @Override

@@ -27,8 +27,8 @@ import java.nio.ByteOrder;
  *                                                 8  status u8 | opcode u8 | with_imm u8 | pad u8
  * sg_list element (16 bytes, struct ibv_sge)     12  byte_len   u32
  *  0  offset u64 (ibv_sge.addr: in the region)   16  imm_data   u32
- *  8  length u32                                 20  (pad)
- * 12  lkey   u32
+ *  8  length u32                                 20  qp_slot    u32 (the queue pair, in its ring's members)
+ * 12  lkey   u32                                 24  (pad)
  * </pre>
  * {@code signaled}: 0 unsignaled, 1 signaled, 2 signaled lazily ({@link WorkRequest#signaledLazily()}), plus
  * {@code 0x80} when the entry carries inline data.
@@ -151,13 +151,19 @@ final class QueueEntries {
         }
     }
 
-    /** Writes a completion entry: bytes 8-15 as one little-endian word, so three stores instead of six. */
-    static void writeCompletion(MemorySegment m, long at, long workRequestId, int status, int opcode, int byteCount,
-            boolean withImmediate, int immediate) {
+    /** Writes a completion entry: bytes 8-15 as one little-endian word, so four stores instead of seven. */
+    static void writeCompletion(MemorySegment m, long at, int slot, long workRequestId, int status, int opcode,
+            int byteCount, boolean withImmediate, int immediate) {
         m.set(U64, at, workRequestId);
         m.set(U64_LE, at + 8, status & 0xFF | (opcode & 0xFF) << 8 | (withImmediate ? 1 : 0) << 16
                 | (long) byteCount << 32);
         m.set(U32, at + 16, immediate);
+        m.set(U32, at + 20, slot);
+    }
+
+    /** {@return the slot of the queue pair a completion entry names, in its ring's member table} */
+    static int completionSlot(MemorySegment m, long at) {
+        return m.get(U32, at + 20);
     }
 
     /** Reads a completion entry, three loads for six fields: it is read once per completion polled. */

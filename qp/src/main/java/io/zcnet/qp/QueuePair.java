@@ -2,20 +2,16 @@ package io.zcnet.qp;
 
 import io.zcnet.buffer.MemoryRegistry;
 import io.zcnet.framing.FramingConfig;
-import io.zcnet.ring.BackoffWait;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.LoopSignal;
 
 import java.lang.foreign.Arena;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -63,24 +59,18 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>Nothing on the post or poll path allocates.
  */
-public final class QueuePair implements AutoCloseable {
-    private static final long AWAIT_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
-    private static final VarHandle STALLED;
-
-    static {
-        try {
-            STALLED = MethodHandles.lookup().findVarHandle(QueuePair.class, "completionsStalled", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+public final class QueuePair implements AutoCloseable, CompletionWait.Source {
 
     private final QpContext context;
     private final EventLoop loop;
     private final Arena arena = Arena.ofShared();
     final SpscRing sendRing;
     final SpscRing receiveRing;
-    final SpscRing completionRing;
+    final SharedQueues sharedQueues;
+    /** Where its completions go: its own ring, or its shared completion queue's. */
+    final CompletionRing completions;
+    /** Its slot in {@link #completions}' members. */
+    final int completionSlot;
     private final QpEngine engine;
     private final QpConfig config;
     /**
@@ -88,16 +78,7 @@ public final class QueuePair implements AutoCloseable {
      * throws for a full task queue and no wake-up is lost however many queue pairs share the loop.
      */
     private final LoopSignal doorbell;
-    /** Wakes the loop when a poll emptied a completion ring it found full. */
-    private final LoopSignal resume;
-    /**
-     * The pauses of {@link #await} off the loop thread: the polling thread's alone, as polling is one thread's at a
-     * time. Nothing wakes that thread when a completion comes, so it looks again after every pause: parks stay short.
-     */
-    private final BackoffWait pollWait = new BackoffWait(1_000, 0, AWAIT_PARK_NANOS, AWAIT_PARK_NANOS);
-    /** 1 when the loop stopped because the completion ring was full. */
-    @SuppressWarnings("unused")
-    private volatile int completionsStalled;
+    private final CompletionWait waits;
     private volatile boolean closed;
     /** The listener this queue pair waits in until {@link QpListener#accept} takes it, or null. */
     private final AtomicReference<QpListener> waitingIn = new AtomicReference<>();
@@ -105,20 +86,29 @@ public final class QueuePair implements AutoCloseable {
 
     /** Created on the loop thread once a first subflow's handshake agreed {@code agreement}. */
     QueuePair(QpContext context, EventLoop loop, MemoryRegistry registry, BufferRing bufferRing, Agreement agreement,
-            QpConfig requested, long token, byte[] secret) {
+            QpConfig requested, SharedQueues shared, long token, byte[] secret) {
         this.context = context;
         this.loop = loop;
         this.config = agreement.applyTo(requested);
+        this.sharedQueues = shared;
         FramingConfig framing = agreement.framing();
         this.sendRing = new SpscRing(arena, config.sendQueueDepth(), QueueEntries.sendEntry(config.maxSendSge(),
                 config.maxInlineData()));
-        this.receiveRing = new SpscRing(arena, config.receiveQueueDepth(),
+        // A queue pair of a shared receive queue is lent its receives on the loop thread: its own ring stays empty.
+        this.receiveRing = new SpscRing(arena, shared.receiveQueue() != null ? 1 : config.receiveQueueDepth(),
                 QueueEntries.receiveEntry(config.maxReceiveSge()));
-        this.completionRing = new SpscRing(arena, Integer.highestOneBit(config.sendQueueDepth()
-                + config.receiveQueueDepth() - 1) * 2, QueueEntries.COMPLETION_ENTRY);
+        SharedCompletionQueue cq = shared.completionQueue();
+        if (cq != null) {
+            this.completions = cq.completions;
+            this.completionSlot = cq.join(this);
+        } else {
+            this.completions = new CompletionRing(arena, loop, Integer.highestOneBit(config.sendQueueDepth()
+                    + config.receiveQueueDepth() - 1) * 2, null, null);
+            this.completionSlot = completions.join(this);
+        }
         this.engine = new QpEngine(this, loop, registry, bufferRing, framing, config, token, secret);
         this.doorbell = loop.newSignal(this::onDoorbell);
-        this.resume = loop.newSignal(this::onCompletionsPolled);
+        this.waits = new CompletionWait(context, this);
     }
 
     QpContext context() {
@@ -254,6 +244,7 @@ public final class QueuePair implements AutoCloseable {
             throw new IllegalArgumentException("receive range " + offset + "+" + length + " is negative");
         }
         checkOpen();
+        checkOwnReceives();
         if (loop.inLoop() && engine.postReceiveOnLoop(workRequestId, lkey, offset, length)) {
             return true;
         }
@@ -285,6 +276,7 @@ public final class QueuePair implements AutoCloseable {
         }
         checkSgeCount(rr.sges.count(), config.maxReceiveSge(), rr);
         checkOpen();
+        checkOwnReceives();
         long at = receiveRing.claim();
         if (at < 0) {
             return false;
@@ -319,9 +311,16 @@ public final class QueuePair implements AutoCloseable {
         }
     }
 
-    private void onCompletionsPolled() {
-        if (!closed) { // a resume raised before a close from the loop thread's own callback runs after it
-            engine.onCompletionsPolled();
+    /** As ibv_post_recv(3) refuses a queue pair attached to an SRQ. */
+    private void checkOwnReceives() {
+        if (sharedQueues.receiveQueue() != null) {
+            throw new IllegalStateException("this queue pair takes its receives from a shared receive queue: post there");
+        }
+    }
+
+    private void checkOwnCompletions() {
+        if (sharedQueues.completionQueue() != null) {
+            throw new IllegalStateException("this queue pair completes into a shared completion queue: poll that");
         }
     }
 
@@ -332,22 +331,15 @@ public final class QueuePair implements AutoCloseable {
      *
      * @return false, leaving {@code into} untouched, when there is none
      * @param into the holder to fill
+     * @throws IllegalStateException if the queue pair was closed, or completes into a {@link SharedCompletionQueue}
      */
     public boolean poll(WorkCompletion into) {
         if (into == null) {
             throw new IllegalArgumentException("into is null");
         }
         checkOpen();
-        long at = completionRing.peek();
-        if (at >= 0) {
-            QueueEntries.readCompletion(completionRing.memory(), at, into);
-            completionRing.advance();
-        }
-        // Also when nothing was there: the loop may have found the ring full just before it was emptied.
-        if ((int) STALLED.getAcquire(this) != 0 && STALLED.compareAndSet(this, 1, 0)) {
-            resume.raise();
-        }
-        return at >= 0;
+        checkOwnCompletions();
+        return completions.poll(into);
     }
 
     /**
@@ -357,11 +349,7 @@ public final class QueuePair implements AutoCloseable {
      * @return how many were filled
      */
     public int poll(WorkCompletion[] into) {
-        int n = 0;
-        while (n < into.length && poll(into[n])) {
-            n++;
-        }
-        return n;
+        return waits.poll(into);
     }
 
     /**
@@ -376,27 +364,7 @@ public final class QueuePair implements AutoCloseable {
      *                               be turned
      */
     public boolean await(WorkCompletion into, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        if (loop.inLoop()) {
-            while (!poll(into)) {
-                if (!context.turn(deadline)) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        if (poll(into)) {
-            return true;
-        }
-        BackoffWait wait = pollWait;
-        wait.restart();
-        do {
-            if (System.nanoTime() - deadline >= 0) {
-                return false;
-            }
-            wait.pause();
-        } while (!poll(into));
-        return true;
+        return waits.await(into, timeout);
     }
 
     /**
@@ -406,18 +374,16 @@ public final class QueuePair implements AutoCloseable {
      * soon, so none waits for a later one. The listener must not block; null removes it.
      *
      * @param listener what to run on the loop thread, or null
+     * @throws IllegalStateException if the queue pair was closed, or completes into a {@link SharedCompletionQueue}
+     *                               (whose listener it is then)
      */
     public void onCompletions(Runnable listener) {
         checkOpen();
+        checkOwnCompletions();
         call(() -> {
-            engine.completionListener(listener);
+            completions.listener(listener);
             return null;
         });
-    }
-
-    /** The loop found the completion ring full; the next poll wakes it. Loop thread. */
-    void markCompletionsStalled() {
-        STALLED.setRelease(this, 1);
     }
 
     // ---------------------------------------------------------------- subflows
@@ -470,38 +436,7 @@ public final class QueuePair implements AutoCloseable {
 
     /** Runs {@code task} on the loop thread and waits for it (control path). */
     <T> T call(java.util.function.Supplier<T> task) {
-        if (loop.inLoop()) {
-            return task.get();
-        }
-        context.checkDriver("this queue pair's control path");
-        context.checkLoop();
-        CompletableFuture<T> f = new CompletableFuture<>();
-        loop.execute(() -> {
-            try {
-                f.complete(task.get());
-            } catch (RuntimeException | Error e) {
-                f.completeExceptionally(e);
-            }
-        });
-        // An interrupt does not cut the wait short: the control path (a close above all) must finish, and
-        // the loop answers within the bound; the caller's interrupt status is kept for it to act on.
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (Exception e) {
-                    throw new IllegalStateException("event loop did not answer: " + e, e);
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        return context.call(task);
     }
 
     private void checkOpen() {
@@ -525,6 +460,12 @@ public final class QueuePair implements AutoCloseable {
         if (context.failure() == null) {
             call(() -> {
                 engine.close();
+                engine.intake.stopBorrowing();
+                if (completions.isShared()) {
+                    sharedQueues.completionQueue().leave(completionSlot);
+                } else {
+                    completions.listener(null);
+                }
                 context.forget(engine);
                 closed = true;
                 return null;

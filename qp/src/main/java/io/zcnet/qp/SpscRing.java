@@ -113,6 +113,16 @@ final class SpscRing {
         LONG.setRelease(memory, HEAD, consumerHead); // release: the entry was read before it is reused
     }
 
+    /** Entries ever published. Producer only. */
+    long published() {
+        return producerTail;
+    }
+
+    /** Entries ever consumed, as the consumer last published it (any thread). */
+    long consumed() {
+        return (long) LONG.getAcquire(memory, HEAD); // acquire: pairs with advance's release
+    }
+
     /** Published entries not yet consumed, as the calling side last saw them (any thread, approximate). */
     int size() {
         return (int) ((long) LONG.getAcquire(memory, TAIL) - (long) LONG.getAcquire(memory, HEAD));

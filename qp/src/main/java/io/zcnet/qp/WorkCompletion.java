@@ -2,8 +2,8 @@ package io.zcnet.qp;
 
 /**
  * One completion, the {@code struct ibv_wc} of ibv_poll_cq(3) reduced: a reusable holder that
- * {@link QueuePair#poll} fills, so polling allocates nothing. Not thread-safe: one holder per polling
- * thread.
+ * {@link QueuePair#poll} or {@link SharedCompletionQueue#poll} fills, so polling allocates nothing. Not
+ * thread-safe: one holder per polling thread.
  */
 public final class WorkCompletion {
     /** The work request did what it asked. */
@@ -60,6 +60,7 @@ public final class WorkCompletion {
     int byteCount;
     int immediate;
     boolean hasImmediate;
+    QueuePair queuePair;
 
     /** An empty holder, filled by {@link QueuePair#poll}. */
     public WorkCompletion() {
@@ -98,6 +99,14 @@ public final class WorkCompletion {
     /** {@return whether the message carried immediate data ({@code IBV_WC_WITH_IMM})} */
     public boolean hasImmediate() {
         return hasImmediate;
+    }
+
+    /**
+     * {@return the queue pair the completion is of ({@code ibv_wc.qp_num})}: the one polled, or for a
+     * {@link SharedCompletionQueue} the one among its members that completed it (possibly closed since).
+     */
+    public QueuePair queuePair() {
+        return queuePair;
     }
 
     /**

@@ -30,6 +30,12 @@ final class WorkIntake {
     /** Posted receives by the index the assembler knows them by: the user's ids. */
     private final long[] receiveIds;
     private long receivesPosted;
+    /** Whether receives are lent to it by its shared receive queue, from the first subflow until the close. */
+    private boolean borrowing;
+    /** Receives lent by the shared receive queue and not yet completed. */
+    private int borrowed;
+    /** Whether it waits in its shared receive queue's line for one more. */
+    private boolean wantingMore;
 
     WorkIntake(QpEngine engine, Arena arena) {
         this.engine = engine;
@@ -62,39 +68,110 @@ final class WorkIntake {
 
     void takeReceives() {
         SpscRing rq = qp.receiveRing;
-        FailurePath failure = engine.failure;
         long at;
         while ((at = rq.peek()) >= 0) {
-            MemorySegment m = rq.memory();
-            long id = QueueEntries.receiveId(m, at);
             // In ERROR too the assembler takes it: it flushes it at once, or behind the flush of a receive that
             // waits for its placement to end, so receives complete in posting order whatever the kernel holds.
-            long index = receivesPosted;
-            SgeList into = assembler.claimReceive();
-            if (into == null) {
+            if (!takeReceive(rq, at)) {
                 return;
             }
-            boolean posted;
-            try {
-                QueueEntries.readReceive(m, at, into);
-                posted = assembler.postClaimedReceive(index);
-            } catch (IllegalArgumentException refused) {
-                int status = failure.state() == QpState.ERROR ? WorkCompletion.FLUSH_ERROR
-                        : WorkCompletion.LOCAL_PROTECTION_ERROR;
-                if (assembler.owesFlush() || !engine.completer.completion(id, status, WorkCompletion.OP_RECV, 0, false, 0)) {
-                    return; // behind a held flush it must wait its turn: taken again once that flush is out
-                }
-                rq.advance();
-                failure.fail(WorkCompletion.LOCAL_PROTECTION_ERROR, refused.getMessage());
-                continue;
-            }
-            if (!posted) {
-                return;
-            }
-            receivePosted(index, id);
-            rq.advance();
         }
         engine.scheduleEndOfTurn();
+    }
+
+    /**
+     * Posts the receive at {@code at} of {@code ring} to the assembler and frees the entry; false, leaving it, when
+     * it must wait (the assembler's queue is full, or a held flush is ahead of its completion in error). An entry the
+     * registry refuses completes in error, freed before the queue pair fails: the failure flushes what is left.
+     */
+    private boolean takeReceive(SpscRing ring, long at) {
+        MemorySegment m = ring.memory();
+        long id = QueueEntries.receiveId(m, at);
+        long index = receivesPosted;
+        SgeList into = assembler.claimReceive();
+        if (into == null) {
+            return false;
+        }
+        try {
+            QueueEntries.readReceive(m, at, into);
+            if (!assembler.postClaimedReceive(index)) {
+                return false;
+            }
+        } catch (IllegalArgumentException refused) {
+            FailurePath failure = engine.failure;
+            int status = failure.state() == QpState.ERROR ? WorkCompletion.FLUSH_ERROR
+                    : WorkCompletion.LOCAL_PROTECTION_ERROR;
+            if (assembler.owesFlush() || !engine.completer.completion(id, status, WorkCompletion.OP_RECV, 0, false, 0)) {
+                return false; // behind a held flush it must wait its turn: taken again once that flush is out
+            }
+            ring.advance();
+            failure.fail(WorkCompletion.LOCAL_PROTECTION_ERROR, refused.getMessage());
+            return true;
+        }
+        receivePosted(index, id);
+        ring.advance();
+        return true;
+    }
+
+    // ---------------------------------------------------------------- receives lent by a shared receive queue
+
+    /** The first subflow is up: a queue pair of a shared receive queue is lent its first receives. */
+    void startBorrowing() {
+        SharedReceiveQueue srq = qp.sharedQueues.receiveQueue();
+        if (srq != null && !borrowing) {
+            borrowing = true;
+            srq.join(engine);
+        }
+    }
+
+    /** The queue pair was closed: it borrows no more. */
+    void stopBorrowing() {
+        SharedReceiveQueue srq = qp.sharedQueues.receiveQueue();
+        if (srq != null && borrowing) {
+            borrowing = false;
+            srq.leave(engine);
+        }
+    }
+
+    /** Whether it may be lent one more receive: it is running and holds fewer than {@code most}. */
+    boolean mayBorrow(int most) {
+        return borrowing && !engine.isClosed() && engine.failure.state() == QpState.RTS
+                && borrowed < Math.min(most, config.receiveQueueDepth());
+    }
+
+    /** Takes the shared queue's receive at {@code at} of {@code ring}; false when it cannot now. */
+    boolean borrow(SpscRing ring, long at) {
+        long before = receivesPosted;
+        if (!takeReceive(ring, at)) {
+            return false;
+        }
+        if (receivesPosted != before) { // posted, not refused
+            borrowed++;
+            engine.scheduleEndOfTurn(); // the ACKNOWLEDGE that gives the peer its credit
+        }
+        return true;
+    }
+
+    int borrowed() {
+        return borrowed;
+    }
+
+    boolean isWanting() {
+        return wantingMore;
+    }
+
+    void wanting(boolean on) {
+        wantingMore = on;
+    }
+
+    /** A receive completed (consumed, or flushed): a borrowed one is replaced from the shared queue. */
+    void receiveConsumed() {
+        SharedReceiveQueue srq = qp.sharedQueues.receiveQueue();
+        if (srq != null && borrowing) {
+            borrowed--;
+            srq.returned();
+            srq.want(engine);
+        }
     }
 
     /**

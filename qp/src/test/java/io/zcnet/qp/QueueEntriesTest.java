@@ -116,7 +116,7 @@ class QueueEntriesTest {
             for (int[] c : cases) {
                 boolean withImmediate = c[3] != 0;
                 m.fill((byte) 0x5A);
-                QueueEntries.writeCompletion(m, 8, -2L, c[0], c[1], c[2], withImmediate, c[3]);
+                QueueEntries.writeCompletion(m, 8, 0x00C0FFEE, -2L, c[0], c[1], c[2], withImmediate, c[3]);
                 assertEquals(-2L, m.get(ValueLayout.JAVA_LONG_UNALIGNED, 8));
                 assertEquals(c[0], m.get(ValueLayout.JAVA_BYTE, 16), "status");
                 assertEquals(c[1], m.get(ValueLayout.JAVA_BYTE, 17), "opcode");
@@ -124,6 +124,8 @@ class QueueEntriesTest {
                 assertEquals(c[2], m.get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 20),
                         "byte_len");
                 assertEquals(c[3], m.get(ValueLayout.JAVA_INT_UNALIGNED, 24), "imm_data");
+                assertEquals(0x00C0FFEE, m.get(ValueLayout.JAVA_INT_UNALIGNED, 28), "qp_slot");
+                assertEquals(0x00C0FFEE, QueueEntries.completionSlot(m, 8));
                 assertEquals(0x5A, m.get(ValueLayout.JAVA_BYTE, 7), "nothing before the entry");
                 WorkCompletion read = new WorkCompletion();
                 QueueEntries.readCompletion(m, 8, read);

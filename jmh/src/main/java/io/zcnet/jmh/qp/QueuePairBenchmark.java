@@ -2,10 +2,14 @@ package io.zcnet.jmh.qp;
 
 import io.zcnet.buffer.Access;
 import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.qp.ListenerConfig;
 import io.zcnet.qp.QpConfig;
 import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QpListener;
 import io.zcnet.qp.QueuePair;
+import io.zcnet.qp.SharedCompletionQueue;
+import io.zcnet.qp.SharedQueues;
+import io.zcnet.qp.SharedReceiveQueue;
 import io.zcnet.qp.WorkCompletion;
 import io.zcnet.qp.WorkRequest;
 import io.zcnet.ring.EventLoopConfig;
@@ -38,7 +42,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * each message in a posted receive and posts it again from its completion listener. 0 B/op means neither
  * end allocates per message: not the rings, not the ledger, not the frames, not the completions.
  * {@code inlineSendBatch} sends its bytes as inline data from a heap array ({@link WorkRequest#inline}),
- * {@code size} of them up to {@link QpConfig#MAX_INLINE_DATA}, the most inline data can hold.
+ * {@code size} of them up to {@link QpConfig#MAX_INLINE_DATA}, the most inline data can hold. With
+ * {@code queues=shared} both ends complete into a {@link SharedCompletionQueue} and the server takes its receives
+ * from a {@link SharedReceiveQueue}, the way a server of many clients runs: their data path must not allocate either.
  *
  * <pre>java -jar jmh/target/benchmarks.jar QueuePairBenchmark -prof gc</pre>
  */
@@ -50,12 +56,16 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 public class QueuePairBenchmark {
     private static final int BATCH = 64;
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
     @Param({"uring", "nio"})
     public String engine;
 
     @Param({"64", "65536"})
     public int size;
+
+    @Param({"own", "shared"})
+    public String queues;
 
     private final Arena arena = Arena.ofShared();
     private final WorkRequest request = new WorkRequest();
@@ -65,6 +75,9 @@ public class QueuePairBenchmark {
     private QpContext clientContext;
     private QueuePair client;
     private QueuePair server;
+    private SharedCompletionQueue clientCq;
+    private SharedCompletionQueue serverCq;
+    private SharedReceiveQueue serverSrq;
     private MemoryRegion clientRegion;
     private MemoryRegion serverRegion;
     private MemorySegment heapBytes;
@@ -78,25 +91,47 @@ public class QueuePairBenchmark {
         heapBytes = MemorySegment.ofArray(new byte[inline]);
         serverContext = QpContext.open(EventLoopConfig.parseChoice(engine));
         clientContext = QpContext.open(EventLoopConfig.parseChoice(engine));
-        QpListener listener = serverContext.listen(new InetSocketAddress("127.0.0.1", 0), config);
-        client = clientContext.connect(listener.address(), config);
+        boolean shared = queues.equals("shared");
+        SharedQueues serverQueues = SharedQueues.NONE;
+        SharedQueues clientQueues = SharedQueues.NONE;
+        if (shared) {
+            serverCq = serverContext.createCompletionQueue(1024);
+            serverSrq = serverContext.createSharedReceiveQueue(2 * BATCH, 1, 2 * BATCH);
+            clientCq = clientContext.createCompletionQueue(1024);
+            serverQueues = new SharedQueues(serverCq, serverSrq);
+            clientQueues = new SharedQueues(clientCq, null);
+        }
+        QpListener listener = serverContext.listen(new InetSocketAddress("127.0.0.1", 0),
+                ListenerConfig.of(config).withSharedQueues(serverQueues));
+        client = clientContext.connect(listener.address(), config, clientQueues);
         server = listener.accept(Duration.ofSeconds(10));
         clientRegion = clientContext.register(arena.allocate(size, 4096), Access.ALL);
         serverRegion = serverContext.register(arena.allocate((long) size * 2 * BATCH, 4096), Access.ALL);
-        server.onCompletions(this::serverTurn);
         for (int i = 0; i < 2 * BATCH; i++) {
-            server.postReceive(i, serverRegion.localKey(), (long) i * size, size);
+            postReceive(i);
+        }
+        if (shared) {
+            serverCq.onCompletions(this::serverTurn);
+        } else {
+            server.onCompletions(this::serverTurn);
+        }
+    }
+
+    private void postReceive(long slot) {
+        if (serverSrq != null) {
+            serverSrq.postReceive(slot, serverRegion.localKey(), slot * size, size);
+        } else {
+            server.postReceive(slot, serverRegion.localKey(), slot * size, size);
         }
     }
 
     /** Server loop thread: every message received is taken and its receive posted again. */
     private void serverTurn() {
-        while (server.poll(serverCompletion)) {
+        while (serverCq != null ? serverCq.poll(serverCompletion) : server.poll(serverCompletion)) {
             if (!serverCompletion.isSuccess()) {
                 throw new IllegalStateException("receive failed: " + serverCompletion);
             }
-            long slot = serverCompletion.workRequestId();
-            server.postReceive(slot, serverRegion.localKey(), slot * size, size);
+            postReceive(serverCompletion.workRequestId());
         }
     }
 
@@ -133,7 +168,8 @@ public class QueuePairBenchmark {
             }
         }
         // Parks between polls: on a 2-core machine a spinning benchmark thread would take a core from the loops.
-        if (!client.await(completion, Duration.ofSeconds(10))) {
+        boolean completed = clientCq != null ? clientCq.await(completion, TIMEOUT) : client.await(completion, TIMEOUT);
+        if (!completed) {
             throw new IllegalStateException("no completion in 10 s: " + client);
         }
         if (!completion.isSuccess() || completion.workRequestId() != next) {
