@@ -58,12 +58,13 @@ tbf_shape() {
 }
 
 # start_qp_server PORT LOG [JVM options...]: starts 'zcnet qp-server' on 127.0.0.1:PORT (its output to LOG, a line of
-# counts every 5 s) and waits until it listens; sets server_pid (the launcher's) and server_jvm (its JVM's).
+# counts every 5 s; QP_SERVER_ARGS, if set, adds options of its own) and waits until it listens; sets server_pid (the
+# launcher's) and server_jvm (its JVM's).
 server_pid=""
 start_qp_server() {
   local port="$1" log="$2"
   shift 2
-  JAVA_OPTS="${JAVA_OPTS:-} $*" "$root/zcnet" qp-server --listen "127.0.0.1:$port" --report-seconds 5 >"$log" 2>&1 &
+  JAVA_OPTS="${JAVA_OPTS:-} $*" "$root/zcnet" qp-server --listen "127.0.0.1:$port" --report-seconds 5 ${QP_SERVER_ARGS:-} >"$log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 100); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.1; done
   grep -q "listening on" "$log" || { cat "$log" >&2; die "qp-server did not start"; }

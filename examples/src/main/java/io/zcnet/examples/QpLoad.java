@@ -155,6 +155,7 @@ final class QpLoad {
             Thread.sleep(5);
         }
         Result[] result = new Result[1];
+        context.runOnLoop(() -> printShares(drivers));
         context.runOnLoop(() -> result[0] = new Result(plan.queuePairs(), established,
                 plan.queuePairs() - established + failures.get(), roundTrips, seconds, latency.copy(),
                 mismatches + outstanding(drivers), firstFailure));
@@ -166,6 +167,22 @@ final class QpLoad {
             d.close();
         }
         return result[0];
+    }
+
+    /** How evenly the queue pairs were served: the slowest one's round trips against the mean. Loop thread. */
+    private static void printShares(List<Driver> drivers) {
+        if (drivers.isEmpty()) {
+            return;
+        }
+        long min = Long.MAX_VALUE;
+        long sum = 0;
+        for (Driver d : drivers) {
+            min = Math.min(min, d.measured);
+            sum += d.measured;
+        }
+        double mean = (double) sum / drivers.size();
+        System.err.printf(Locale.ROOT, "qp-load: round trips per queue pair: min %d, mean %.1f, min/mean %.2f%n", min,
+                mean, mean > 0 ? min / mean : 0.0);
     }
 
     private boolean allDrained(List<Driver> drivers) throws Exception {
@@ -229,6 +246,8 @@ final class QpLoad {
         private long serverSeed;
         private long nextSeq;
         private long answered;
+        /** Round trips this queue pair made while the run was measured: its share, for the fairness line. */
+        private long measured;
         private boolean over;
 
         Driver(int index, QueuePair qp) {
@@ -345,6 +364,7 @@ final class QpLoad {
             }
             if (running) {
                 roundTrips++;
+                measured++;
                 latency.recordValue(Math.min(now - postedAt[slot], latency.getHighestTrackableValue()));
                 post(slot);
             }

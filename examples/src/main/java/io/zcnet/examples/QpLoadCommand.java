@@ -39,13 +39,18 @@ final class QpLoadCommand implements Callable<Integer> {
             description = "Seconds to keep the queue pairs open and idle after the run. Default: ${DEFAULT-VALUE}.")
     double hold;
 
+    @Option(names = "--queue-depth", defaultValue = "0", paramLabel = "D",
+            description = {"Send and receive queue depths and the message window of every queue pair, a power of two",
+                    "up to 32768 (0: the defaults, 256 deep with a window of 64). Both ends must ask for the same."})
+    int queueDepth;
+
     @Mixin
     LoopOptions loop;
 
     @Override
     public Integer call() throws Exception {
         QpLoad.Plan plan = new QpLoad.Plan(BulkCommand.connectAddress(connect), queuePairs, seconds, inflight, size, op,
-                QpConfig.defaults(), hold);
+                QueueDepthOption.config(queueDepth), hold);
         QpLoad.Result result = QpLoad.run(loop.config(), plan);
         if (result.firstFailure() != null) {
             System.err.println("qp-load: first failure: " + result.firstFailure());

@@ -34,6 +34,11 @@ final class QpServerCommand implements Callable<Integer> {
             description = "Bytes of each queue pair's region for WRITE and READ. Default: ${DEFAULT-VALUE}.")
     int regionBytes;
 
+    @Option(names = "--queue-depth", defaultValue = "0", paramLabel = "D",
+            description = {"Send and receive queue depths and the message window of every queue pair, a power of two",
+                    "up to 32768 (0: the defaults, 256 deep with a window of 64). Both ends must ask for the same."})
+    int queueDepth;
+
     @Option(names = "--report-seconds", defaultValue = "5", description = "Seconds between count lines. Default: ${DEFAULT-VALUE}.")
     int reportSeconds;
 
@@ -45,7 +50,7 @@ final class QpServerCommand implements Callable<Integer> {
         if (reportSeconds < 1) {
             throw new IllegalArgumentException("--report-seconds must be at least 1, got " + reportSeconds);
         }
-        QpServer.Options options = new QpServer.Options(maxSize, receives, regionBytes, QpConfig.defaults());
+        QpServer.Options options = new QpServer.Options(maxSize, receives, regionBytes, QueueDepthOption.config(queueDepth));
         QpServer server = QpServer.start(loop.config(), BulkCommand.listenAddress(listen), options);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {

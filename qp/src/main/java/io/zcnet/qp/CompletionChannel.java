@@ -33,6 +33,8 @@ public final class CompletionChannel {
     private volatile Thread waiter;
 
     /**
+     * A channel for up to {@code capacity} completion queues.
+     *
      * @param capacity the most completion queues that may use this channel at once
      * @throws IllegalArgumentException if {@code capacity} is outside 1..2^20
      */
