@@ -144,7 +144,7 @@ final class Completer {
             stall();
             return false;
         }
-        QueueEntries.writeCompletion(cq.memory(), at, id, status, opcode, bytes, withImm, imm);
+        QueueEntries.writeCompletion(cq.producerMemory(), at, id, status, opcode, bytes, withImm, imm);
         cq.publish();
         if (completionListener != null && !notifyQueued) {
             notifyQueued = true;

@@ -7,7 +7,6 @@ import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.LoopSignal;
 
-import java.lang.foreign.Arena;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -61,7 +60,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * named by a work request must stay unchanged until it completes: a subflow that fails makes the queue
  * pair send them again from there.
  *
- * <p>Nothing on the post or poll path allocates.
+ * <p>The rings start with a few entries and double, up to the queue depths, when one side gets that far ahead
+ * of the other ({@link SpscRing}): a queue pair with little outstanding holds little memory. Only that growth
+ * allocates; once the rings are as large as the queue pair's use needs, nothing on the post or poll path does.
  */
 public final class QueuePair implements AutoCloseable {
     private static final long AWAIT_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
@@ -77,7 +78,6 @@ public final class QueuePair implements AutoCloseable {
 
     private final QpContext context;
     private final EventLoop loop;
-    private final Arena arena = Arena.ofShared();
     final SpscRing sendRing;
     final SpscRing receiveRing;
     final SpscRing completionRing;
@@ -110,11 +110,10 @@ public final class QueuePair implements AutoCloseable {
         this.loop = loop;
         this.config = agreement.applyTo(requested);
         FramingConfig framing = agreement.framing();
-        this.sendRing = new SpscRing(arena, config.sendQueueDepth(), QueueEntries.sendEntry(config.maxSendSge(),
+        this.sendRing = new SpscRing(config.sendQueueDepth(), QueueEntries.sendEntry(config.maxSendSge(),
                 config.maxInlineData()));
-        this.receiveRing = new SpscRing(arena, config.receiveQueueDepth(),
-                QueueEntries.receiveEntry(config.maxReceiveSge()));
-        this.completionRing = new SpscRing(arena, Integer.highestOneBit(config.sendQueueDepth()
+        this.receiveRing = new SpscRing(config.receiveQueueDepth(), QueueEntries.receiveEntry(config.maxReceiveSge()));
+        this.completionRing = new SpscRing(Integer.highestOneBit(config.sendQueueDepth()
                 + config.receiveQueueDepth() - 1) * 2, QueueEntries.COMPLETION_ENTRY);
         this.engine = new QpEngine(this, loop, registry, bufferRing, framing, config, token, secret);
         this.doorbell = loop.newSignal(this::onDoorbell);
@@ -227,7 +226,7 @@ public final class QueuePair implements AutoCloseable {
         if (at < 0) {
             return false;
         }
-        QueueEntries.writeSend(sendRing.memory(), at, wr);
+        QueueEntries.writeSend(sendRing.producerMemory(), at, wr);
         sendRing.publish();
         ringDoorbell();
         return true;
@@ -261,7 +260,7 @@ public final class QueuePair implements AutoCloseable {
         if (at < 0) {
             return false;
         }
-        QueueEntries.writeReceive(receiveRing.memory(), at, workRequestId, lkey, offset, length);
+        QueueEntries.writeReceive(receiveRing.producerMemory(), at, workRequestId, lkey, offset, length);
         receiveRing.publish();
         ringDoorbell();
         return true;
@@ -289,7 +288,7 @@ public final class QueuePair implements AutoCloseable {
         if (at < 0) {
             return false;
         }
-        QueueEntries.writeReceive(receiveRing.memory(), at, rr);
+        QueueEntries.writeReceive(receiveRing.producerMemory(), at, rr);
         receiveRing.publish();
         ringDoorbell();
         return true;
@@ -340,7 +339,7 @@ public final class QueuePair implements AutoCloseable {
         checkOpen();
         long at = completionRing.peek();
         if (at >= 0) {
-            QueueEntries.readCompletion(completionRing.memory(), at, into);
+            QueueEntries.readCompletion(completionRing.consumerMemory(), at, into);
             completionRing.advance();
         }
         // Also when nothing was there: the loop may have found the ring full just before it was emptied.
@@ -512,7 +511,7 @@ public final class QueuePair implements AutoCloseable {
 
     /**
      * Moves the queue pair to ERROR (outstanding work completes with FLUSH_ERROR, which {@link #poll} no
-     * longer returns) and frees the rings. Every subflow ends gracefully, in the background, within the
+     * longer returns); the rings' memory goes with the queue pair's last reference. Every subflow ends gracefully, in the background, within the
      * silence timeout: its last frame is a NAK that acknowledges every message this side completed (so the
      * peer's last SENDs complete successfully) and ends the peer's queue pair (its outstanding work is
      * flushed), then a FIN. Idempotent.
@@ -530,9 +529,8 @@ public final class QueuePair implements AutoCloseable {
                 return null;
             });
         } else {
-            closed = true; // the loop died, and failed this queue pair first: nothing runs that uses the rings
+            closed = true; // the loop died, and failed this queue pair first
         }
-        arena.close();
     }
 
     @Override

@@ -65,7 +65,7 @@ final class WorkIntake {
         FailurePath failure = engine.failure;
         long at;
         while ((at = rq.peek()) >= 0) {
-            MemorySegment m = rq.memory();
+            MemorySegment m = rq.consumerMemory();
             long id = QueueEntries.receiveId(m, at);
             // In ERROR too the assembler takes it: it flushes it at once, or behind the flush of a receive that
             // waits for its placement to end, so receives complete in posting order whatever the kernel holds.
@@ -165,7 +165,7 @@ final class WorkIntake {
         SpscRing sq = qp.sendRing;
         long at;
         while (ledger.userEntries < config.sendQueueDepth() && ledger.hasRoom() && (at = sq.peek()) >= 0) {
-            QueueEntries.readSend(sq.memory(), at, taken, ledger.nextLocal(), inlineData, nextInlineSlot());
+            QueueEntries.readSend(sq.consumerMemory(), at, taken, ledger.nextLocal(), inlineData, nextInlineSlot());
             sq.advance();
             admit(taken, ledger.nextLocal());
         }
