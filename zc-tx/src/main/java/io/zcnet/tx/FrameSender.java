@@ -402,6 +402,14 @@ public final class FrameSender implements AutoCloseable {
     }
 
     /**
+     * {@return the bytes (headers and payloads) of the frames {@link #held()}}: by the time
+     * {@link SendListener#onSent} runs, those it reports are no longer counted
+     */
+    public long heldBytes() {
+        return heldBytes;
+    }
+
+    /**
      * {@return whether the sender holds a space of its pool now}: from the first frame offered (or
      * {@link #stagingRoom} answered) while it held none until every frame is reported sent, no send is in
      * flight and no zero-copy notification is due; a failed sender keeps it until it is closed.
