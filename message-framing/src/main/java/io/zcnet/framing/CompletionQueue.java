@@ -1,8 +1,10 @@
 package io.zcnet.framing;
 
 /**
- * A bounded ring of completions, preallocated as parallel arrays of fixed-size entries (the shape of a
- * CQ ring: one producer slot per completion, nothing allocated per entry).
+ * A bounded ring of completions, parallel arrays of fixed-size entries (the shape of a CQ ring: one producer slot
+ * per completion, nothing allocated per entry). The arrays start at {@link #INITIAL_CAPACITY} entries and double
+ * when an offer finds them full, up to the capacity: a queue pair with a few completions pending at a time costs a
+ * few entries; only growth allocates.
  *
  * <p>Completions leave in the order they were added; {@link MessageAssembler} adds them in posting (MSN)
  * order. Not thread-safe: producer and consumer are the same thread (the queue pair's owner); a
@@ -10,13 +12,17 @@ package io.zcnet.framing;
  */
 public final class CompletionQueue {
 
-    private final int mask;
-    private final long[] workRequestIds;
-    private final int[] statuses;
-    private final int[] opcodes;
-    private final int[] byteCounts;
-    private final int[] immediates;
-    private final int[] msns;
+    /** Entries a queue starts with. */
+    public static final int INITIAL_CAPACITY = 16;
+
+    private final int capacity;
+    private int mask;
+    private long[] workRequestIds;
+    private int[] statuses;
+    private int[] opcodes;
+    private int[] byteCounts;
+    private int[] immediates;
+    private int[] msns;
     private long head;
     private long tail;
 
@@ -29,17 +35,24 @@ public final class CompletionQueue {
         if (capacity < 1 || capacity > 1 << 24 || Integer.bitCount(capacity) != 1) {
             throw new IllegalArgumentException("capacity " + capacity + " must be a power of two in 1..2^24");
         }
-        mask = capacity - 1;
-        workRequestIds = new long[capacity];
-        statuses = new int[capacity];
-        opcodes = new int[capacity];
-        byteCounts = new int[capacity];
-        immediates = new int[capacity];
-        msns = new int[capacity];
+        this.capacity = capacity;
+        int size = Math.min(INITIAL_CAPACITY, capacity);
+        mask = size - 1;
+        workRequestIds = new long[size];
+        statuses = new int[size];
+        opcodes = new int[size];
+        byteCounts = new int[size];
+        immediates = new int[size];
+        msns = new int[size];
     }
 
     /** {@return how many completions the queue holds at most} */
     public int capacity() {
+        return capacity;
+    }
+
+    /** {@return how many entries its arrays hold now} */
+    public int allocated() {
         return mask + 1;
     }
 
@@ -61,7 +74,10 @@ public final class CompletionQueue {
     /** Adds a completion; false (nothing added) when full. */
     boolean offer(long workRequestId, int status, int opcode, int byteCount, int immediate, int msn) {
         if (tail - head > mask) {
-            return false;
+            if (mask + 1 >= capacity) {
+                return false;
+            }
+            grow();
         }
         int i = (int) tail & mask;
         workRequestIds[i] = workRequestId;
@@ -72,6 +88,18 @@ public final class CompletionQueue {
         msns[i] = msn;
         tail++;
         return true;
+    }
+
+    /** Doubles the arrays; called only when every entry is taken, so each moves to its sequence's new place. */
+    private void grow() {
+        int size = 2 * (mask + 1);
+        workRequestIds = RingArrays.grown(workRequestIds, size, head, tail);
+        statuses = RingArrays.grown(statuses, size, head, tail);
+        opcodes = RingArrays.grown(opcodes, size, head, tail);
+        byteCounts = RingArrays.grown(byteCounts, size, head, tail);
+        immediates = RingArrays.grown(immediates, size, head, tail);
+        msns = RingArrays.grown(msns, size, head, tail);
+        mask = size - 1;
     }
 
     /**
@@ -100,6 +128,6 @@ public final class CompletionQueue {
 
     @Override
     public String toString() {
-        return "CompletionQueue[" + size() + "/" + capacity() + "]";
+        return "CompletionQueue[" + size() + "/" + capacity() + ", " + allocated() + " allocated]";
     }
 }

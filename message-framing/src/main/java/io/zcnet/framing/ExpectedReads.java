@@ -5,25 +5,33 @@ package io.zcnet.framing;
  * in request order: a bounded ring of (work request id, sink remote key, sink offset, length). A READ
  * RESPONSE frame is placed only inside one of them, which is what authorises writing into a sink that
  * grants LOCAL_WRITE only; response messages complete the reads in the order they were expected, as
- * verbs completes RDMA READs in posting order. Not thread-safe: owned by one {@link MessageAssembler}.
+ * verbs completes RDMA READs in posting order. The arrays start at {@link #INITIAL_CAPACITY} entries and double
+ * when full, up to the capacity ({@link RingArrays}): only growth allocates. Not thread-safe: owned by one
+ * {@link MessageAssembler}.
  */
 final class ExpectedReads {
 
-    private final int mask;
-    private final long[] workRequestIds;
-    private final int[] sinkKeys;
-    private final long[] sinkOffsets;
-    private final int[] lengths;
+    /** Reads a table has room for at first. */
+    static final int INITIAL_CAPACITY = 4;
+
+    private final int capacity;
+    private int mask;
+    private long[] workRequestIds;
+    private int[] sinkKeys;
+    private long[] sinkOffsets;
+    private int[] lengths;
     private long head;
     private long tail;
 
     /** @param capacity a power of two: the message window, as no more responses can be outstanding */
     ExpectedReads(int capacity) {
-        mask = capacity - 1;
-        workRequestIds = new long[capacity];
-        sinkKeys = new int[capacity];
-        sinkOffsets = new long[capacity];
-        lengths = new int[capacity];
+        this.capacity = capacity;
+        int size = Math.min(INITIAL_CAPACITY, capacity);
+        mask = size - 1;
+        workRequestIds = new long[size];
+        sinkKeys = new int[size];
+        sinkOffsets = new long[size];
+        lengths = new int[size];
     }
 
     int size() {
@@ -31,16 +39,29 @@ final class ExpectedReads {
     }
 
     boolean isFull() {
-        return tail - head > mask;
+        return tail - head >= capacity;
     }
 
     /** Adds a read; the caller checked {@link #isFull}. */
     void add(long workRequestId, int sinkKey, long sinkOffset, int length) {
+        if (tail - head > mask) {
+            grow();
+        }
         int i = (int) tail++ & mask;
         workRequestIds[i] = workRequestId;
         sinkKeys[i] = sinkKey;
         sinkOffsets[i] = sinkOffset;
         lengths[i] = length;
+    }
+
+    /** Doubles the arrays; called only when every entry is taken, so each moves to its sequence's new place. */
+    private void grow() {
+        int size = 2 * (mask + 1);
+        workRequestIds = RingArrays.grown(workRequestIds, size, head, tail);
+        sinkKeys = RingArrays.grown(sinkKeys, size, head, tail);
+        sinkOffsets = RingArrays.grown(sinkOffsets, size, head, tail);
+        lengths = RingArrays.grown(lengths, size, head, tail);
+        mask = size - 1;
     }
 
     /**

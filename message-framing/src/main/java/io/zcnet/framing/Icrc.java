@@ -18,7 +18,8 @@ import java.util.zip.CRC32C;
  * buffer of many after another, which no cache of views could hold), and a larger one is fed through
  * cached {@link ByteBuffer} views of the last few segments seen, so a receiver placing into its posted
  * buffers, or a sender gathering from a few regions, allocates nothing. Not thread-safe: one instance per
- * thread.
+ * thread, which every segmenter and assembler of that thread may share (a loop shares one among all its queue
+ * pairs: the scratch array makes an instance 4 KiB).
  */
 public final class Icrc {
 

@@ -127,7 +127,7 @@ public final class MessageAssembler {
     private final FrameHeader header = new FrameHeader();
     /** The SEND_ONLY frame header a message of a packed frame stands for, when the judge must see one. */
     private final MemorySegment unpacked = Arena.ofAuto().allocate(FrameHeader.LENGTH + UntaggedExtension.LENGTH, 8);
-    private final Icrc icrc = new Icrc();
+    private final Icrc icrc;
     private final int maxReceiveSge;
     /** The one piece of a receive posted by key, offset and length. */
     private final SgeList single = new SgeList(1);
@@ -174,9 +174,27 @@ public final class MessageAssembler {
      */
     public MessageAssembler(FramingConfig config, MemoryRegistry registry, int receiveCapacity, int maxReceiveSge,
                             CompletionQueue completions, FlowControl sendFlow) {
-        if (config == null || registry == null || completions == null || sendFlow == null) {
-            throw new IllegalArgumentException("config, registry, completions and sendFlow are required");
+        this(config, registry, receiveCapacity, maxReceiveSge, completions, sendFlow, new Icrc());
+    }
+
+    /**
+     * An assembler as the constructor above makes it, checking ICRCs with {@code icrc}, which the owner thread's
+     * other framers may share.
+     *
+     * @param config          negotiated segment size, ICRC and window
+     * @param registry        regions that tagged frames and read requests may name
+     * @param receiveCapacity posted receives at most outstanding, a power of two
+     * @param maxReceiveSge   pieces one posted receive may be scattered over, at least 1
+     * @param completions     where completions go, owned by this assembler (see the constructor above)
+     * @param sendFlow        the opposite direction's flow control, which ACKNOWLEDGE frames update
+     * @param icrc            the owner thread's calculator
+     */
+    public MessageAssembler(FramingConfig config, MemoryRegistry registry, int receiveCapacity, int maxReceiveSge,
+                            CompletionQueue completions, FlowControl sendFlow, Icrc icrc) {
+        if (config == null || registry == null || completions == null || sendFlow == null || icrc == null) {
+            throw new IllegalArgumentException("config, registry, completions, sendFlow and icrc are required");
         }
+        this.icrc = icrc;
         if (maxReceiveSge < 1) {
             throw new IllegalArgumentException("maxReceiveSge must be at least 1, got " + maxReceiveSge);
         }

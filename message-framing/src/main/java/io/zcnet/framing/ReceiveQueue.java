@@ -5,15 +5,22 @@ package io.zcnet.framing;
  * "the frame whose RSN is n takes receive n" is an array lookup. Each entry is what a verbs receive's scatter
  * list names (ibv_post_recv(3), {@code sg_list} of {@code struct ibv_sge}): up to {@code maxSge} pieces of
  * registered regions, already resolved from their local keys and checked for LOCAL_WRITE, each an offset and
- * length inside its region; a SEND fills them in order. Every entry has its list from construction (one
- * {@link SgeList#table}), so posting fills or copies into it and allocates nothing. Owned by one
+ * length inside its region; a SEND fills them in order. The ring starts at {@link #INITIAL_CAPACITY} entries
+ * and doubles when a claim finds it full, up to its capacity, so a queue pair with a few receives posted costs a
+ * few lists, not its receive queue's depth of them; it never shrinks. Each entry keeps its list (the same
+ * object) across a growth, and posting fills or copies into it: only growth allocates. Owned by one
  * {@link MessageAssembler}; not thread-safe.
  */
 final class ReceiveQueue {
 
-    private final int mask;
-    private final SgeList[] pieces;
-    private final long[] workRequestIds;
+    /** Entries a queue starts with. */
+    static final int INITIAL_CAPACITY = 16;
+
+    private final int capacity;
+    private final int maxSge;
+    private int mask;
+    private SgeList[] pieces;
+    private long[] workRequestIds;
     private long consumed;
     private long posted;
     /** Whether {@link #claim()} handed out the list at {@link #posted} and it is not posted yet. */
@@ -23,9 +30,12 @@ final class ReceiveQueue {
         if (capacity < 1 || capacity > 1 << 24 || Integer.bitCount(capacity) != 1) {
             throw new IllegalArgumentException("receive queue capacity " + capacity + " must be a power of two in 1..2^24");
         }
-        mask = capacity - 1;
-        pieces = SgeList.table(capacity, maxSge);
-        workRequestIds = new long[capacity];
+        this.capacity = capacity;
+        this.maxSge = maxSge;
+        int size = Math.min(INITIAL_CAPACITY, capacity);
+        mask = size - 1;
+        pieces = SgeList.table(size, maxSge);
+        workRequestIds = new long[size];
     }
 
     /** Posts a receive over {@code resolved}'s pieces (copied), whose regions the caller checked. */
@@ -45,10 +55,21 @@ final class ReceiveQueue {
      */
     SgeList claim() {
         if (posted - consumed > mask) {
-            return null;
+            if (mask + 1 >= capacity) {
+                return null;
+            }
+            grow();
         }
         claimOpen = true;
         return pieces[(int) posted & mask].clear();
+    }
+
+    /** Doubles the ring; called only when every entry is posted, so each moves to its index's new place. */
+    private void grow() {
+        int size = 2 * (mask + 1);
+        pieces = RingArrays.grownLists(pieces, size, consumed, posted, maxSge);
+        workRequestIds = RingArrays.grown(workRequestIds, size, consumed, posted);
+        mask = size - 1;
     }
 
     /** {@return the list the last {@link #claim()} handed out, as the caller filled it} */
@@ -107,7 +128,13 @@ final class ReceiveQueue {
         return (int) (posted - consumed);
     }
 
+    /** {@return the most receives the queue may hold} */
     int capacity() {
+        return capacity;
+    }
+
+    /** {@return how many entries the ring holds now} */
+    int allocated() {
         return mask + 1;
     }
 }

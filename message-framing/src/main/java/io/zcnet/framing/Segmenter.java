@@ -39,7 +39,7 @@ public final class Segmenter {
     private final int chunk;
     private final long framesPerChunk;
     private final boolean icrcEnabled;
-    private final Icrc icrc = new Icrc();
+    private final Icrc icrc;
     private final FrameHeader header = new FrameHeader();
     private final TaggedExtension tagged = new TaggedExtension();
     private final ReadRequestExtension readRequest = new ReadRequestExtension();
@@ -85,9 +85,20 @@ public final class Segmenter {
      * @param config the negotiated segment size and ICRC
      */
     public Segmenter(FramingConfig config) {
-        if (config == null) {
-            throw new IllegalArgumentException("config is null");
+        this(config, new Icrc());
+    }
+
+    /**
+     * A segmenter that computes ICRCs with {@code icrc}, which the thread's other framers may share.
+     *
+     * @param config the negotiated segment size and ICRC
+     * @param icrc   the calling thread's calculator
+     */
+    public Segmenter(FramingConfig config, Icrc icrc) {
+        if (config == null || icrc == null) {
+            throw new IllegalArgumentException("config and icrc are required");
         }
+        this.icrc = icrc;
         this.segmentSize = config.segmentSize();
         this.chunk = config.messageChunk();
         this.framesPerChunk = chunk / segmentSize;

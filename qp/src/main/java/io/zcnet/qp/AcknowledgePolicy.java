@@ -28,7 +28,7 @@ final class AcknowledgePolicy {
         this.engine = engine;
         this.assembler = engine.assembler;
         this.framing = engine.framing;
-        this.frame = new ControlFrame(arena, framing.icrcEnabled());
+        this.frame = new ControlFrame(arena, framing.icrcEnabled(), engine.icrc);
     }
 
     /** Whether an ACKNOWLEDGE is owed. */

@@ -3,7 +3,7 @@ package io.zcnet.qp;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.LoopSignal;
 
-import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
@@ -61,8 +61,8 @@ final class CompletionRing {
     @SuppressWarnings("unused")
     private volatile int armed;
 
-    CompletionRing(Arena arena, EventLoop loop, int capacity, SharedCompletionQueue shared, CompletionChannel channel) {
-        this.ring = new SpscRing(arena, capacity, QueueEntries.COMPLETION_ENTRY);
+    CompletionRing(EventLoop loop, int capacity, SharedCompletionQueue shared, CompletionChannel channel) {
+        this.ring = new SpscRing(capacity, QueueEntries.COMPLETION_ENTRY);
         this.loop = loop;
         this.shared = shared;
         this.channel = channel;
@@ -127,7 +127,7 @@ final class CompletionRing {
             stall(engine);
             return false;
         }
-        QueueEntries.writeCompletion(ring.memory(), at, slot, id, status, opcode, bytes, withImm, imm);
+        QueueEntries.writeCompletion(ring.producerMemory(), at, slot, id, status, opcode, bytes, withImm, imm);
         ring.publish();
         if (!turnDoneRaised && (listener != null || channel != null)) {
             turnDoneRaised = true;
@@ -212,8 +212,9 @@ final class CompletionRing {
     boolean poll(WorkCompletion into) {
         long at = ring.peek();
         if (at >= 0) {
-            QueueEntries.readCompletion(ring.memory(), at, into);
-            into.queuePair = members[QueueEntries.completionSlot(ring.memory(), at)];
+            MemorySegment m = ring.consumerMemory();
+            QueueEntries.readCompletion(m, at, into);
+            into.queuePair = members[QueueEntries.completionSlot(m, at)];
             ring.advance();
         }
         // Also when nothing was there: the loop may have found the ring full just before it was emptied.

@@ -14,12 +14,14 @@ import java.lang.foreign.MemorySegment;
  */
 final class ControlFrame {
     private final FrameHeader header = new FrameHeader();
-    private final Icrc icrc = new Icrc();
+    private final Icrc icrc;
     private final MemorySegment memory;
     private final boolean icrcEnabled;
 
-    ControlFrame(Arena arena, boolean icrcEnabled) {
+    /** A frame sealed, when {@code icrcEnabled}, with the loop thread's {@code icrc}. */
+    ControlFrame(Arena arena, boolean icrcEnabled, Icrc icrc) {
         this.memory = arena.allocate(64, 8);
+        this.icrc = icrc;
         this.icrcEnabled = icrcEnabled;
     }
 

@@ -39,7 +39,7 @@ final class FailurePath {
         this.assembler = engine.assembler;
         this.ledger = engine.ledger;
         this.config = engine.config;
-        this.nak = new ControlFrame(arena, engine.framing.icrcEnabled());
+        this.nak = new ControlFrame(arena, engine.framing.icrcEnabled(), engine.icrc);
     }
 
     QpState state() {

@@ -64,6 +64,7 @@ final class Liveness {
                 engine.onSubflowFailed(s, 0, Errno.ETIMEDOUT, "silent for " + config.silenceTimeout().toMillis() + " ms");
                 continue;
             }
+            s.sender.onTick(); // a sender quiet since the last tick gives its space back before the heartbeat
             if (!s.sentSinceTick) {
                 acks.send(s);
             }

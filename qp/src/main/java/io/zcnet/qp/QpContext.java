@@ -5,6 +5,7 @@ import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.buffer.MemoryRegistry;
 import io.zcnet.buffer.PoolConfig;
 import io.zcnet.buffer.SizeClass;
+import io.zcnet.framing.Icrc;
 import io.zcnet.ring.BackoffWait;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.EngineKind;
@@ -71,6 +72,8 @@ public final class QpContext implements AutoCloseable {
     private final SenderSpaces senderSpaces;
     /** The receivers' carry and drain buffers and the queue pairs' deferred stores, lent while in use. Loop thread. */
     private final ReceiveBuffers receiveBuffers;
+    /** The ICRC calculator of every queue pair's framers here: one per thread is enough. Loop thread. */
+    private final Icrc icrc = new Icrc();
     /** Queue pairs this context accepted, by token, for joins. Loop thread only. */
     private final Map<Long, QpEngine> byToken = new HashMap<>();
     /**
@@ -582,6 +585,10 @@ public final class QpContext implements AutoCloseable {
 
     ReceiveBuffers receiveBuffers() {
         return receiveBuffers;
+    }
+
+    Icrc icrc() {
+        return icrc;
     }
 
     QpEngine findByToken(long token) {

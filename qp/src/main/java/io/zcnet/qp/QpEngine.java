@@ -5,6 +5,7 @@ import io.zcnet.framing.CompletionQueue;
 import io.zcnet.framing.FlowControl;
 import io.zcnet.framing.FrameError;
 import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.Icrc;
 import io.zcnet.framing.MessageAssembler;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.CompletionHandler;
@@ -50,6 +51,8 @@ final class QpEngine implements CompletionHandler {
     private final BufferRing bufferRing;
     /** The engine's own memory, freed with it: a frame in flight that names some of it keeps it reachable. */
     private final Arena arena = Arena.ofAuto();
+    /** The loop thread's ICRC calculator, which the context's queue pairs share. */
+    final Icrc icrc;
 
     final FlowControl flow;
     final MessageAssembler assembler;
@@ -82,12 +85,13 @@ final class QpEngine implements CompletionHandler {
         this.bufferRing = bufferRing;
         this.framing = framing;
         this.config = config;
+        this.icrc = qp.context().icrc();
         this.flow = new FlowControl(framing);
         int window = framing.messageWindow();
         CompletionQueue arrivals = new CompletionQueue(
                 Integer.highestOneBit(config.receiveQueueDepth() + 2 * window - 1) * 2);
         this.assembler = new MessageAssembler(framing, registry, config.receiveQueueDepth(), config.maxReceiveSge(),
-                arrivals, flow);
+                arrivals, flow, icrc);
         this.deferred = new DeferredFrames(assembler, 64, framing.segmentSize(), qp.context().receiveBuffers());
         this.ledger = new SendLedger(Integer.highestOneBit(config.sendQueueDepth() + window - 1) * 2, config.maxSendSge());
         this.subflows = new SubflowSet(this, config.maxSubflows());

@@ -6,7 +6,6 @@ import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.LoopSignal;
 
-import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,13 +56,14 @@ import java.util.concurrent.atomic.AtomicReference;
  * named by a work request must stay unchanged until it completes: a subflow that fails makes the queue
  * pair send them again from there.
  *
- * <p>Nothing on the post or poll path allocates.
+ * <p>The rings start with a few entries and double, up to the queue depths, when one side gets that far ahead
+ * of the other ({@link SpscRing}): a queue pair with little outstanding holds little memory. Only that growth
+ * allocates; once the rings are as large as the queue pair's use needs, nothing on the post or poll path does.
  */
 public final class QueuePair implements AutoCloseable, CompletionWait.Source {
 
     private final QpContext context;
     private final EventLoop loop;
-    private final Arena arena = Arena.ofShared();
     final SpscRing sendRing;
     final SpscRing receiveRing;
     final SharedQueues sharedQueues;
@@ -92,17 +92,17 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
         this.config = agreement.applyTo(requested);
         this.sharedQueues = shared;
         FramingConfig framing = agreement.framing();
-        this.sendRing = new SpscRing(arena, config.sendQueueDepth(), QueueEntries.sendEntry(config.maxSendSge(),
+        this.sendRing = new SpscRing(config.sendQueueDepth(), QueueEntries.sendEntry(config.maxSendSge(),
                 config.maxInlineData()));
         // A queue pair of a shared receive queue is lent its receives on the loop thread: its own ring stays empty.
-        this.receiveRing = new SpscRing(arena, shared.receiveQueue() != null ? 1 : config.receiveQueueDepth(),
+        this.receiveRing = new SpscRing(shared.receiveQueue() != null ? 1 : config.receiveQueueDepth(),
                 QueueEntries.receiveEntry(config.maxReceiveSge()));
         SharedCompletionQueue cq = shared.completionQueue();
         if (cq != null) {
             this.completions = cq.completions;
             this.completionSlot = cq.join(this);
         } else {
-            this.completions = new CompletionRing(arena, loop, Integer.highestOneBit(config.sendQueueDepth()
+            this.completions = new CompletionRing(loop, Integer.highestOneBit(config.sendQueueDepth()
                     + config.receiveQueueDepth() - 1) * 2, null, null);
             this.completionSlot = completions.join(this);
         }
@@ -217,7 +217,7 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
         if (at < 0) {
             return false;
         }
-        QueueEntries.writeSend(sendRing.memory(), at, wr);
+        QueueEntries.writeSend(sendRing.producerMemory(), at, wr);
         sendRing.publish();
         ringDoorbell();
         return true;
@@ -252,7 +252,7 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
         if (at < 0) {
             return false;
         }
-        QueueEntries.writeReceive(receiveRing.memory(), at, workRequestId, lkey, offset, length);
+        QueueEntries.writeReceive(receiveRing.producerMemory(), at, workRequestId, lkey, offset, length);
         receiveRing.publish();
         ringDoorbell();
         return true;
@@ -281,7 +281,7 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
         if (at < 0) {
             return false;
         }
-        QueueEntries.writeReceive(receiveRing.memory(), at, rr);
+        QueueEntries.writeReceive(receiveRing.producerMemory(), at, rr);
         receiveRing.publish();
         ringDoorbell();
         return true;
@@ -447,7 +447,7 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
 
     /**
      * Moves the queue pair to ERROR (outstanding work completes with FLUSH_ERROR, which {@link #poll} no
-     * longer returns) and frees the rings. Every subflow ends gracefully, in the background, within the
+     * longer returns); the rings' memory goes with the queue pair's last reference. Every subflow ends gracefully, in the background, within the
      * silence timeout: its last frame is a NAK that acknowledges every message this side completed (so the
      * peer's last SENDs complete successfully) and ends the peer's queue pair (its outstanding work is
      * flushed), then a FIN. Idempotent.
@@ -471,9 +471,8 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
                 return null;
             });
         } else {
-            closed = true; // the loop died, and failed this queue pair first: nothing runs that uses the rings
+            closed = true; // the loop died, and failed this queue pair first
         }
-        arena.close();
     }
 
     @Override

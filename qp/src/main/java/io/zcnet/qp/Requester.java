@@ -54,8 +54,8 @@ final class Requester {
         this.config = engine.config;
         this.resends = engine.resends;
         this.fence = new ResendFence(config.maxSubflows());
-        this.fresh = new Segmenter(framing);
-        this.again = new Segmenter(framing);
+        this.fresh = new Segmenter(framing, engine.icrc);
+        this.again = new Segmenter(framing, engine.icrc);
         this.scratch = arena.allocate(64, 8);
     }
 

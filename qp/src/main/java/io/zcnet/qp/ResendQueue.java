@@ -1,6 +1,7 @@
 package io.zcnet.qp;
 
 import io.zcnet.framing.FramingConfig;
+import io.zcnet.framing.RingArrays;
 
 /**
  * Which subflow carried each frame in flight, and the frames to send again, oldest first, after the subflow
@@ -80,21 +81,10 @@ final class ResendQueue {
             return false;
         }
         int capacity = (int) Math.min(maxCapacity, Long.highestOneBit(needed - 1) << 1);
-        int newMask = capacity - 1;
-        byte[] subflows = new byte[capacity];
-        for (long f = oldest; f < handedEnd; f++) {
-            subflows[(int) f & newMask] = frameSubflow[(int) f & mask];
-        }
-        long[] entries = new long[capacity];
-        long[] frames = new long[capacity];
-        for (long q = head; q < tail; q++) {
-            entries[(int) q & newMask] = entry[(int) q & mask];
-            frames[(int) q & newMask] = frame[(int) q & mask];
-        }
-        frameSubflow = subflows;
-        entry = entries;
-        frame = frames;
-        mask = newMask;
+        frameSubflow = RingArrays.grown(frameSubflow, capacity, oldest, handedEnd);
+        entry = RingArrays.grown(entry, capacity, head, tail);
+        frame = RingArrays.grown(frame, capacity, head, tail);
+        mask = capacity - 1;
         return true;
     }
 

@@ -1,5 +1,6 @@
 package io.zcnet.qp;
 
+import io.zcnet.framing.RingArrays;
 import io.zcnet.framing.SgeList;
 
 /**
@@ -131,69 +132,32 @@ final class SendLedger {
 
     /** Doubles the arrays; called only when every row is taken, so each moves to its sequence's new slot. */
     private void grow() {
-        int oldMask = mask;
-        int capacity = 2 * (oldMask + 1);
-        int newMask = capacity - 1;
-        SgeList[] lists = new SgeList[capacity];
-        for (long seq = head; seq < tail; seq++) {
-            lists[(int) seq & newMask] = local[(int) seq & oldMask];
-        }
-        SgeList[] added = SgeList.table(capacity - (oldMask + 1), maxSge);
-        int next = 0;
-        for (int i = 0; i < capacity; i++) {
-            if (lists[i] == null) {
-                lists[i] = added[next++];
-            }
-        }
-        local = lists;
-        workRequestId = moved(workRequestId, newMask);
-        kind = moved(kind, newMask);
-        signaled = moved(signaled, newMask);
-        lazy = moved(lazy, newMask);
-        immediate = moved(immediate, newMask);
-        length = moved(length, newMask);
-        rkey = moved(rkey, newMask);
-        remoteOffset = moved(remoteOffset, newMask);
-        sinkRkey = moved(sinkRkey, newMask);
-        sinkOffset = moved(sinkOffset, newMask);
-        earlyStatus = moved(earlyStatus, newMask);
-        begun = moved(begun, newMask);
-        ackRequest = moved(ackRequest, newMask);
-        firstMsn = moved(firstMsn, newMask);
-        rsn = moved(rsn, newMask);
-        messages = moved(messages, newMask);
-        msnEnd = moved(msnEnd, newMask);
-        firstFrame = moved(firstFrame, newMask);
-        frameCount = moved(frameCount, newMask);
-        handed = moved(handed, newMask);
-        readsExpected = moved(readsExpected, newMask);
-        readsDone = moved(readsDone, newMask);
-        readStatus = moved(readStatus, newMask);
-        mask = newMask;
-    }
-
-    private long[] moved(long[] old, int newMask) {
-        long[] a = new long[newMask + 1];
-        for (long seq = head; seq < tail; seq++) {
-            a[(int) seq & newMask] = old[(int) seq & mask];
-        }
-        return a;
-    }
-
-    private int[] moved(int[] old, int newMask) {
-        int[] a = new int[newMask + 1];
-        for (long seq = head; seq < tail; seq++) {
-            a[(int) seq & newMask] = old[(int) seq & mask];
-        }
-        return a;
-    }
-
-    private boolean[] moved(boolean[] old, int newMask) {
-        boolean[] a = new boolean[newMask + 1];
-        for (long seq = head; seq < tail; seq++) {
-            a[(int) seq & newMask] = old[(int) seq & mask];
-        }
-        return a;
+        int size = 2 * (mask + 1);
+        local = RingArrays.grownLists(local, size, head, tail, maxSge);
+        workRequestId = RingArrays.grown(workRequestId, size, head, tail);
+        kind = RingArrays.grown(kind, size, head, tail);
+        signaled = RingArrays.grown(signaled, size, head, tail);
+        lazy = RingArrays.grown(lazy, size, head, tail);
+        immediate = RingArrays.grown(immediate, size, head, tail);
+        length = RingArrays.grown(length, size, head, tail);
+        rkey = RingArrays.grown(rkey, size, head, tail);
+        remoteOffset = RingArrays.grown(remoteOffset, size, head, tail);
+        sinkRkey = RingArrays.grown(sinkRkey, size, head, tail);
+        sinkOffset = RingArrays.grown(sinkOffset, size, head, tail);
+        earlyStatus = RingArrays.grown(earlyStatus, size, head, tail);
+        begun = RingArrays.grown(begun, size, head, tail);
+        ackRequest = RingArrays.grown(ackRequest, size, head, tail);
+        firstMsn = RingArrays.grown(firstMsn, size, head, tail);
+        rsn = RingArrays.grown(rsn, size, head, tail);
+        messages = RingArrays.grown(messages, size, head, tail);
+        msnEnd = RingArrays.grown(msnEnd, size, head, tail);
+        firstFrame = RingArrays.grown(firstFrame, size, head, tail);
+        frameCount = RingArrays.grown(frameCount, size, head, tail);
+        handed = RingArrays.grown(handed, size, head, tail);
+        readsExpected = RingArrays.grown(readsExpected, size, head, tail);
+        readsDone = RingArrays.grown(readsDone, size, head, tail);
+        readStatus = RingArrays.grown(readStatus, size, head, tail);
+        mask = size - 1;
     }
 
     boolean isEmpty() {

@@ -1,6 +1,5 @@
 package io.zcnet.qp;
 
-import java.lang.foreign.Arena;
 import java.time.Duration;
 
 /**
@@ -20,7 +19,6 @@ import java.time.Duration;
  */
 public final class SharedCompletionQueue implements AutoCloseable, CompletionWait.Source {
     private final QpContext context;
-    private final Arena arena = Arena.ofShared();
     final CompletionRing completions;
     private final CompletionChannel channel;
     private final CompletionWait waits;
@@ -30,7 +28,7 @@ public final class SharedCompletionQueue implements AutoCloseable, CompletionWai
     SharedCompletionQueue(QpContext context, int depth, CompletionChannel channel) {
         this.context = context;
         this.channel = channel;
-        this.completions = new CompletionRing(arena, context.loop(), depth, this, channel);
+        this.completions = new CompletionRing(context.loop(), depth, this, channel);
         this.waits = new CompletionWait(context, this);
     }
 
@@ -171,7 +169,6 @@ public final class SharedCompletionQueue implements AutoCloseable, CompletionWai
         if (channel != null) {
             channel.detach();
         }
-        arena.close();
     }
 
     @Override

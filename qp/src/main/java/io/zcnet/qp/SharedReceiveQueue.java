@@ -2,7 +2,6 @@ package io.zcnet.qp;
 
 import io.zcnet.ring.LoopSignal;
 
-import java.lang.foreign.Arena;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
@@ -43,7 +42,6 @@ public final class SharedReceiveQueue implements AutoCloseable {
     }
 
     private final QpContext context;
-    private final Arena arena = Arena.ofShared();
     final SpscRing ring;
     private final int maxSge;
     private final int perQueuePair;
@@ -64,7 +62,7 @@ public final class SharedReceiveQueue implements AutoCloseable {
         this.context = context;
         this.maxSge = maxSge;
         this.perQueuePair = perQueuePair;
-        this.ring = new SpscRing(arena, depth, QueueEntries.receiveEntry(maxSge));
+        this.ring = new SpscRing(depth, QueueEntries.receiveEntry(maxSge));
         this.doorbell = context.loop().newSignal(this::lend);
     }
 
@@ -114,7 +112,7 @@ public final class SharedReceiveQueue implements AutoCloseable {
         if (at < 0) {
             return false;
         }
-        QueueEntries.writeReceive(ring.memory(), at, workRequestId, lkey, offset, length);
+        QueueEntries.writeReceive(ring.producerMemory(), at, workRequestId, lkey, offset, length);
         ring.publish();
         doorbell.raise();
         return true;
@@ -142,7 +140,7 @@ public final class SharedReceiveQueue implements AutoCloseable {
         if (at < 0) {
             return false;
         }
-        QueueEntries.writeReceive(ring.memory(), at, rr);
+        QueueEntries.writeReceive(ring.producerMemory(), at, rr);
         ring.publish();
         doorbell.raise();
         return true;
@@ -284,7 +282,6 @@ public final class SharedReceiveQueue implements AutoCloseable {
         } else {
             closed = true;
         }
-        arena.close();
     }
 
     @Override

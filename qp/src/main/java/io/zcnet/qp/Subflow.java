@@ -25,7 +25,7 @@ import java.lang.foreign.MemorySegment;
 final class Subflow implements SendListener, ReceiveListener {
     /** Round-trip samples beyond this are a clock jump or a stale echo, not a path. */
     private static final int MAX_RTT_MICROS = 60_000_000;
-    /** Frames a subflow's sender holds; also the size of the token-to-bytes ring. */
+    /** Frames a subflow's sender holds. */
     static final int SENDER_FRAMES = 1024;
     static final SenderConfig SENDER = SenderConfig.defaults().withQueue(SENDER_FRAMES, 64L << 20);
     /** The largest frame the sender lets a caller write in place ({@link FrameSender#stagingRoom}). */
@@ -38,9 +38,6 @@ final class Subflow implements SendListener, ReceiveListener {
     private final EventLoop loop;
     final FrameSender sender;
     final FrameReceiver receiver;
-    /** Cumulative bytes offered, by the token of the frame that brought the total there. */
-    private final long[] offeredAfter = new long[SENDER_FRAMES];
-
     private long offered;
     private long released;
     private long lastReleaseNanos;
@@ -111,7 +108,6 @@ final class Subflow implements SendListener, ReceiveListener {
         }
         int bytes = headerLength + payloadLength;
         offered += bytes;
-        offeredAfter[(int) token & (SENDER_FRAMES - 1)] = offered;
         framesSent++;
         bytesSent += payloadLength;
         sentSinceTick = true;
@@ -153,7 +149,9 @@ final class Subflow implements SendListener, ReceiveListener {
 
     @Override
     public void onSent(long token) {
-        long total = offeredAfter[(int) token & (SENDER_FRAMES - 1)];
+        // What the sender still holds was offered last: everything before it has left, by the bytes it counts
+        // as the offers here do (header and payload), so no record per frame is needed to know how much.
+        long total = offered - sender.heldBytes();
         long bytes = total - released;
         released = total;
         long now = System.nanoTime();

@@ -85,7 +85,7 @@ final class WorkIntake {
      * registry refuses completes in error, freed before the queue pair fails: the failure flushes what is left.
      */
     private boolean takeReceive(SpscRing ring, long at) {
-        MemorySegment m = ring.memory();
+        MemorySegment m = ring.consumerMemory();
         long id = QueueEntries.receiveId(m, at);
         long index = receivesPosted;
         SgeList into = assembler.claimReceive();
@@ -242,7 +242,7 @@ final class WorkIntake {
         SpscRing sq = qp.sendRing;
         long at;
         while (ledger.userEntries < config.sendQueueDepth() && ledger.hasRoom() && (at = sq.peek()) >= 0) {
-            QueueEntries.readSend(sq.memory(), at, taken, ledger.nextLocal(), inlineData, nextInlineSlot());
+            QueueEntries.readSend(sq.consumerMemory(), at, taken, ledger.nextLocal(), inlineData, nextInlineSlot());
             sq.advance();
             admit(taken, ledger.nextLocal());
         }

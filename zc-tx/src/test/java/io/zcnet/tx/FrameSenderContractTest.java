@@ -404,6 +404,18 @@ abstract class FrameSenderContractTest {
         });
     }
 
+    /**
+     * Two of the owner's ticks: the first ends the period in which the sender was busy, the second finds it quiet, so
+     * an idle sender gives its space back by then.
+     */
+    private void quietTicks(FrameSender sender) throws Exception {
+        thread.call(() -> {
+            sender.onTick();
+            sender.onTick();
+            return null;
+        });
+    }
+
     /** Whether {@code sender} holds a space, and the counts of {@code spaces}: read on the loop. */
     private static String spaceState(FrameSender sender, SenderSpaces spaces) {
         return sender.holdsSpace() + " " + SenderSpacesTest.counts(spaces);
@@ -759,6 +771,51 @@ abstract class FrameSenderContractTest {
     }
 
     @Test
+    void aBusySenderKeepsItsSpaceBetweenBurstsUntilATickFindsItQuietAndAHeaderAloneNeedsNone() throws Exception {
+        SenderConfig config = SenderConfig.defaults().withQueue(64, 8L << 20);
+        SenderSpaces spaces = thread.call(() -> new SenderSpaces(config));
+        FrameSender sender = sender(config, spaces, socket, events);
+        SplittableRandom random = new SplittableRandom(23);
+        List<Frame> frames = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            frames.add(frame(random, i % 3 == 2 ? 0 : 200 + random.nextInt(2000)));
+        }
+        List<Frame> sent = List.of(frames.get(2), frames.get(5), frames.get(0), frames.get(1), frames.get(3),
+                frames.get(1), frames.get(4));
+        CompletableFuture<Long> received = readCrc(totalBytes(sent));
+        // A header alone on an idle sender: sent from the sender's own slot, no space taken.
+        long first = thread.call(() -> {
+            long t = frames.get(2).offerTo(sender);
+            sender.flush();
+            return t;
+        });
+        events.awaitSent(first);
+        assertEquals("false made=0 lent=0 idle=0", thread.call(() -> spaceState(sender, spaces)), "no space for a header");
+        // A header, then a frame with a payload in the same turn: both in one space and one batch, in order.
+        long second = offerAndFlush(sender, List.of(frames.get(5), frames.get(0)));
+        events.awaitSent(second);
+        // Bursts in a row, as request and reply: the space stays between them, made once.
+        for (int burst = 0; burst < 3; burst++) {
+            events.awaitSent(offerAndFlush(sender, List.of(frames.get(burst % 2 == 0 ? 1 : 3))));
+            assertEquals("true made=1 lent=1 idle=0", thread.call(() -> spaceState(sender, spaces)),
+                    "a busy sender keeps its space while idle, burst " + burst);
+        }
+        thread.call(() -> {
+            sender.onTick(); // the end of the busy period
+            return null;
+        });
+        assertTrue(thread.call(sender::holdsSpace), "busy since the last tick: kept");
+        events.awaitSent(offerAndFlush(sender, List.of(frames.get(4))));
+        thread.call(() -> {
+            sender.onTick(); // one batch since the last: quiet
+            return null;
+        });
+        assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)),
+                "quiet for a tick: given back");
+        assertEquals(crcOf(sent), received.get(WAIT_SECONDS, TimeUnit.SECONDS), "every frame, in order");
+    }
+
+    @Test
     void twoSendersOnOnePoolTakeTurnsWithOneSpaceAndEachHoldsItsOwnWhenBothAreBusy() throws Exception {
         SenderConfig config = SenderConfig.defaults().withQueue(64, 8L << 20);
         SenderSpaces spaces = thread.call(() -> new SenderSpaces(config));
@@ -782,6 +839,7 @@ abstract class FrameSenderContractTest {
             Events told = turn % 2 == 0 ? events : secondEvents;
             List<Offered> frames = (turn % 2 == 0 ? firstFrames : otherFrames).subList(turn / 2 * 10, turn / 2 * 10 + 10);
             told.awaitSent(offerAndFlush(sender, frames));
+            quietTicks(sender);
             assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)), "turn " + turn);
         }
         // Both busy at once: each needs a space of its own, and neither sees the other's bytes.
@@ -842,7 +900,9 @@ abstract class FrameSenderContractTest {
             });
             next[k] = to;
             told[k].awaitSent(to - 1);
-            // The space went back in the completion that reported the last frame: the other sender gets it.
+            // A burst of one batch gives the space back in the completion that reported its last frame; a longer one
+            // at the tick that finds it quiet: either way the other sender gets it.
+            quietTicks(sender);
             assertFalse(thread.call(sender::holdsSpace), "idle after frame " + (to - 1));
         }
         for (int k = 0; k < 2; k++) {
@@ -940,6 +1000,7 @@ abstract class FrameSenderContractTest {
         assertEquals(crcOf(frames), received.get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertEquals(1, thread.call(sender::counters).backPressure());
         events.awaitSent(4);
+        quietTicks(sender);
         assertEquals("false made=1 lent=0 idle=1", thread.call(() -> spaceState(sender, spaces)),
                 "the space came back once the frame behind the back-pressure left");
     }
