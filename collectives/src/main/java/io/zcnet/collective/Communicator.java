@@ -166,7 +166,7 @@ public final class Communicator implements AutoCloseable {
         }
         long deadline = System.nanoTime() + config.connectTimeout().toNanos();
         RendezvousServer server = rank == 0 && config.hostStore()
-                ? RendezvousServer.start(store, size, config.connectTimeout()) : null;
+                ? RendezvousServer.start(store, size, config.connectTimeout(), config.jobSecret()) : null;
         QpContext context = null;
         Staging staging = null;
         try {
@@ -181,7 +181,7 @@ public final class Communicator implements AutoCloseable {
             }
             staging = new Staging(context, rank, size, config.slots(), config.slotBytes());
             Mesh.Connected mesh;
-            try (RendezvousClient client = RendezvousClient.join(store, rank, size, deadline)) {
+            try (RendezvousClient client = RendezvousClient.join(store, rank, size, deadline, config.jobSecret())) {
                 mesh = Mesh.connect(rank, size, context, staging, client, config, deadline);
             }
             return new Communicator(rank, size, config, context, staging, mesh);
@@ -208,8 +208,9 @@ public final class Communicator implements AutoCloseable {
     /**
      * Joins the communicator that the launcher which started this process describes in its environment
      * (mpirun, srun, torchrun and the like: {@link LaunchEnvironment#detect}), as {@link #rendezvous} does,
-     * with the rank, size and store address from there. Rank 0 hosts the store when the address is one of its
-     * host's (and {@link CommunicatorConfig#hostStore()} is on); otherwise it is expected to run apart. Prints
+     * with the rank, size and store address from there, and the job secret from
+     * {@value LaunchEnvironment#JOB_SECRET_VARIABLE} if {@code config} has none. Rank 0 hosts the store when the
+     * address is one of its host's (and {@link CommunicatorConfig#hostStore()} is on); otherwise it is expected to run apart. Prints
      * one line to standard error naming the launcher, rank, size, local rank and store.
      *
      * @param config how this rank joins and runs the communicator, as for {@link #rendezvous}
@@ -239,7 +240,7 @@ public final class Communicator implements AutoCloseable {
         if (config == null) {
             throw new IllegalArgumentException("a config is required");
         }
-        return LaunchEnvironment.detect(environment).join(config);
+        return LaunchEnvironment.detect(environment).join(LaunchEnvironment.withJobSecretOf(environment, config));
     }
 
     /** {@return this rank, 0 .. {@code size() - 1}}; any thread. */
