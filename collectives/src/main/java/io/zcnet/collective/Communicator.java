@@ -307,7 +307,7 @@ public final class Communicator implements AutoCloseable {
     public void barrier() throws CollectiveException {
         enter();
         try {
-            perform(Immediate.BARRIER, 0, null, null);
+            perform(Schedule.BARRIER, 0, null, null);
         } finally {
             busy.set(false);
         }
@@ -397,10 +397,10 @@ public final class Communicator implements AutoCloseable {
             call.set(input, output, count, type, op, 0);
             if (a == Algorithm.RING) {
                 ring.slicing.even(count);
-                perform(Immediate.ALLREDUCE_RING, bytes, input, output);
+                perform(Schedule.ALLREDUCE_RING, bytes, input, output);
             } else {
-                perform(halvingDoubling.foldsAdaptively(bytes, config.slotBytes()) ? Immediate.ALLREDUCE_FOLDED
-                        : Immediate.ALLREDUCE_HALVING_DOUBLING, bytes, input, output);
+                perform(halvingDoubling.foldsAdaptively(bytes, config.slotBytes()) ? Schedule.ALLREDUCE_FOLDED
+                        : Schedule.ALLREDUCE_HALVING_DOUBLING, bytes, input, output);
             }
         } finally {
             busy.set(false);
@@ -491,7 +491,7 @@ public final class Communicator implements AutoCloseable {
             Ring.copyUnlessSame(input, 0, output, 0, mine * e);
         } else {
             call.set(input, output, total, type, op, 0);
-            perform(Immediate.REDUCE_SCATTER_RING, total * e, input, output);
+            perform(Schedule.REDUCE_SCATTER_RING, total * e, input, output);
         }
     }
 
@@ -599,7 +599,7 @@ public final class Communicator implements AutoCloseable {
             return;
         }
         call.set(input, output, total, type, null, 0);
-        perform(a == Algorithm.RING ? Immediate.ALLGATHER_RING : Immediate.ALLGATHER_DIRECT, total * e, input, output);
+        perform(a == Algorithm.RING ? Schedule.ALLGATHER_RING : Schedule.ALLGATHER_DIRECT, total * e, input, output);
     }
 
     // ---------------------------------------------------------------- broadcast
@@ -661,10 +661,10 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             call.set(buffer, buffer, count, type, null, root);
-            int schedule = switch (a) {
-                case TREE -> Immediate.BROADCAST_TREE;
-                case RING -> Immediate.BROADCAST_RING;
-                default -> Immediate.BROADCAST_DIRECT;
+            Schedule schedule = switch (a) {
+                case TREE -> Schedule.BROADCAST_TREE;
+                case RING -> Schedule.BROADCAST_RING;
+                default -> Schedule.BROADCAST_DIRECT;
             };
             perform(schedule, count * type.byteSize(), buffer, null);
         } finally {
@@ -746,10 +746,10 @@ public final class Communicator implements AutoCloseable {
             }
             call.set(input, into, count, type, op, root);
             if (a == Algorithm.TREE) {
-                perform(Immediate.REDUCE_TREE, bytes, input, into);
+                perform(Schedule.REDUCE_TREE, bytes, input, into);
             } else {
                 ring.slicing.even(count);
-                perform(Immediate.REDUCE_RING, bytes, input, into);
+                perform(Schedule.REDUCE_RING, bytes, input, into);
             }
         } finally {
             busy.set(false);
@@ -846,7 +846,7 @@ public final class Communicator implements AutoCloseable {
             return;
         }
         call.set(input, output, 0, type, null, 0);
-        perform(Immediate.ALL_TO_ALL, Math.max(sending, receiving) * e, input, output);
+        perform(Schedule.ALL_TO_ALL, Math.max(sending, receiving) * e, input, output);
     }
 
     // ---------------------------------------------------------------- plumbing
@@ -857,7 +857,7 @@ public final class Communicator implements AutoCloseable {
      * may touch its segments (null: none), so each of its waits is one wake-up of that thread; else on this
      * thread, which reduces and copies while the loop thread moves the bytes.
      */
-    private void perform(int schedule, long bytes, MemorySegment a, MemorySegment b) throws CollectiveException {
+    private void perform(Schedule schedule, long bytes, MemorySegment a, MemorySegment b) throws CollectiveException {
         call.schedule = schedule;
         long limit = config.loopThreadBytes();
         boolean here = !context.isDrivenByCallingThread() && (limit == 0 || bytes > limit
@@ -870,7 +870,7 @@ public final class Communicator implements AutoCloseable {
      * thread allocates nothing. What the caller wrote before the hand-off the loop thread sees.
      */
     private final class Call implements LoopJob {
-        int schedule;
+        Schedule schedule;
         MemorySegment input;
         MemorySegment output;
         long count;
@@ -894,23 +894,22 @@ public final class Communicator implements AutoCloseable {
                 int slots = config.slots();
                 int slotBytes = config.slotBytes();
                 switch (schedule) {
-                    case Immediate.BARRIER -> barrier.run();
-                    case Immediate.ALLREDUCE_RING -> ring.run(Ring.ALLREDUCE, input, output, type, op, 0, slots, slotBytes);
-                    case Immediate.ALLREDUCE_HALVING_DOUBLING ->
+                    case BARRIER -> barrier.run();
+                    case ALLREDUCE_RING -> ring.run(Ring.ALLREDUCE, input, output, type, op, 0, slots, slotBytes);
+                    case ALLREDUCE_HALVING_DOUBLING ->
                             halvingDoubling.allreduce(input, output, count, type, op, slotBytes);
-                    case Immediate.ALLREDUCE_FOLDED ->
+                    case ALLREDUCE_FOLDED ->
                             halvingDoubling.foldedAdaptively(input, output, count, type, op, slotBytes);
-                    case Immediate.REDUCE_SCATTER_RING ->
+                    case REDUCE_SCATTER_RING ->
                             ring.run(Ring.REDUCE_SCATTER, input, output, type, op, 0, slots, slotBytes);
-                    case Immediate.ALLGATHER_RING -> ring.run(Ring.ALLGATHER, input, output, type, null, 0, slots, slotBytes);
-                    case Immediate.ALLGATHER_DIRECT -> direct.allgather(input, output, ring.slicing.starts, type, slotBytes);
-                    case Immediate.BROADCAST_TREE -> tree.broadcast(input, count, type.byteSize(), root, slotBytes);
-                    case Immediate.BROADCAST_RING -> chain.broadcast(input, count, type.byteSize(), root, slotBytes);
-                    case Immediate.BROADCAST_DIRECT -> direct.broadcast(input, count, type, root, slotBytes);
-                    case Immediate.REDUCE_TREE -> tree.reduce(input, output, count, type, op, root, slotBytes);
-                    case Immediate.REDUCE_RING -> ring.run(Ring.REDUCE, input, output, type, op, root, slots, slotBytes);
-                    case Immediate.ALL_TO_ALL -> direct.allToAll(input, sendStarts, output, receiveStarts, type, slotBytes);
-                    default -> throw new IllegalStateException("no operation " + schedule);
+                    case ALLGATHER_RING -> ring.run(Ring.ALLGATHER, input, output, type, null, 0, slots, slotBytes);
+                    case ALLGATHER_DIRECT -> direct.allgather(input, output, ring.slicing.starts, type, slotBytes);
+                    case BROADCAST_TREE -> tree.broadcast(input, count, type.byteSize(), root, slotBytes);
+                    case BROADCAST_RING -> chain.broadcast(input, count, type.byteSize(), root, slotBytes);
+                    case BROADCAST_DIRECT -> direct.broadcast(input, count, type, root, slotBytes);
+                    case REDUCE_TREE -> tree.reduce(input, output, count, type, op, root, slotBytes);
+                    case REDUCE_RING -> ring.run(Ring.REDUCE, input, output, type, op, root, slots, slotBytes);
+                    case ALL_TO_ALL -> direct.allToAll(input, sendStarts, output, receiveStarts, type, slotBytes);
                 }
             } finally {
                 // The caller's memory is not kept beyond the call.
@@ -969,7 +968,7 @@ public final class Communicator implements AutoCloseable {
         try {
             if (!links.isBroken() && size > 1) {
                 try {
-                    perform(Immediate.BARRIER, 0, null, null);
+                    perform(Schedule.BARRIER, 0, null, null);
                     links.drainSends();
                 } catch (CollectiveException e) {
                     // A peer left without closing, or failed: there is nothing left to hand over.
