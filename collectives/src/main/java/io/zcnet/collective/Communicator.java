@@ -1,22 +1,17 @@
 package io.zcnet.collective;
 
-import io.zcnet.qp.QpConfig;
 import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QueuePair;
 import io.zcnet.ring.EngineKind;
-import io.zcnet.ring.EventLoopConfig;
-import io.zcnet.ring.LoopIdle;
 import io.zcnet.ring.LoopJob;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.IntSupplier;
 
 /**
  * A group of N ranks (processes, or threads of one process, each with a communicator of its own) that run
@@ -164,45 +159,8 @@ public final class Communicator implements AutoCloseable {
         if (store.isUnresolved()) {
             throw new IllegalArgumentException("cannot resolve the store address " + store);
         }
-        long deadline = System.nanoTime() + config.connectTimeout().toNanos();
-        RendezvousServer server = rank == 0 && config.hostStore()
-                ? RendezvousServer.start(store, size, config.connectTimeout(), config.jobSecret()) : null;
-        QpContext context = null;
-        Staging staging = null;
-        try {
-            EventLoopConfig loop = EventLoopConfig.defaults().withEngine(config.engine());
-            if (config.busyPoll()) {
-                // Nothing turns between this thread's calls, so no heartbeat: silence cannot mean a dead peer.
-                config = config.withQueuePairs(config.queuePairs().withTimeouts(config.queuePairs().handshakeTimeout(),
-                        Duration.ofMillis(QpConfig.MAX_SILENCE_MILLIS)));
-                context = QpContext.openOnCallingThread(loop.withIdle(LoopIdle.yielding()));
-            } else {
-                context = QpContext.open(loop);
-            }
-            staging = new Staging(context, rank, size, config.slots(), config.slotBytes());
-            Mesh.Connected mesh;
-            try (RendezvousClient client = RendezvousClient.join(store, rank, size, deadline, config.jobSecret())) {
-                mesh = Mesh.connect(rank, size, context, staging, client, config, deadline);
-            }
-            return new Communicator(rank, size, config, context, staging, mesh);
-        } catch (IOException | RuntimeException e) {
-            IOException failed = new IOException("rank " + rank + " of " + size + " could not join the communicator at "
-                    + store + ": " + e.getMessage(), e);
-            Teardown teardown = new Teardown();
-            if (server != null) {
-                teardown.run(server::close);
-            }
-            if (context != null) {
-                teardown.run(context::close);
-            }
-            if (staging != null) {
-                teardown.run(staging::close);
-            }
-            if (teardown.failure() != null) {
-                failed.addSuppressed(teardown.failure());
-            }
-            throw failed;
-        }
+        Bootstrap.Joined joined = Bootstrap.join(rank, size, store, config);
+        return new Communicator(rank, size, joined.config(), joined.context(), joined.staging(), joined.mesh());
     }
 
     /**
@@ -267,26 +225,14 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Makes this rank say it runs on the CPU {@code cpu} gives instead of asking the kernel, for tests of the
-     * adaptive fold ({@link HalvingDoubling#foldsAdaptively}); the joining thread, before the first operation.
+     * The parts of this rank that tests look into ({@code Probe} in the tests: messages sent per link, the CPU the
+     * adaptive fold is told, the queue pairs, whether the staging memory is freed); never used by the library.
      */
-    void reportCpu(IntSupplier cpu) {
-        halvingDoubling.cpu = cpu;
+    record Parts(Links links, HalvingDoubling halvingDoubling, Staging staging) {
     }
 
-    /** How many messages this rank has sent to {@code peer}, for tests; the joining thread, between calls. */
-    long messagesSentTo(int peer) {
-        return links.to(peer).sent();
-    }
-
-    /** The queue pair to {@code peer}, for tests that break it; any thread. */
-    QueuePair queuePairTo(int peer) {
-        return links.to(peer).qp;
-    }
-
-    /** Whether the staging memory is freed, for tests of closing; any thread. */
-    boolean stagingFreed() {
-        return staging.isFreed();
+    Parts parts() {
+        return new Parts(links, halvingDoubling, staging);
     }
 
     /** {@return the engine the queue pairs run on}; any thread. */
