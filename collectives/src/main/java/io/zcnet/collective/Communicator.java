@@ -1,22 +1,17 @@
 package io.zcnet.collective;
 
-import io.zcnet.qp.QpConfig;
 import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QueuePair;
 import io.zcnet.ring.EngineKind;
-import io.zcnet.ring.EventLoopConfig;
-import io.zcnet.ring.LoopIdle;
 import io.zcnet.ring.LoopJob;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.IntSupplier;
 
 /**
  * A group of N ranks (processes, or threads of one process, each with a communicator of its own) that run
@@ -164,52 +159,16 @@ public final class Communicator implements AutoCloseable {
         if (store.isUnresolved()) {
             throw new IllegalArgumentException("cannot resolve the store address " + store);
         }
-        long deadline = System.nanoTime() + config.connectTimeout().toNanos();
-        RendezvousServer server = rank == 0 && config.hostStore()
-                ? RendezvousServer.start(store, size, config.connectTimeout()) : null;
-        QpContext context = null;
-        Staging staging = null;
-        try {
-            EventLoopConfig loop = EventLoopConfig.defaults().withEngine(config.engine());
-            if (config.busyPoll()) {
-                // Nothing turns between this thread's calls, so no heartbeat: silence cannot mean a dead peer.
-                config = config.withQueuePairs(config.queuePairs().withTimeouts(config.queuePairs().handshakeTimeout(),
-                        Duration.ofMillis(QpConfig.MAX_SILENCE_MILLIS)));
-                context = QpContext.openOnCallingThread(loop.withIdle(LoopIdle.yielding()));
-            } else {
-                context = QpContext.open(loop);
-            }
-            staging = new Staging(context, rank, size, config.slots(), config.slotBytes());
-            Mesh.Connected mesh;
-            try (RendezvousClient client = RendezvousClient.join(store, rank, size, deadline)) {
-                mesh = Mesh.connect(rank, size, context, staging, client, config, deadline);
-            }
-            return new Communicator(rank, size, config, context, staging, mesh);
-        } catch (IOException | RuntimeException e) {
-            IOException failed = new IOException("rank " + rank + " of " + size + " could not join the communicator at "
-                    + store + ": " + e.getMessage(), e);
-            Teardown teardown = new Teardown();
-            if (server != null) {
-                teardown.run(server::close);
-            }
-            if (context != null) {
-                teardown.run(context::close);
-            }
-            if (staging != null) {
-                teardown.run(staging::close);
-            }
-            if (teardown.failure() != null) {
-                failed.addSuppressed(teardown.failure());
-            }
-            throw failed;
-        }
+        Bootstrap.Joined joined = Bootstrap.join(rank, size, store, config);
+        return new Communicator(rank, size, joined.config(), joined.context(), joined.staging(), joined.mesh());
     }
 
     /**
      * Joins the communicator that the launcher which started this process describes in its environment
      * (mpirun, srun, torchrun and the like: {@link LaunchEnvironment#detect}), as {@link #rendezvous} does,
-     * with the rank, size and store address from there. Rank 0 hosts the store when the address is one of its
-     * host's (and {@link CommunicatorConfig#hostStore()} is on); otherwise it is expected to run apart. Prints
+     * with the rank, size and store address from there, and the job secret from
+     * {@value LaunchEnvironment#JOB_SECRET_VARIABLE} if {@code config} has none. Rank 0 hosts the store when the
+     * address is one of its host's (and {@link CommunicatorConfig#hostStore()} is on); otherwise it is expected to run apart. Prints
      * one line to standard error naming the launcher, rank, size, local rank and store.
      *
      * @param config how this rank joins and runs the communicator, as for {@link #rendezvous}
@@ -239,7 +198,7 @@ public final class Communicator implements AutoCloseable {
         if (config == null) {
             throw new IllegalArgumentException("a config is required");
         }
-        return LaunchEnvironment.detect(environment).join(config);
+        return LaunchEnvironment.detect(environment).join(LaunchEnvironment.withJobSecretOf(environment, config));
     }
 
     /** {@return this rank, 0 .. {@code size() - 1}}; any thread. */
@@ -266,26 +225,14 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Makes this rank say it runs on the CPU {@code cpu} gives instead of asking the kernel, for tests of the
-     * adaptive fold ({@link HalvingDoubling#foldsAdaptively}); the joining thread, before the first operation.
+     * The parts of this rank that tests look into ({@code Probe} in the tests: messages sent per link, the CPU the
+     * adaptive fold is told, the queue pairs, whether the staging memory is freed); never used by the library.
      */
-    void reportCpu(IntSupplier cpu) {
-        halvingDoubling.cpu = cpu;
+    record Parts(Links links, HalvingDoubling halvingDoubling, Staging staging) {
     }
 
-    /** How many messages this rank has sent to {@code peer}, for tests; the joining thread, between calls. */
-    long messagesSentTo(int peer) {
-        return links.to(peer).sent();
-    }
-
-    /** The queue pair to {@code peer}, for tests that break it; any thread. */
-    QueuePair queuePairTo(int peer) {
-        return links.to(peer).qp;
-    }
-
-    /** Whether the staging memory is freed, for tests of closing; any thread. */
-    boolean stagingFreed() {
-        return staging.isFreed();
+    Parts parts() {
+        return new Parts(links, halvingDoubling, staging);
     }
 
     /** {@return the engine the queue pairs run on}; any thread. */
@@ -306,7 +253,7 @@ public final class Communicator implements AutoCloseable {
     public void barrier() throws CollectiveException {
         enter();
         try {
-            perform(Immediate.BARRIER, 0, null, null);
+            perform(Schedule.BARRIER, 0, null, null);
         } finally {
             busy.set(false);
         }
@@ -396,10 +343,10 @@ public final class Communicator implements AutoCloseable {
             call.set(input, output, count, type, op, 0);
             if (a == Algorithm.RING) {
                 ring.slicing.even(count);
-                perform(Immediate.ALLREDUCE_RING, bytes, input, output);
+                perform(Schedule.ALLREDUCE_RING, bytes, input, output);
             } else {
-                perform(halvingDoubling.foldsAdaptively(bytes, config.slotBytes()) ? Immediate.ALLREDUCE_FOLDED
-                        : Immediate.ALLREDUCE_HALVING_DOUBLING, bytes, input, output);
+                perform(halvingDoubling.foldsAdaptively(bytes, config.slotBytes()) ? Schedule.ALLREDUCE_FOLDED
+                        : Schedule.ALLREDUCE_HALVING_DOUBLING, bytes, input, output);
             }
         } finally {
             busy.set(false);
@@ -490,7 +437,7 @@ public final class Communicator implements AutoCloseable {
             Ring.copyUnlessSame(input, 0, output, 0, mine * e);
         } else {
             call.set(input, output, total, type, op, 0);
-            perform(Immediate.REDUCE_SCATTER_RING, total * e, input, output);
+            perform(Schedule.REDUCE_SCATTER_RING, total * e, input, output);
         }
     }
 
@@ -598,7 +545,7 @@ public final class Communicator implements AutoCloseable {
             return;
         }
         call.set(input, output, total, type, null, 0);
-        perform(a == Algorithm.RING ? Immediate.ALLGATHER_RING : Immediate.ALLGATHER_DIRECT, total * e, input, output);
+        perform(a == Algorithm.RING ? Schedule.ALLGATHER_RING : Schedule.ALLGATHER_DIRECT, total * e, input, output);
     }
 
     // ---------------------------------------------------------------- broadcast
@@ -660,10 +607,10 @@ public final class Communicator implements AutoCloseable {
                 return;
             }
             call.set(buffer, buffer, count, type, null, root);
-            int schedule = switch (a) {
-                case TREE -> Immediate.BROADCAST_TREE;
-                case RING -> Immediate.BROADCAST_RING;
-                default -> Immediate.BROADCAST_DIRECT;
+            Schedule schedule = switch (a) {
+                case TREE -> Schedule.BROADCAST_TREE;
+                case RING -> Schedule.BROADCAST_RING;
+                default -> Schedule.BROADCAST_DIRECT;
             };
             perform(schedule, count * type.byteSize(), buffer, null);
         } finally {
@@ -745,10 +692,10 @@ public final class Communicator implements AutoCloseable {
             }
             call.set(input, into, count, type, op, root);
             if (a == Algorithm.TREE) {
-                perform(Immediate.REDUCE_TREE, bytes, input, into);
+                perform(Schedule.REDUCE_TREE, bytes, input, into);
             } else {
                 ring.slicing.even(count);
-                perform(Immediate.REDUCE_RING, bytes, input, into);
+                perform(Schedule.REDUCE_RING, bytes, input, into);
             }
         } finally {
             busy.set(false);
@@ -845,7 +792,7 @@ public final class Communicator implements AutoCloseable {
             return;
         }
         call.set(input, output, 0, type, null, 0);
-        perform(Immediate.ALL_TO_ALL, Math.max(sending, receiving) * e, input, output);
+        perform(Schedule.ALL_TO_ALL, Math.max(sending, receiving) * e, input, output);
     }
 
     // ---------------------------------------------------------------- plumbing
@@ -856,7 +803,7 @@ public final class Communicator implements AutoCloseable {
      * may touch its segments (null: none), so each of its waits is one wake-up of that thread; else on this
      * thread, which reduces and copies while the loop thread moves the bytes.
      */
-    private void perform(int schedule, long bytes, MemorySegment a, MemorySegment b) throws CollectiveException {
+    private void perform(Schedule schedule, long bytes, MemorySegment a, MemorySegment b) throws CollectiveException {
         call.schedule = schedule;
         long limit = config.loopThreadBytes();
         boolean here = !context.isDrivenByCallingThread() && (limit == 0 || bytes > limit
@@ -869,7 +816,7 @@ public final class Communicator implements AutoCloseable {
      * thread allocates nothing. What the caller wrote before the hand-off the loop thread sees.
      */
     private final class Call implements LoopJob {
-        int schedule;
+        Schedule schedule;
         MemorySegment input;
         MemorySegment output;
         long count;
@@ -893,23 +840,22 @@ public final class Communicator implements AutoCloseable {
                 int slots = config.slots();
                 int slotBytes = config.slotBytes();
                 switch (schedule) {
-                    case Immediate.BARRIER -> barrier.run();
-                    case Immediate.ALLREDUCE_RING -> ring.run(Ring.ALLREDUCE, input, output, type, op, 0, slots, slotBytes);
-                    case Immediate.ALLREDUCE_HALVING_DOUBLING ->
+                    case BARRIER -> barrier.run();
+                    case ALLREDUCE_RING -> ring.run(Ring.ALLREDUCE, input, output, type, op, 0, slots, slotBytes);
+                    case ALLREDUCE_HALVING_DOUBLING ->
                             halvingDoubling.allreduce(input, output, count, type, op, slotBytes);
-                    case Immediate.ALLREDUCE_FOLDED ->
+                    case ALLREDUCE_FOLDED ->
                             halvingDoubling.foldedAdaptively(input, output, count, type, op, slotBytes);
-                    case Immediate.REDUCE_SCATTER_RING ->
+                    case REDUCE_SCATTER_RING ->
                             ring.run(Ring.REDUCE_SCATTER, input, output, type, op, 0, slots, slotBytes);
-                    case Immediate.ALLGATHER_RING -> ring.run(Ring.ALLGATHER, input, output, type, null, 0, slots, slotBytes);
-                    case Immediate.ALLGATHER_DIRECT -> direct.allgather(input, output, ring.slicing.starts, type, slotBytes);
-                    case Immediate.BROADCAST_TREE -> tree.broadcast(input, count, type.byteSize(), root, slotBytes);
-                    case Immediate.BROADCAST_RING -> chain.broadcast(input, count, type.byteSize(), root, slotBytes);
-                    case Immediate.BROADCAST_DIRECT -> direct.broadcast(input, count, type, root, slotBytes);
-                    case Immediate.REDUCE_TREE -> tree.reduce(input, output, count, type, op, root, slotBytes);
-                    case Immediate.REDUCE_RING -> ring.run(Ring.REDUCE, input, output, type, op, root, slots, slotBytes);
-                    case Immediate.ALL_TO_ALL -> direct.allToAll(input, sendStarts, output, receiveStarts, type, slotBytes);
-                    default -> throw new IllegalStateException("no operation " + schedule);
+                    case ALLGATHER_RING -> ring.run(Ring.ALLGATHER, input, output, type, null, 0, slots, slotBytes);
+                    case ALLGATHER_DIRECT -> direct.allgather(input, output, ring.slicing.starts, type, slotBytes);
+                    case BROADCAST_TREE -> tree.broadcast(input, count, type.byteSize(), root, slotBytes);
+                    case BROADCAST_RING -> chain.broadcast(input, count, type.byteSize(), root, slotBytes);
+                    case BROADCAST_DIRECT -> direct.broadcast(input, count, type, root, slotBytes);
+                    case REDUCE_TREE -> tree.reduce(input, output, count, type, op, root, slotBytes);
+                    case REDUCE_RING -> ring.run(Ring.REDUCE, input, output, type, op, root, slots, slotBytes);
+                    case ALL_TO_ALL -> direct.allToAll(input, sendStarts, output, receiveStarts, type, slotBytes);
                 }
             } finally {
                 // The caller's memory is not kept beyond the call.
@@ -968,7 +914,7 @@ public final class Communicator implements AutoCloseable {
         try {
             if (!links.isBroken() && size > 1) {
                 try {
-                    perform(Immediate.BARRIER, 0, null, null);
+                    perform(Schedule.BARRIER, 0, null, null);
                     links.drainSends();
                 } catch (CollectiveException e) {
                     // A peer left without closing, or failed: there is nothing left to hand over.

@@ -13,7 +13,8 @@ import java.time.Duration;
  * @param engine            the engine of the rank's queue-pair context ({@link EventLoopConfig.Choice#AUTO}:
  *                          io_uring where it runs, else NIO)
  * @param queuePairs        the configuration of every queue pair, subflows per queue pair included
- *                          ({@link QpConfig#withSubflows}); its queue depths must exceed {@code slots}
+ *                          ({@link QpConfig#withSubflows}); its queue depths must exceed {@code slots}. Its
+ *                          pre-shared key is the job secret ({@link #withJobSecret})
  * @param slots             staging slots per peer and direction: how many messages to one peer may be in
  *                          flight at once (1 .. 64)
  * @param slotBytes         bytes per slot, the largest message: operations are cut into pieces of this size
@@ -175,6 +176,35 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     public CommunicatorConfig withListenAddress(InetAddress address) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, address,
                 hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
+    }
+
+    /**
+     * {@return this configuration with a job secret, or without one} Every rank of the job must be given the
+     * same. With one, a connection joins the rendezvous store only by proving it holds the secret, and a queue
+     * pair reaches a rank only if its peer proves it too (it is every queue pair's pre-shared key,
+     * {@link QpConfig#withPreSharedKey}); the secret never crosses the wire (HMAC-SHA256 over a fresh nonce). So
+     * strangers on the network can neither take a rank's place nor a slot of a rank's listener, and are dropped
+     * (logged) while the ranks join. Without one, as before, anyone who can reach the store and the ranks'
+     * listeners can join as a rank not yet taken; strangers that do not still cannot stall or abort the
+     * rendezvous. Under a launcher, {@value LaunchEnvironment#JOB_SECRET_VARIABLE} gives it.
+     *
+     * @param secret 16 .. 64 bytes every rank holds (random, and kept like a password), or null for none
+     * @throws IllegalArgumentException if {@code secret} is not 16 .. 64 bytes
+     */
+    public CommunicatorConfig withJobSecret(byte[] secret) {
+        checkJobSecret(secret);
+        return withQueuePairs(queuePairs.withPreSharedKey(secret));
+    }
+
+    /** {@return a copy of the job secret ({@link #withJobSecret}), or null if there is none} */
+    public byte[] jobSecret() {
+        return queuePairs.preSharedKey();
+    }
+
+    static void checkJobSecret(byte[] secret) {
+        if (secret != null && (secret.length < 16 || secret.length > 64)) {
+            throw new IllegalArgumentException("a job secret must be 16..64 bytes, got " + secret.length);
+        }
     }
 
     /**

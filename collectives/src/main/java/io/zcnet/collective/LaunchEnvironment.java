@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
@@ -37,6 +38,15 @@ public record LaunchEnvironment(Launcher launcher, int rank, int size, int local
      * store may hold already; Slurm's first node).
      */
     public static final String STORE_VARIABLE = "ZCNET_STORE";
+
+    /**
+     * The variable that gives every rank the job secret ({@link CommunicatorConfig#withJobSecret}): 16 to 64
+     * characters (their UTF-8 bytes), e.g. {@code openssl rand -hex 32}, the same for every rank; set it in the
+     * launcher's environment (it passes it on, {@code mpirun -x} under Open MPI), never on a command line, which
+     * other users of the host can read. Unset: no secret, and anyone who reaches the store may join. A secret the
+     * config has already is kept.
+     */
+    public static final String JOB_SECRET_VARIABLE = "ZCNET_JOB_SECRET";
 
     /**
      * The store's port under Slurm without {@value #STORE_VARIABLE}, on the step's first node: torchrun's
@@ -197,8 +207,27 @@ public record LaunchEnvironment(Launcher launcher, int rank, int size, int local
         System.err.println("zcnet: " + launcher + " launch: rank " + rank + " of " + size + ", local rank "
                 + (localRank < 0 ? "not given" : localRank) + ", store " + address
                 + (resolvedTo.equals(store.getHostString()) ? "" : " (" + resolvedTo + ")") + " from " + storeFrom
-                + (rank != 0 ? "" : hosts ? ", hosted by this rank" : ", not hosted by this rank"));
+                + (rank != 0 ? "" : hosts ? ", hosted by this rank" : ", not hosted by this rank")
+                + (config.jobSecret() != null ? ", job secret set" : ", no job secret: anyone may join"));
         return Communicator.rendezvous(rank, size, resolved, config.withHostStore(hosts));
+    }
+
+    /**
+     * {@code config} with the job secret of {@value #JOB_SECRET_VARIABLE}, where it has none of its own and the
+     * variable is set.
+     *
+     * @throws IllegalArgumentException if the variable is set but not 16 .. 64 bytes
+     */
+    static CommunicatorConfig withJobSecretOf(Map<String, String> env, CommunicatorConfig config) {
+        String secret = env.get(JOB_SECRET_VARIABLE);
+        if (secret == null || config.jobSecret() != null) {
+            return config;
+        }
+        byte[] bytes = secret.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length < 16 || bytes.length > 64) {
+            throw new IllegalArgumentException(JOB_SECRET_VARIABLE + " must be 16..64 bytes, it has " + bytes.length);
+        }
+        return config.withJobSecret(bytes);
     }
 
     /** Whether {@code address} is one this host can listen on, so that rank 0 can host the store there. */

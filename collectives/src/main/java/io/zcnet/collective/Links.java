@@ -59,7 +59,7 @@ final class Links {
     /** How that thread pauses between its looks at the links. */
     private final BackoffWait offLoopWait = new BackoffWait(SPINS, 0, PARK_NANOS, PARK_NANOS);
 
-    private int schedule;
+    private Schedule schedule;
     private long sequence;
     private long lastProgress;
     /** When the running operation's grace for links ended by their peers runs out; 0 while none is ended. */
@@ -102,7 +102,7 @@ final class Links {
      *
      * @throws CollectiveException if an earlier operation failed, or the calling thread is interrupted
      */
-    void begin(int schedule) throws CollectiveException {
+    void begin(Schedule schedule) throws CollectiveException {
         if (broken != null) {
             throw new CollectiveException("the communicator is broken since an earlier operation failed: "
                     + broken.getMessage(), broken.peer(), broken);
@@ -189,12 +189,12 @@ final class Links {
         if (hint < 0 || hint > Immediate.maxHint()) {
             throw new IllegalArgumentException("hint " + hint + " outside 0.." + Immediate.maxHint());
         }
-        l.send((int) bytes, Immediate.of(schedule, sequence, Immediate.carriesHint(schedule) ? hint : l.operationSent));
+        l.send((int) bytes, Immediate.of(schedule, sequence, schedule.carriesHint() ? hint : l.operationSent));
     }
 
     /** The hint the next message from {@code l} carries, once it {@linkplain #arrived arrived}; 0 where none is sent. */
     int hint(Link l) {
-        return Immediate.carriesHint(schedule) ? Immediate.index(l.arrivalImmediate()) : 0;
+        return schedule.carriesHint() ? Immediate.index(l.arrivalImmediate()) : 0;
     }
 
     /**
@@ -221,7 +221,7 @@ final class Links {
     private void check(Link l, long bytes) throws CollectiveException {
         int got = l.arrivalImmediate();
         // A hint stands where the index would be: the one message its schedule sends on a link is index 0.
-        boolean hinted = Immediate.carriesHint(schedule) && l.operationConsumed == 0;
+        boolean hinted = schedule.carriesHint() && l.operationConsumed == 0;
         int want = Immediate.of(schedule, sequence, hinted ? Immediate.index(got) : l.operationConsumed);
         if (got != want) {
             throw fail(l.peer, "rank " + l.peer + " sent " + Immediate.describe(got) + " where this rank expected "
@@ -386,7 +386,7 @@ final class Links {
      * once, and every queue pair is closed so the peers' operations fail as soon as they look.
      */
     CollectiveException fail(int peer, String why, Throwable cause) {
-        CollectiveException e = new CollectiveException(Immediate.name(schedule) + " #" + sequence + " failed on rank "
+        CollectiveException e = new CollectiveException(schedule + " #" + sequence + " failed on rank "
                 + rank + ": " + why, peer, cause);
         if (broken == null) {
             broken = e;

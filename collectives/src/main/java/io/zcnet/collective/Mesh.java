@@ -2,6 +2,7 @@ package io.zcnet.collective;
 
 import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QpListener;
+import io.zcnet.qp.QpState;
 import io.zcnet.qp.QueuePair;
 import io.zcnet.qp.WorkCompletion;
 
@@ -10,6 +11,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 
 /**
@@ -18,11 +20,19 @@ import java.util.List;
  * the first rendezvous round, connects to every rank below it and accepts every rank above it; the
  * connecting side's first message is a 0-byte SEND whose immediate names its rank, which is how the
  * accepting side tells its queue pairs apart. Each side then posts the receives of its inbox slots, and
- * the second rendezvous round says that every rank has done so. Control path; one thread.
+ * the second rendezvous round says that every rank has done so.
+ *
+ * <p>A rank's listener meets strangers too. An accepted queue pair holds no rank's place until its hello names
+ * a rank above this one not yet connected, so one that says nothing, something else, or a rank already
+ * connected is logged once and closed while the ranks above go on connecting. With a job secret (the queue
+ * pairs' pre-shared key, {@link CommunicatorConfig#withJobSecret}) strangers do not get a queue pair at all,
+ * and a hello from a holder of the secret that names a rank already connected is two ranks started with one
+ * number: that fails. Control path; one thread.
  */
 final class Mesh {
     /** Work request id of the receive that takes the hello. */
     private static final long HELLO = -2;
+    private static final System.Logger LOG = System.getLogger("io.zcnet.collective");
 
     private Mesh() {
     }
@@ -63,11 +73,7 @@ final class Mesh {
                 links[peer].postReceives();
                 links[peer].sendHello(rank);
             }
-            for (QueuePair qp : accept(listener, size - 1 - rank, opened, staging, deadline)) {
-                int peer = hello(qp, rank, size, links, deadline);
-                links[peer] = new Link(peer, qp, staging, cards[peer].inboxKey(), staging.areaOf(rank, peer));
-                links[peer].postReceives();
-            }
+            acceptAbove(listener, rank, size, links, opened, staging, cards, config.jobSecret() != null, deadline);
             store.exchange(new byte[0], deadline, turn);
             boolean[] sameKernel = new boolean[size];
             for (int r = 0; r < size; r++) {
@@ -92,45 +98,90 @@ final class Mesh {
         }
     }
 
-    /** The queue pairs of the {@code count} ranks above this one, each with the receive for its hello posted. */
-    private static List<QueuePair> accept(QpListener listener, int count, List<QueuePair> opened, Staging staging,
-            long deadline) throws IOException {
-        List<QueuePair> accepted = new ArrayList<>();
-        while (accepted.size() < count) {
-            QueuePair qp;
-            try {
-                qp = listener.accept(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while accepting queue pairs", e);
+    /**
+     * Fills {@code links} above {@code rank} with the queue pairs whose hello names their rank, dropping those
+     * that name none or a taken one; {@code proven}: every queue pair proved the job secret.
+     */
+    private static void acceptAbove(QpListener listener, int rank, int size, Link[] links, List<QueuePair> opened,
+            Staging staging, RankCard[] cards, boolean proven, long deadline) throws IOException {
+        List<QueuePair> unnamed = new ArrayList<>();
+        WorkCompletion wc = new WorkCompletion();
+        int missing = size - 1 - rank;
+        try {
+            while (missing > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IOException("ranks " + notConnected(links, rank) + " did not connect a queue pair to rank "
+                            + rank + " within the connect timeout" + (listener.lastRefusal() == null ? ""
+                            : "; last refusal: " + listener.lastRefusal()));
+                }
+                // While some queue pair has not said which rank it is, look at it again every millisecond.
+                QueuePair qp = listener.accept(Duration.ofNanos(unnamed.isEmpty() ? left : Math.min(left, 1_000_000)));
+                if (qp != null) {
+                    opened.add(qp);
+                    unnamed.add(qp);
+                    qp.postReceive(HELLO, staging.inbox.localKey(), 0, 0);
+                }
+                for (Iterator<QueuePair> it = unnamed.iterator(); it.hasNext(); ) {
+                    QueuePair u = it.next();
+                    String stray;
+                    if (u.poll(wc)) {
+                        int peer = wc.isSuccess() && wc.hasImmediate() && wc.workRequestId() == HELLO
+                                ? Immediate.helloRank(wc.immediate()) : -1;
+                        if (!wc.isSuccess()) {
+                            stray = "its queue pair failed (" + WorkCompletion.statusName(wc.status()) + ") before it"
+                                    + " said which rank it is: " + u.errorReason();
+                        } else if (peer <= rank || peer >= size) {
+                            stray = "it sent " + wc + ", not a hello from a rank in " + (rank + 1) + ".." + (size - 1);
+                        } else if (links[peer] != null) {
+                            if (proven) {
+                                throw new IOException("two queue pairs that both prove the job secret say they are rank "
+                                        + peer + ": rank numbers must be unique");
+                            }
+                            stray = "it says it is rank " + peer + ", which is connected already";
+                        } else {
+                            it.remove();
+                            links[peer] = new Link(peer, u, staging, cards[peer].inboxKey(), staging.areaOf(rank, peer));
+                            links[peer].postReceives();
+                            missing--;
+                            continue;
+                        }
+                    } else if (u.state() == QpState.ERROR) {
+                        stray = "its queue pair failed before it said which rank it is: " + u.errorReason();
+                    } else {
+                        continue;
+                    }
+                    it.remove();
+                    drop(u, rank, stray, opened);
+                }
             }
-            if (qp == null) {
-                throw new IOException("only " + accepted.size() + " of the " + count + " ranks above connected within the"
-                        + " connect timeout" + (listener.lastRefusal() == null ? "" : "; last refusal: "
-                        + listener.lastRefusal()));
+            for (QueuePair u : unnamed) {
+                drop(u, rank, "it never said which rank it is", opened);
             }
-            opened.add(qp);
-            accepted.add(qp);
-            qp.postReceive(HELLO, staging.inbox.localKey(), 0, 0);
+            // A queue pair left waiting in the listener would stay open in the context, never handed out.
+            for (QueuePair late; (late = listener.accept(Duration.ZERO)) != null; ) {
+                drop(late, rank, "it came after every rank above had connected", opened);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while accepting queue pairs", e);
         }
-        return accepted;
     }
 
-    /** Waits for the hello on an accepted queue pair and returns the rank it names. */
-    private static int hello(QueuePair qp, int rank, int size, Link[] links, long deadline) throws IOException {
-        WorkCompletion wc = new WorkCompletion();
-        if (!qp.await(wc, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
-            throw new IOException("a rank connected but did not say which within the connect timeout");
+    private static void drop(QueuePair qp, int rank, String why, List<QueuePair> opened) {
+        LOG.log(System.Logger.Level.WARNING, "zcnet rank " + rank + ": dropped an accepted queue pair, " + qp + ": "
+                + why);
+        opened.remove(qp);
+        qp.close();
+    }
+
+    private static List<Integer> notConnected(Link[] links, int rank) {
+        List<Integer> list = new ArrayList<>();
+        for (int r = rank + 1; r < links.length; r++) {
+            if (links[r] == null) {
+                list.add(r);
+            }
         }
-        if (!wc.isSuccess()) {
-            throw new IOException("the queue pair of a connecting rank failed before it said which rank it is ("
-                    + WorkCompletion.statusName(wc.status()) + "): " + qp.errorReason());
-        }
-        int peer = wc.hasImmediate() ? Immediate.helloRank(wc.immediate()) : -1;
-        if (wc.workRequestId() != HELLO || peer <= rank || peer >= size || links[peer] != null) {
-            throw new IOException("a connecting rank sent " + wc + " instead of a hello from a rank in " + (rank + 1) + ".."
-                    + (size - 1) + " not yet connected");
-        }
-        return peer;
+        return list;
     }
 }

@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -37,20 +38,17 @@ final class RendezvousClient implements AutoCloseable {
         this.size = size;
     }
 
-    /** Connects as {@code rank} of {@code size}, trying again until {@code deadline} while nobody listens. */
-    static RendezvousClient join(InetSocketAddress store, int rank, int size, long deadline) throws IOException {
+    /**
+     * Connects as {@code rank} of {@code size}, trying again until {@code deadline} while nobody listens, and
+     * answers the store's nonce with the proof of {@code secret} (null: none).
+     */
+    static RendezvousClient join(InetSocketAddress store, int rank, int size, long deadline, byte[] secret)
+            throws IOException {
         while (true) {
             Socket s = new Socket();
             try {
                 s.setTcpNoDelay(true);
                 s.connect(store, Math.max(1, millisLeft(deadline, store)));
-                RendezvousClient client = new RendezvousClient(s, store, size);
-                client.out.writeInt(RendezvousServer.MAGIC);
-                client.out.writeShort(RendezvousServer.VERSION);
-                client.out.writeInt(rank);
-                client.out.writeInt(size);
-                client.out.flush();
-                return client;
             } catch (ConnectException | SocketTimeoutException notYet) {
                 s.close();
                 if (millisLeft(deadline, store) <= RETRY_MILLIS) {
@@ -58,11 +56,37 @@ final class RendezvousClient implements AutoCloseable {
                             + notYet.getMessage(), notYet);
                 }
                 sleep();
+                continue;
+            } catch (IOException e) {
+                s.close();
+                throw e;
+            }
+            try {
+                RendezvousClient client = new RendezvousClient(s, store, size);
+                client.introduce(rank, size, deadline, secret);
+                return client;
             } catch (IOException e) {
                 s.close();
                 throw e;
             }
         }
+    }
+
+    private void introduce(int rank, int size, long deadline, byte[] secret) throws IOException {
+        byte[] header = ByteBuffer.allocate(RendezvousServer.HEADER_BYTES).putInt(RendezvousServer.MAGIC)
+                .putShort((short) RendezvousServer.VERSION).putInt(rank).putInt(size).array();
+        out.write(header);
+        out.flush();
+        socket.setSoTimeout(Math.max(1, Math.min(RendezvousServer.HEADER_MILLIS, millisLeft(deadline, store))));
+        byte[] nonce = new byte[MembershipProof.NONCE_BYTES];
+        try {
+            in.readFully(nonce);
+        } catch (IOException e) {
+            throw new IOException("the rendezvous store at " + store + " did not open the connection with its nonce: "
+                    + e, e);
+        }
+        out.write(MembershipProof.of(secret, nonce, header));
+        out.flush();
     }
 
     /** The local address of the connection: the interface that reaches the store. */

@@ -120,7 +120,7 @@ abstract class CollectiveContractTest {
                 assertEquals(sharing == CoreSharing.SHARED, c.coresShared());
                 try (Arena arena = Arena.ofConfined()) {
                     Matrix m = new Matrix(c, arena);
-                    long before = c.rank() == 0 ? c.messagesSentTo(size / 2) : 0;
+                    long before = c.rank() == 0 ? Probe.messagesSentTo(c, size / 2) : 0;
                     boolean inPlace = false;
                     for (DataType type : DataType.values()) {
                         for (ReduceOp op : ReduceOp.values()) {
@@ -132,7 +132,7 @@ abstract class CollectiveContractTest {
                     if (c.rank() == 0) {
                         // Folded, rank 0 hands its data to rank 1 and gets the result back: it never talks to the
                         // rank half-way round, its last partner in recursive doubling among all.
-                        long sent = c.messagesSentTo(size / 2) - before;
+                        long sent = Probe.messagesSentTo(c, size / 2) - before;
                         assertEquals(folds, sent == 0, () -> "rank 0 sent " + sent + " messages to rank " + size / 2);
                     }
                 }
@@ -148,9 +148,9 @@ abstract class CollectiveContractTest {
             group.run(c -> {
                 // Every rank on "CPU 7": the middle ranks always share it, so ranks 0 and 1 swap roles after every
                 // operation. Or each on a CPU of its own: rank 1 keeps the middle step.
-                c.reportCpu(oneCpu ? () -> 7 : c::rank);
+                Probe.reportCpu(c, oneCpu ? () -> 7 : c::rank);
                 int operations = 6;
-                long before = c.rank() < 2 ? c.messagesSentTo(3) : 0;
+                long before = c.rank() < 2 ? Probe.messagesSentTo(c, 3) : 0;
                 try (Arena arena = Arena.ofConfined()) {
                     Matrix m = new Matrix(c, arena);
                     for (int i = 0; i < operations; i++) {
@@ -160,7 +160,7 @@ abstract class CollectiveContractTest {
                 }
                 if (c.rank() < 2) {
                     // The survivor of ranks 0 and 1 is the one that talks to rank 3: rank 1 first, then by turns.
-                    long sent = c.messagesSentTo(3) - before;
+                    long sent = Probe.messagesSentTo(c, 3) - before;
                     long expected = oneCpu ? operations / 2 : c.rank() == 1 ? operations : 0;
                     assertEquals(expected, sent, () -> "rank " + c.rank() + " sent " + sent + " messages to rank 3");
                 }
@@ -534,7 +534,7 @@ abstract class CollectiveContractTest {
     void aQueuePairWhoseListenerThrowsFailsItsRankAloneAndTheAbortStillFreesTheStaging() throws Exception {
         CountDownLatch failed = new CountDownLatch(1);
         try (RankGroup group = RankGroup.start(2, engine(), smallSlots())) {
-            group.ranks[0].queuePairTo(1).onCompletions(() -> {
+            Probe.queuePairTo(group.ranks[0], 1).onCompletions(() -> {
                 throw new IllegalStateException("a completion listener's bug");
             });
             group.run(c -> {
@@ -549,11 +549,11 @@ abstract class CollectiveContractTest {
                     return;
                 }
                 assertTrue(failed.await(RankGroup.WAIT.toSeconds(), TimeUnit.SECONDS), "rank 1's barrier never ended");
-                QueuePair broken = c.queuePairTo(1);
+                QueuePair broken = Probe.queuePairTo(c, 1);
                 assertEquals(QpState.ERROR, broken.state());
                 assertTrue(broken.errorReason().contains("a completion listener's bug"), broken::errorReason);
                 c.abort();
-                assertTrue(c.stagingFreed(), "the staging memory is not freed by the abort");
+                assertTrue(Probe.stagingFreed(c), "the staging memory is not freed by the abort");
                 c.close(); // closed cleanly once: nothing more to free or say
                 group.ranks[0] = null;
             });
@@ -573,7 +573,7 @@ abstract class CollectiveContractTest {
                 long count = 10_000; // more pieces than rank 1 has slots: rank 0 waits for it mid-operation
                 if (c.rank() == 0) {
                     Arena arena = Arena.ofShared();
-                    long sentBefore = c.messagesSentTo(1);
+                    long sentBefore = Probe.messagesSentTo(c, 1);
                     Thread freer = Thread.ofPlatform().start(() -> {
                         freeOnceSending(c, sentBefore, arena);
                         freed.countDown();
@@ -611,7 +611,7 @@ abstract class CollectiveContractTest {
     private static void freeOnceSending(Communicator c, long sentBefore, Arena arena) {
         long deadline = System.nanoTime() + RankGroup.WAIT.toNanos();
         while (System.nanoTime() < deadline) {
-            if (c.messagesSentTo(1) > sentBefore) {
+            if (Probe.messagesSentTo(c, 1) > sentBefore) {
                 try {
                     arena.close();
                     return;

@@ -1,5 +1,6 @@
 package io.zcnet.collective;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.zcnet.collective.LaunchEnvironment.Launcher;
 
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -34,6 +36,21 @@ class LaunchEnvironmentTest {
     private static void assertRefused(Map<String, String> env, String message) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> LaunchEnvironment.detect(env));
         assertTrue(e.getMessage().contains(message), () -> "'" + e.getMessage() + "' does not say '" + message + "'");
+    }
+
+    @Test
+    void theJobSecretComesFromItsVariableUnlessTheConfigHasOne() {
+        CommunicatorConfig none = CommunicatorConfig.defaults();
+        String secret = "0123456789abcdef0123456789abcdef";
+        Map<String, String> env = Map.of(LaunchEnvironment.JOB_SECRET_VARIABLE, secret);
+        assertArrayEquals(secret.getBytes(StandardCharsets.UTF_8),
+                LaunchEnvironment.withJobSecretOf(env, none).jobSecret());
+        assertEquals(null, LaunchEnvironment.withJobSecretOf(Map.of(), none).jobSecret());
+        byte[] own = "the config's own secret, kept".getBytes(StandardCharsets.UTF_8);
+        assertArrayEquals(own, LaunchEnvironment.withJobSecretOf(env, none.withJobSecret(own)).jobSecret());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> LaunchEnvironment.withJobSecretOf(Map.of(LaunchEnvironment.JOB_SECRET_VARIABLE, "short"), none));
+        assertTrue(e.getMessage().contains(LaunchEnvironment.JOB_SECRET_VARIABLE), e::getMessage);
     }
 
     @Test

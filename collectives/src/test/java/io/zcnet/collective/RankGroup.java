@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.IntStream;
 
 /**
  * N ranks as threads of this JVM, each with a communicator (and a queue-pair context, so a loop thread) of
@@ -38,38 +39,49 @@ final class RankGroup implements AutoCloseable {
     }
 
     static RankGroup start(int size, EventLoopConfig.Choice engine, CommunicatorConfig config) throws Exception {
+        try (RendezvousServer store = RendezvousServer.start(new InetSocketAddress("127.0.0.1", 0), size,
+                config.connectTimeout(), config.jobSecret())) {
+            return start(size, engine, config, store.address());
+        }
+    }
+
+    /** The ranks join at {@code store}, a store (or a relay in front of one) that the caller runs. */
+    static RankGroup start(int size, EventLoopConfig.Choice engine, CommunicatorConfig config, InetSocketAddress store)
+            throws Exception {
+        return startSome(size, IntStream.range(0, size).toArray(), engine, config, store);
+    }
+
+    /** Only {@code present} of the {@code size} ranks join at {@code store}: the rest never come. */
+    static RankGroup startSome(int size, int[] present, EventLoopConfig.Choice engine, CommunicatorConfig config,
+            InetSocketAddress store) throws Exception {
         ExecutorService[] threads = new ExecutorService[size];
         for (int r = 0; r < size; r++) {
             threads[r] = Executors.newSingleThreadExecutor(Thread.ofPlatform().name("rank-" + r).factory());
         }
         CommunicatorConfig each = config.withEngine(engine).withHostStore(false);
-        try (RendezvousServer store = RendezvousServer.start(new InetSocketAddress("127.0.0.1", 0), size,
-                config.connectTimeout())) {
-            List<Future<Communicator>> joining = new ArrayList<>();
-            for (int r = 0; r < size; r++) {
-                int rank = r;
-                joining.add(threads[r].submit(() -> Communicator.rendezvous(rank, size, store.address(), each)));
-            }
-            Communicator[] ranks = new Communicator[size];
-            Exception failure = null;
-            for (int r = 0; r < size; r++) {
-                try {
-                    ranks[r] = joining.get(r).get(WAIT.toSeconds(), TimeUnit.SECONDS);
-                } catch (ExecutionException | TimeoutException e) {
-                    if (failure == null) {
-                        failure = e;
-                    } else {
-                        failure.addSuppressed(e);
-                    }
+        List<Future<Communicator>> joining = new ArrayList<>();
+        for (int rank : present) {
+            joining.add(threads[rank].submit(() -> Communicator.rendezvous(rank, size, store, each)));
+        }
+        Communicator[] ranks = new Communicator[size];
+        Exception failure = null;
+        for (int i = 0; i < present.length; i++) {
+            try {
+                ranks[present[i]] = joining.get(i).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
                 }
             }
-            RankGroup group = new RankGroup(ranks, threads);
-            if (failure != null) {
-                group.close();
-                throw failure;
-            }
-            return group;
         }
+        RankGroup group = new RankGroup(ranks, threads);
+        if (failure != null) {
+            group.close();
+            throw failure;
+        }
+        return group;
     }
 
     /** Runs {@code body} on every rank at once and waits for all; throws the first failure, by rank. */

@@ -92,7 +92,8 @@ public final class BarrierCommunicator implements AutoCloseable {
         String published = "";
         if (rank == 0) {
             InetAddress host = config.listenAddress() != null ? config.listenAddress() : executorHost(tasks[0]);
-            store = RendezvousServer.start(new InetSocketAddress(host, 0), size, config.connectTimeout());
+            store = RendezvousServer.start(new InetSocketAddress(host, 0), size, config.connectTimeout(),
+                    config.jobSecret());
             published = store.address().getAddress().getHostAddress() + " " + store.address().getPort();
         }
         try {
