@@ -97,7 +97,7 @@ public final class QpContext implements AutoCloseable {
             this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
             this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
             this.heartbeats = t.call(() -> new HeartbeatClock(l));
-            this.senderSpaces = t.call(() -> new SenderSpaces(Subflow.SENDER));
+            this.senderSpaces = t.call(() -> new SenderSpaces(Subflow.SMALL_SENDER, Subflow.SENDER, SenderSpaces.DEFAULT_MAX_IDLE));
             this.receiveBuffers = t.call(() -> new ReceiveBuffers(RECEIVE_BUFFERS_IDLE));
         } catch (Exception e) {
             if (t != null) {

@@ -28,6 +28,11 @@ final class Subflow implements SendListener, ReceiveListener {
     /** Frames a subflow's sender holds. */
     static final int SENDER_FRAMES = 1024;
     static final SenderConfig SENDER = SenderConfig.defaults().withQueue(SENDER_FRAMES, 64L << 20);
+    /**
+     * The space a subflow's sender starts in (about 40 KiB): enough for a request and its reply, or a window of small
+     * messages; one that fills it moves into a space of {@link #SENDER}'s sizes (about 500 KiB) for bulk.
+     */
+    static final SenderConfig SMALL_SENDER = SENDER.withQueue(64, 64L << 20).withStagingBytes(16 * 1024);
     /** The largest frame the sender lets a caller write in place ({@link FrameSender#stagingRoom}). */
     static final int STAGED_FRAME_LIMIT = SENDER.copyThreshold();
 

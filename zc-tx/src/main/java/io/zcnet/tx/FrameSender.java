@@ -78,9 +78,12 @@ public final class FrameSender implements AutoCloseable {
     private final boolean ownsSpaces;
     private final boolean zeroCopyAvailable;
 
-    // Slots of the space by token & mask, pieces by piece number & pieceMask, batches by number & mask.
-    private final int mask;
-    private final int pieceMask;
+    // Slots of the space by token & mask, pieces by piece number & pieceMask, batches by number & mask: the sizes
+    // of the space held now.
+    private int mask;
+    private int pieceMask;
+    /** The space filled up and a larger one is to be had: it moves into one once no batch is out. */
+    private boolean wantLarger;
     private final int maxPayloadPieces;
     /** Where the sender works while it has something to send; null while it is idle. */
     private SenderSpace space;
@@ -181,9 +184,8 @@ public final class FrameSender implements AutoCloseable {
         this.listener = listener;
         this.spaces = spaces;
         this.ownsSpaces = ownsSpaces;
-        int frames = config.queueFrames();
-        this.mask = frames - 1;
-        this.pieceMask = 2 * frames - 1;
+        // What the smallest space a sender works in gathers: a frame of more pieces would fit no space it starts in.
+        int frames = spaces.startFrames();
         this.maxPayloadPieces = Math.min(SenderSpace.gatherCapacity(frames) - 2, 2 * frames);
         this.zeroCopyAvailable = config.zeroCopyThreshold() > 0 && loop.supports(Op.SENDMSG_ZC);
         this.zeroCopyMode = zeroCopyAvailable;
@@ -327,7 +329,7 @@ public final class FrameSender implements AutoCloseable {
             if (failed || closing) {
                 throw new IllegalStateException("a closed or failed sender has no staging buffer");
             }
-            space = spaces.take();
+            useSpace(spaces.take());
         }
         return space.staging;
     }
@@ -400,7 +402,7 @@ public final class FrameSender implements AutoCloseable {
                 sendControlFrame();
                 return;
             }
-            sendBatch();
+            sendNext();
             giveBackIfIdle();
         }
     }
@@ -464,15 +466,56 @@ public final class FrameSender implements AutoCloseable {
             return CLOSED;
         }
         if (space == null) {
-            space = spaces.take();
+            useSpace(spaces.take());
             if (controlToken >= 0 && !controlSending) {
                 moveControlFrameIntoSpace();
             }
         }
-        if (tail - released == mask + 1 || (heldBytes > 0 && heldBytes + bytes > config.queueBytes())) {
+        if (tail - released == mask + 1) {
+            return spaceFull();
+        }
+        if (heldBytes > 0 && heldBytes + bytes > config.queueBytes()) {
             return backPressure();
         }
         return 0;
+    }
+
+    private void useSpace(SenderSpace s) {
+        space = s;
+        mask = s.frames - 1;
+        pieceMask = 2 * s.frames - 1;
+    }
+
+    /** The space holds as many frames (or pieces) as it can: back-pressure, and a larger space if there is one. */
+    private long spaceFull() {
+        if (spaces.grows() && !spaces.isLarge(space)) {
+            wantLarger = true;
+        }
+        return backPressure();
+    }
+
+    /**
+     * Moves into a large space if the small one filled up, once nothing of it is the kernel's: no batch in flight
+     * or waiting for its release or notifications, the staging buffer no zero-copy batch's. The frames queued
+     * and not yet batched move with their tokens; the small space goes back to the pool.
+     */
+    private void growIfWanted() {
+        if (!wantLarger || sending || firstBatch != nextBatch || stagingHeldBy >= 0 || space == null) {
+            return;
+        }
+        SenderSpace small = space;
+        SenderSpace large = spaces.takeLarge();
+        large.takeOver(small, released, tail, pieceReleased, pieceTail, small.staging.byteSize());
+        useSpace(large);
+        wantLarger = false;
+        counters.spacesGrown++;
+        spaces.giveBack(small);
+    }
+
+    /** Sends the next batch, in a larger space first if the sender is waiting for one. Not while a send is in flight. */
+    private void sendNext() {
+        growIfWanted();
+        sendBatch();
     }
 
     /** Another frame joins a waiting header-only frame: it goes first in the staging buffer, as if staged when offered. */
@@ -527,7 +570,7 @@ public final class FrameSender implements AutoCloseable {
             listener.onWritable();
         }
         if (!failed && !closing && space != null) {
-            sendBatch(); // frames offered while it was in flight
+            sendNext(); // frames offered while it was in flight
         }
     }
 
@@ -552,8 +595,10 @@ public final class FrameSender implements AutoCloseable {
         for (spans.over(list, position, length); spans.next(); ) {
             checkPayload(spans.segment(), spans.offset(), (int) spans.length());
         }
-        if (pieceTail + pieces - pieceReleased > pieceMask + 1
-                || heldBytes > 0 && heldBytes + headerBytes + length > config.queueBytes()) {
+        if (pieceTail + pieces - pieceReleased > pieceMask + 1) {
+            return spaceFull();
+        }
+        if (heldBytes > 0 && heldBytes + headerBytes + length > config.queueBytes()) {
             return backPressure();
         }
         SenderSpace s = space;
@@ -714,6 +759,9 @@ public final class FrameSender implements AutoCloseable {
             onSendResult(tag, result, flags);
         }
         release();
+        if (wantLarger && !sending && !failed && !closing) {
+            sendNext(); // held back by the two above until the batches were released
+        }
         giveBackIfIdle();
         freeWhenIdle();
     }
@@ -750,7 +798,7 @@ public final class FrameSender implements AutoCloseable {
             return;
         }
         s.fullySent[b] = true;
-        if (!failed && !closing) {
+        if (!failed && !closing && !wantLarger) {
             sendBatch();
         }
     }
@@ -814,7 +862,7 @@ public final class FrameSender implements AutoCloseable {
                 backPressured = false;
                 listener.onWritable();
             }
-            if (!sending && !failed && !closing) {
+            if (!sending && !failed && !closing && !wantLarger) {
                 sendBatch(); // a batch may have waited for a free slot in the FIFO
             }
         }

@@ -48,6 +48,16 @@ public record SenderConfig(int queueFrames, long queueBytes, int copyThreshold, 
     }
 
     /**
+     * {@return this configuration with another staging buffer size}
+     *
+     * @param bytes size of the staging buffer, at least the copy threshold
+     */
+    public SenderConfig withStagingBytes(int bytes) {
+        return new SenderConfig(queueFrames, queueBytes, copyThreshold, bytes, zeroCopyThreshold, copiedToSwitch,
+                reprobeEvery);
+    }
+
+    /**
      * {@return this configuration with another zero-copy threshold}
      *
      * @param bytes the smallest payload sent zero-copy; 0 for every payload

@@ -21,6 +21,7 @@ public final class SenderCounters {
     long probes;
     long backPressure;
     long failures;
+    long spacesGrown;
 
     SenderCounters() {
     }
@@ -100,12 +101,17 @@ public final class SenderCounters {
         return failures;
     }
 
+    /** {@return how often the sender filled a small space and moved into a large one} */
+    public long spacesGrown() {
+        return spacesGrown;
+    }
+
     @Override
     public String toString() {
         return "batches=" + batches + " sends=" + sendCalls + " short=" + shortSends + " bytes=" + bytesSent
                 + " frames=" + framesSent + " copied=" + framesCopied + " gathered=" + framesGathered
                 + " zcSends=" + zeroCopySends + " zcCopied=" + zeroCopyCopied + " zcNotCopied=" + zeroCopyNotCopied
                 + " toCopy=" + switchesToCopy + " toZc=" + switchesToZeroCopy + " probes=" + probes
-                + " backPressure=" + backPressure + " failures=" + failures;
+                + " backPressure=" + backPressure + " failures=" + failures + " spacesGrown=" + spacesGrown;
     }
 }

@@ -15,6 +15,8 @@ import java.util.Arrays;
  */
 final class SenderSpace {
     private final Arena arena = Arena.ofShared();
+    /** The frames it holds: its size class. */
+    final int frames;
 
     // Frames by token & mask. A frame's payload is one slice (payload, payloadOffset) when pieceCount is 0,
     // else pieceCount slices in the piece FIFO from firstPiece; payloadLength is the total either way.
@@ -44,6 +46,7 @@ final class SenderSpace {
     final GatherList rest;
 
     SenderSpace(int frames, int stagingBytes) {
+        this.frames = frames;
         headerLength = new int[frames];
         payload = new MemorySegment[frames];
         payloadOffset = new long[frames];
@@ -70,6 +73,40 @@ final class SenderSpace {
      */
     static int gatherCapacity(int frames) {
         return Math.min(1024, 2 * frames + 1);
+    }
+
+    /**
+     * Takes over the frames and pieces a sender has queued in {@code from}, a smaller space with no batch in flight
+     * or outstanding: each at its token (piece number) modulo this space's size, the headers in their slots, the
+     * staged bytes at their offsets.
+     */
+    void takeOver(SenderSpace from, long firstToken, long endToken, long pieceFrom, long pieceTo, long stagingEnd) {
+        int fromMask = from.frames - 1;
+        int toMask = frames - 1;
+        for (long t = firstToken; t < endToken; t++) {
+            int i = (int) (t & fromMask);
+            int j = (int) (t & toMask);
+            headerLength[j] = from.headerLength[i];
+            payload[j] = from.payload[i];
+            payloadOffset[j] = from.payloadOffset[i];
+            payloadLength[j] = from.payloadLength[i];
+            pieceCount[j] = from.pieceCount[i];
+            firstPiece[j] = from.firstPiece[i];
+            stagedAt[j] = from.stagedAt[i];
+            MemorySegment.copy(from.headers, (long) i * FrameSender.MAX_HEADER, headers, (long) j * FrameSender.MAX_HEADER,
+                    FrameSender.MAX_HEADER);
+        }
+        int fromPieceMask = 2 * from.frames - 1;
+        int toPieceMask = 2 * frames - 1;
+        for (long k = pieceFrom; k < pieceTo; k++) {
+            int i = (int) (k & fromPieceMask);
+            int j = (int) (k & toPieceMask);
+            pieceSegment[j] = from.pieceSegment[i];
+            pieceOffset[j] = from.pieceOffset[i];
+            pieceLength[j] = from.pieceLength[i];
+        }
+        MemorySegment.copy(from.staging, 0, staging, 0, stagingEnd);
+        from.forgetPayloads();
     }
 
     /**

@@ -7,11 +7,14 @@ package io.zcnet.tx;
  * sender's positions and counters only, not its queue, header slots, staging buffer and gather lists (for
  * {@link SenderConfig#defaults()} about 144 KiB of heap and 352 KiB of native memory a space).
  *
- * <p>Every space is sized by one configuration's {@link SenderConfig#queueFrames()} and
- * {@link SenderConfig#stagingBytes()}; senders of other sizes are refused. A space given back waits in a free
- * list and is the next one lent (last in, first out: the one whose memory is warm); when the list is empty a
- * new one is made. At most {@link #maxIdle()} wait: one given back beyond that is freed, so a burst on many
- * connections at once does not pin its peak for good.
+ * <p>Spaces come in at most two sizes, each a configuration's {@link SenderConfig#queueFrames()} and
+ * {@link SenderConfig#stagingBytes()}: a sender starts in a small one and, when it fills it, moves into a large
+ * one (a request-reply connection never needs more than the small, a bulk stream takes the large), so a thousand
+ * busy connections of small messages hold a thousand small spaces, not a thousand bulk ones. Senders of other
+ * sizes than the large are refused. A space given back waits in its size's free list and is the next one lent
+ * (last in, first out: the one whose memory is warm); when the list is empty a new one is made. At most
+ * {@link #maxIdle()} of each size wait: one given back beyond that is freed, so a burst on many connections at
+ * once does not pin its peak for good.
  *
  * <p>Owner thread of the loop only, like the senders it serves. Made by whoever owns the loop, one per loop,
  * and closed with it, after its senders.
@@ -25,8 +28,12 @@ public final class SenderSpaces implements AutoCloseable {
 
     private final int frames;
     private final int stagingBytes;
+    private final int smallFrames;
+    private final int smallStagingBytes;
     private final SenderSpace[] idle;
     private int idleCount;
+    private final SenderSpace[] idleSmall;
+    private int idleSmallCount;
     private long made;
     private int lent;
     private boolean closed;
@@ -51,15 +58,52 @@ public final class SenderSpaces implements AutoCloseable {
      * @throws IllegalArgumentException if {@code config} is null or {@code maxIdle} is out of range
      */
     public SenderSpaces(SenderConfig config, int maxIdle) {
-        if (config == null) {
-            throw new IllegalArgumentException("config is required");
+        this(config, config, maxIdle);
+    }
+
+    /**
+     * A pool of spaces in two sizes: senders of {@code large}'s sizes start in spaces of {@code small}'s and move
+     * into one of {@code large}'s when they fill it; at most {@code maxIdle} of each size kept idle.
+     *
+     * @param small the sizes a sender starts in; at most those of {@code large}
+     * @param large the sizes of the senders served, and of the spaces they grow into
+     * @param maxIdle spaces of each size kept for reuse once given back, 0 to 65536
+     * @throws IllegalArgumentException if a config is null, {@code small} is larger than {@code large} in either
+     *                                  size, or {@code maxIdle} is out of range
+     */
+    public SenderSpaces(SenderConfig small, SenderConfig large, int maxIdle) {
+        if (small == null || large == null) {
+            throw new IllegalArgumentException("both configs are required");
+        }
+        if (small.queueFrames() > large.queueFrames() || small.stagingBytes() > large.stagingBytes()) {
+            throw new IllegalArgumentException("the small spaces (" + small.queueFrames() + " frames, " + small.stagingBytes()
+                    + " staging bytes) must not be larger than the large (" + large.queueFrames() + ", "
+                    + large.stagingBytes() + ")");
         }
         if (maxIdle < 0 || maxIdle > 1 << 16) {
             throw new IllegalArgumentException("maxIdle must be in [0, 65536], got " + maxIdle);
         }
-        this.frames = config.queueFrames();
-        this.stagingBytes = config.stagingBytes();
+        this.frames = large.queueFrames();
+        this.stagingBytes = large.stagingBytes();
+        this.smallFrames = small.queueFrames();
+        this.smallStagingBytes = small.stagingBytes();
         this.idle = new SenderSpace[maxIdle];
+        this.idleSmall = new SenderSpace[maxIdle];
+    }
+
+    /** {@return whether a sender starts in a smaller space than the largest, and may grow} */
+    boolean grows() {
+        return smallFrames != frames || smallStagingBytes != stagingBytes;
+    }
+
+    /** {@return whether {@code space} is of the large size} */
+    boolean isLarge(SenderSpace space) {
+        return space.frames == frames && space.staging.byteSize() == stagingBytes;
+    }
+
+    /** {@return the frames of the spaces a sender starts in} */
+    int startFrames() {
+        return smallFrames;
     }
 
     /** {@return whether a sender of {@code config} works in spaces of this pool's sizes} */
@@ -67,11 +111,28 @@ public final class SenderSpaces implements AutoCloseable {
         return config.queueFrames() == frames && config.stagingBytes() == stagingBytes;
     }
 
-    /** {@return a space for a sender that has something to send: the last one given back, else a new one} */
+    /**
+     * {@return a space of the size senders start in, for a sender that has something to send: the last one of that
+     * size given back, else a new one}
+     */
     SenderSpace take() {
-        if (closed) {
-            throw new IllegalStateException("the pool of sender spaces is closed");
+        if (!grows()) {
+            return takeLarge();
         }
+        checkOpen();
+        lent++;
+        if (idleSmallCount == 0) {
+            made++;
+            return new SenderSpace(smallFrames, smallStagingBytes);
+        }
+        SenderSpace space = idleSmall[--idleSmallCount];
+        idleSmall[idleSmallCount] = null;
+        return space;
+    }
+
+    /** {@return a space of the large size: the last one given back, else a new one} */
+    SenderSpace takeLarge() {
+        checkOpen();
         lent++;
         if (idleCount == 0) {
             made++;
@@ -82,13 +143,24 @@ public final class SenderSpaces implements AutoCloseable {
         return space;
     }
 
-    /** Takes back a space no send or notification uses any more: kept for the next sender, or freed. */
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the pool of sender spaces is closed");
+        }
+    }
+
+    /** Takes back a space no send or notification uses any more: kept for the next sender of its size, or freed. */
     void giveBack(SenderSpace space) {
         lent--;
-        if (closed || idleCount == idle.length) {
+        boolean large = isLarge(space);
+        SenderSpace[] list = large ? idle : idleSmall;
+        int count = large ? idleCount : idleSmallCount;
+        if (closed || count == list.length) {
             space.free();
-        } else {
+        } else if (large) {
             idle[idleCount++] = space;
+        } else {
+            idleSmall[idleSmallCount++] = space;
         }
     }
 
@@ -97,9 +169,9 @@ public final class SenderSpaces implements AutoCloseable {
         return made;
     }
 
-    /** {@return how many spaces wait in the free list} */
+    /** {@return how many spaces wait in the free lists} */
     public int idle() {
-        return idleCount;
+        return idleCount + idleSmallCount;
     }
 
     /** {@return how many spaces senders hold now} */
@@ -123,11 +195,16 @@ public final class SenderSpaces implements AutoCloseable {
             idle[--idleCount].free();
             idle[idleCount] = null;
         }
+        while (idleSmallCount > 0) {
+            idleSmall[--idleSmallCount].free();
+            idleSmall[idleSmallCount] = null;
+        }
     }
 
     @Override
     public String toString() {
-        return "SenderSpaces[frames=" + frames + " staging=" + stagingBytes + " made=" + made + " idle=" + idleCount
+        return "SenderSpaces[frames=" + (grows() ? smallFrames + ".." : "") + frames + " staging="
+                + (grows() ? smallStagingBytes + ".." : "") + stagingBytes + " made=" + made + " idle=" + idle()
                 + "/" + idle.length + " lent=" + lent + (closed ? " closed" : "") + "]";
     }
 }

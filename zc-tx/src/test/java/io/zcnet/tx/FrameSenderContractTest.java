@@ -816,6 +816,33 @@ abstract class FrameSenderContractTest {
     }
 
     @Test
+    void aSenderThatFillsItsSmallSpaceMovesIntoALargeOneMidStreamWithEveryFrameIntactAndInOrder() throws Exception {
+        SenderConfig large = SenderConfig.defaults().withQueue(256, 8L << 20);
+        SenderConfig small = large.withQueue(8, 8L << 20).withStagingBytes(4096);
+        SenderSpaces spaces = thread.call(() -> new SenderSpaces(small, large, 4));
+        FrameSender sender = sender(large, spaces, socket, events);
+        SplittableRandom random = new SplittableRandom(29);
+        AtomicInteger inPlace = new AtomicInteger();
+        List<Offered> frames = new ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            Frame f = frame(random, random.nextInt(10) == 0 ? 5000 + random.nextInt(60_000) : random.nextInt(1500));
+            frames.add(random.nextInt(3) == 0 ? new Staged(f, inPlace) : f);
+        }
+        CompletableFuture<Long> received = readCrc(totalBytes(frames));
+        // Bursts of 100 fill the small space's 8 frames: the sender grows into a large one between two batches.
+        sendAll(sender, frames, 100);
+        assertEquals(crcOf(frames), received.get(WAIT_SECONDS * 3, TimeUnit.SECONDS), "CRC32C of the stream");
+        events.awaitSent(frames.size() - 1);
+        SenderCounters c = thread.call(sender::counters);
+        assertTrue(c.spacesGrown() >= 1, "the sender moved into a large space: " + c);
+        assertTrue(inPlace.get() > 0, "frames written in place took part");
+        quietTicks(sender);
+        assertEquals("false made=2 lent=0 idle=2", thread.call(() -> spaceState(sender, spaces)),
+                "one small and one large, both back in the pool");
+        assertThrows(IllegalArgumentException.class, () -> new SenderSpaces(large, small, 1), "small larger than large");
+    }
+
+    @Test
     void twoSendersOnOnePoolTakeTurnsWithOneSpaceAndEachHoldsItsOwnWhenBothAreBusy() throws Exception {
         SenderConfig config = SenderConfig.defaults().withQueue(64, 8L << 20);
         SenderSpaces spaces = thread.call(() -> new SenderSpaces(config));
