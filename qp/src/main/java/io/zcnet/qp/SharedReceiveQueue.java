@@ -1,5 +1,6 @@
 package io.zcnet.qp;
 
+import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.LoopSignal;
 
 import java.lang.invoke.MethodHandles;
@@ -45,6 +46,7 @@ public final class SharedReceiveQueue implements AutoCloseable {
     final SpscRing ring;
     private final int maxSge;
     private final int perQueuePair;
+    private final EventLoop loop;
     private final LoopSignal doorbell;
     /** Queue pairs holding fewer than {@link #perQueuePair} lent receives, each at most once. Loop thread. */
     private final ArrayDeque<QpEngine> wanting = new ArrayDeque<>();
@@ -63,7 +65,8 @@ public final class SharedReceiveQueue implements AutoCloseable {
         this.maxSge = maxSge;
         this.perQueuePair = perQueuePair;
         this.ring = new SpscRing(depth, QueueEntries.receiveEntry(maxSge));
-        this.doorbell = context.loop().newSignal(this::lend);
+        this.loop = context.loop();
+        this.doorbell = loop.newSignal(this::lend);
     }
 
     QpContext context() {
@@ -114,7 +117,7 @@ public final class SharedReceiveQueue implements AutoCloseable {
         }
         QueueEntries.writeReceive(ring.producerMemory(), at, workRequestId, lkey, offset, length);
         ring.publish();
-        doorbell.raise();
+        lendSoon();
         return true;
     }
 
@@ -142,7 +145,7 @@ public final class SharedReceiveQueue implements AutoCloseable {
         }
         QueueEntries.writeReceive(ring.producerMemory(), at, rr);
         ring.publish();
-        doorbell.raise();
+        lendSoon();
         return true;
     }
 
@@ -175,6 +178,18 @@ public final class SharedReceiveQueue implements AutoCloseable {
         checkOpen();
         LIMIT.setVolatile(this, limit);
         doorbell.raise(); // looked at by the loop now, should the queue already be below it
+    }
+
+    /**
+     * Has what was posted lent: at once on the loop thread (a completion listener reposting, where a signal would
+     * wait for the next loop turn, and the credit with it), else by the doorbell.
+     */
+    private void lendSoon() {
+        if (loop.inLoop()) {
+            lend();
+        } else {
+            doorbell.raise();
+        }
     }
 
     // ---------------------------------------------------------------- the loop's side
