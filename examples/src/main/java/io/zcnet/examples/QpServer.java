@@ -2,11 +2,15 @@ package io.zcnet.examples;
 
 import io.zcnet.buffer.Access;
 import io.zcnet.buffer.MemoryRegion;
+import io.zcnet.qp.ListenerConfig;
 import io.zcnet.qp.QpConfig;
 import io.zcnet.qp.QpContext;
 import io.zcnet.qp.QpListener;
 import io.zcnet.qp.QpState;
 import io.zcnet.qp.QueuePair;
+import io.zcnet.qp.SharedCompletionQueue;
+import io.zcnet.qp.SharedQueues;
+import io.zcnet.qp.SharedReceiveQueue;
 import io.zcnet.qp.WorkCompletion;
 import io.zcnet.qp.WorkRequest;
 import io.zcnet.ring.EventLoopConfig;
@@ -17,6 +21,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -31,6 +36,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@link MessagePattern} of message {@code seed}), so a READ can be checked. Then it keeps
  * {@link Options#receives} receives of {@link Options#maxMessage} bytes posted; each SEND that lands is sent back
  * from where it landed, and the receive is posted again once that echo completed.
+ *
+ * <h2>Shared queues</h2>
+ * With {@link Options#sharedReceives} above 0 the server runs as a verbs server of many clients does: every queue
+ * pair completes into one {@link SharedCompletionQueue}, served from its listener on the loop thread, and takes its
+ * receives from one {@link SharedReceiveQueue} of that many buffers (lent {@link Options#receives} at a time to each
+ * queue pair, its client's credits), so a queue pair costs its region and no receive buffers of its own.
  *
  * <p>Thread-safe: {@link #close} and the counters from any thread.
  */
@@ -51,9 +62,21 @@ final class QpServer implements AutoCloseable {
      * @param receives    receives kept posted per queue pair: the SENDs a client may have in flight
      * @param regionBytes the region a client may WRITE and READ
      * @param queuePairs  the queue pairs' configuration
+     * @param sharedReceives receives of a shared receive queue for every queue pair, with one shared completion
+     *                    queue; 0 for queues of each queue pair's own
      */
-    record Options(int maxMessage, int receives, int regionBytes, QpConfig queuePairs) {
+    record Options(int maxMessage, int receives, int regionBytes, QpConfig queuePairs, int sharedReceives) {
+        /** Queues of each queue pair's own. */
+        Options(int maxMessage, int receives, int regionBytes, QpConfig queuePairs) {
+            this(maxMessage, receives, regionBytes, queuePairs, 0);
+        }
+
         Options {
+            if (sharedReceives < 0 || sharedReceives > 1 << 20 || sharedReceives > 0 && Integer.bitCount(sharedReceives) != 1
+                    || sharedReceives > 0 && sharedReceives < receives) {
+                throw new IllegalArgumentException("--shared-receives must be 0 or a power of two from --receives ("
+                        + receives + ") to 2^20, got " + sharedReceives);
+            }
             if (maxMessage < 1 || maxMessage > 1 << 20) {
                 throw new IllegalArgumentException("--max-size must be 1..1048576 bytes, got " + maxMessage);
             }
@@ -70,6 +93,10 @@ final class QpServer implements AutoCloseable {
     private final QpContext context;
     private final QpListener listener;
     private final Options options;
+    /** The shared queues, or null for each queue pair's own. */
+    private final SharedService shared;
+    /** The queue pairs served, for the shared completion queue's listener to end one that failed. */
+    private final ConcurrentHashMap<QueuePair, Served> served = new ConcurrentHashMap<>();
     private final Thread acceptor;
     private volatile boolean closed;
     final AtomicLong accepted = new AtomicLong();
@@ -77,10 +104,11 @@ final class QpServer implements AutoCloseable {
     final AtomicLong echoed = new AtomicLong();
     final AtomicLong failed = new AtomicLong();
 
-    private QpServer(QpContext context, QpListener listener, Options options) {
+    private QpServer(QpContext context, QpListener listener, Options options, SharedService shared) {
         this.context = context;
         this.listener = listener;
         this.options = options;
+        this.shared = shared;
         this.acceptor = Thread.ofPlatform().name("qp-server-accept").daemon(true).unstarted(this::acceptLoop);
     }
 
@@ -88,7 +116,16 @@ final class QpServer implements AutoCloseable {
     static QpServer start(EventLoopConfig loop, InetSocketAddress address, Options options) throws IOException {
         QpContext context = QpContext.open(loop);
         try {
-            QpServer server = new QpServer(context, context.listen(address, options.queuePairs()), options);
+            ListenerConfig settings = ListenerConfig.of(options.queuePairs());
+            SharedService shared = null;
+            if (options.sharedReceives() > 0) {
+                shared = new SharedService(context, options);
+                settings = settings.withSharedQueues(shared.queues());
+            }
+            QpServer server = new QpServer(context, context.listen(address, settings), options, shared);
+            if (shared != null) {
+                shared.serve(server);
+            }
             server.acceptor.start();
             return server;
         } catch (IOException | RuntimeException e) {
@@ -151,7 +188,7 @@ final class QpServer implements AutoCloseable {
 
         Served(QueuePair qp) {
             this.qp = qp;
-            long slotBytes = (long) options.maxMessage() * options.receives();
+            long slotBytes = shared != null ? 0 : (long) options.maxMessage() * options.receives();
             // GC-freed: deregistered when the queue pair ends, so no kernel operation can still touch it by then.
             this.memory = Arena.ofAuto().allocate(options.regionBytes() + HELLO_BYTES + slotBytes, 64);
             this.slotsAt = options.regionBytes() + HELLO_BYTES;
@@ -166,14 +203,20 @@ final class QpServer implements AutoCloseable {
             memory.set(INT, hello + 4, region.remoteKey());
             memory.set(LONG, hello + 8, options.regionBytes());
             memory.set(LONG, hello + 16, seed);
-            for (int slot = 0; slot < options.receives(); slot++) {
-                qp.postReceive(slot, region.localKey(), slotAt(slot), options.maxMessage());
+            if (shared == null) {
+                for (int slot = 0; slot < options.receives(); slot++) {
+                    qp.postReceive(slot, region.localKey(), slotAt(slot), options.maxMessage());
+                }
+            } else {
+                served.put(qp, this);
             }
             if (!qp.postSend(wr.send(HELLO, region.localKey(), hello, HELLO_BYTES))) {
                 throw new IllegalStateException("no room for the hello on a new queue pair");
             }
-            // From here on only the loop thread posts: what completed before this is polled on the next turn.
-            qp.onCompletions(this::onCompletions);
+            if (shared == null) {
+                // From here on only the loop thread posts: what completed before this is polled on the next turn.
+                qp.onCompletions(this::onCompletions);
+            }
         }
 
         private long slotAt(int slot) {
@@ -206,13 +249,85 @@ final class QpServer implements AutoCloseable {
 
         /** The queue pair failed or its client left: free it here, on the loop thread, from its own listener. */
         private void end(boolean clientLeft) {
+            if (over) {
+                return;
+            }
             over = true;
+            served.remove(qp);
             ended.incrementAndGet();
             if (!clientLeft) {
                 failed.incrementAndGet();
             }
             qp.close();
             deregisterOrLater(region);
+        }
+    }
+
+    /**
+     * The shared completion queue and shared receive queue of a server in shared mode, and the listener that serves
+     * every queue pair from them on the loop thread: a SEND that lands in buffer {@code b} of the pool is echoed from
+     * {@code b} by its queue pair, and {@code b} goes back to the shared receive queue once the echo completed (or
+     * the queue pair failed, which flushes what it was lent).
+     */
+    private static final class SharedService {
+        private final SharedCompletionQueue cq;
+        private final SharedReceiveQueue srq;
+        private final MemoryRegion pool;
+        private final int size;
+        private final WorkCompletion wc = new WorkCompletion();
+        private final WorkRequest wr = new WorkRequest();
+        private QpServer server;
+
+        SharedService(QpContext context, Options options) {
+            this.size = options.maxMessage();
+            this.cq = context.createCompletionQueue(Math.min(1 << 20, 4 * options.sharedReceives()));
+            this.srq = context.createSharedReceiveQueue(options.sharedReceives(), 1, options.receives());
+            this.pool = context.register(Arena.ofAuto().allocate((long) size * options.sharedReceives(), 64), Access.ALL);
+            for (int b = 0; b < options.sharedReceives(); b++) {
+                repost(b);
+            }
+        }
+
+        SharedQueues queues() {
+            return new SharedQueues(cq, srq);
+        }
+
+        void serve(QpServer server) {
+            this.server = server;
+            cq.onCompletions(this::onCompletions);
+        }
+
+        private void repost(long b) {
+            srq.postReceive(b, pool.localKey(), b * size, size);
+        }
+
+        private void onCompletions() {
+            while (cq.poll(wc)) {
+                QueuePair qp = wc.queuePair();
+                long id = wc.workRequestId();
+                boolean ownsBuffer = wc.opcode() == WorkCompletion.OP_RECV || (id & ECHO) != 0;
+                int b = (int) id;
+                if (!wc.isSuccess()) {
+                    if (ownsBuffer) {
+                        repost(b); // the buffer is the server's again: flushed, or its echo failed
+                    }
+                    Served s = server.served.get(qp);
+                    if (s != null) {
+                        s.end(wc.status() == WorkCompletion.FLUSH_ERROR && qp.errorStatus() == WorkCompletion.FLUSH_ERROR);
+                    }
+                } else if (wc.opcode() == WorkCompletion.OP_RECV) {
+                    if (!qp.postSend(wr.send(ECHO | b, pool.localKey(), (long) b * size, wc.byteCount()))) {
+                        repost(b);
+                        Served s = server.served.get(qp);
+                        if (s != null) {
+                            s.end(false); // more in flight than its credits allow: not a client of this server
+                        }
+                    }
+                } else if ((id & ECHO) != 0) {
+                    server.echoed.incrementAndGet();
+                    repost(b);
+                }
+            }
         }
     }
 

@@ -39,6 +39,12 @@ final class QpServerCommand implements Callable<Integer> {
                     "up to 32768 (0: the defaults, 256 deep with a window of 64). Both ends must ask for the same."})
     int queueDepth;
 
+    @Option(names = "--shared-receives", defaultValue = "0", paramLabel = "N",
+            description = {"Serve every queue pair from one shared completion queue and one shared receive queue of N",
+                    "receives (a power of two), lent --receives at a time to each queue pair; 0: queues of each",
+                    "queue pair's own. Default: ${DEFAULT-VALUE}."})
+    int sharedReceives;
+
     @Option(names = "--report-seconds", defaultValue = "5", description = "Seconds between count lines. Default: ${DEFAULT-VALUE}.")
     int reportSeconds;
 
@@ -50,7 +56,8 @@ final class QpServerCommand implements Callable<Integer> {
         if (reportSeconds < 1) {
             throw new IllegalArgumentException("--report-seconds must be at least 1, got " + reportSeconds);
         }
-        QpServer.Options options = new QpServer.Options(maxSize, receives, regionBytes, QueueDepthOption.config(queueDepth));
+        QpServer.Options options = new QpServer.Options(maxSize, receives, regionBytes, QueueDepthOption.config(queueDepth),
+                sharedReceives);
         QpServer server = QpServer.start(loop.config(), BulkCommand.listenAddress(listen), options);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {

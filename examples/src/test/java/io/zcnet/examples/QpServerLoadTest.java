@@ -35,9 +35,20 @@ class QpServerLoadTest {
     @ParameterizedTest
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
     void everyQueuePairOpensAndEveryReplyIsChecked(EventLoopConfig.Choice engine) throws Exception {
+        serveAndCheck(engine, OPTIONS);
+    }
+
+    /** The same with every queue pair of the server completing into one queue and receiving from one. */
+    @ParameterizedTest
+    @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
+    void aServerOfSharedQueuesServesEveryQueuePairAndEveryReplyIsChecked(EventLoopConfig.Choice engine) throws Exception {
+        serveAndCheck(engine, new QpServer.Options(4096, 8, 4096, QpConfig.defaults(), 256));
+    }
+
+    private static void serveAndCheck(EventLoopConfig.Choice engine, QpServer.Options options) throws Exception {
         BulkRunTest.assumeUsable(engine);
         EventLoopConfig loop = EventLoopConfig.defaults().withEngine(engine);
-        try (QpServer server = QpServer.start(loop, new InetSocketAddress("127.0.0.1", 0), OPTIONS)) {
+        try (QpServer server = QpServer.start(loop, new InetSocketAddress("127.0.0.1", 0), options)) {
             for (QpLoad.Op op : QpLoad.Op.values()) {
                 QpLoad.Result r = QpLoad.run(loop, plan(server.address(), 20, op));
                 assertNull(r.firstFailure(), op + ": " + r.firstFailure());
