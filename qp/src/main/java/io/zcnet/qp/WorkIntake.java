@@ -30,6 +30,8 @@ final class WorkIntake {
     /** Posted receives by the index the assembler knows them by: the user's ids. */
     private final long[] receiveIds;
     private long receivesPosted;
+    /** The shared receive queue that lends this queue pair its receives, or null: it posts its own. */
+    private final SharedReceiveQueue srq;
     /** Whether receives are lent to it by its shared receive queue, from the first subflow until the close. */
     private boolean borrowing;
     /** Receives lent by the shared receive queue and not yet completed. */
@@ -47,6 +49,7 @@ final class WorkIntake {
         this.config = engine.config;
         this.inlineData = config.maxInlineData() == 0 ? null
                 : arena.allocate((long) ledger.maxCapacity() * config.maxInlineData(), 8);
+        this.srq = qp.sharedQueues.receiveQueue();
         this.receiveIds = new long[config.receiveQueueDepth()];
     }
 
@@ -117,7 +120,6 @@ final class WorkIntake {
 
     /** The first subflow is up: a queue pair of a shared receive queue is lent its first receives. */
     void startBorrowing() {
-        SharedReceiveQueue srq = qp.sharedQueues.receiveQueue();
         if (srq != null && !borrowing) {
             borrowing = true;
             srq.join(engine);
@@ -126,7 +128,6 @@ final class WorkIntake {
 
     /** The queue pair was closed: it borrows no more. */
     void stopBorrowing() {
-        SharedReceiveQueue srq = qp.sharedQueues.receiveQueue();
         if (srq != null && borrowing) {
             borrowing = false;
             srq.leave(engine);
@@ -166,7 +167,6 @@ final class WorkIntake {
 
     /** A receive completed (consumed, or flushed): a borrowed one is replaced from the shared queue. */
     void receiveConsumed() {
-        SharedReceiveQueue srq = qp.sharedQueues.receiveQueue();
         if (srq != null && borrowing) {
             borrowed--;
             srq.returned();
