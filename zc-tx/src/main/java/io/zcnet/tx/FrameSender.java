@@ -569,7 +569,8 @@ public final class FrameSender implements AutoCloseable {
             backPressured = false;
             listener.onWritable();
         }
-        if (!failed && !closing && space != null) {
+        // What the callbacks above did may have started a batch already (a listener that offered and flushed).
+        if (!sending && !failed && !closing && space != null) {
             sendNext(); // frames offered while it was in flight
         }
     }
@@ -632,7 +633,7 @@ public final class FrameSender implements AutoCloseable {
     // ---------------------------------------------------------------- sending
 
     private void sendBatch() {
-        if (unbatched == tail || nextBatch - firstBatch == mask + 1) {
+        if (sending || unbatched == tail || nextBatch - firstBatch == mask + 1) {
             return;
         }
         SenderSpace s = space;

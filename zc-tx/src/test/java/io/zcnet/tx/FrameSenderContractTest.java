@@ -816,6 +816,41 @@ abstract class FrameSenderContractTest {
     }
 
     @Test
+    void aListenerThatOffersAndFlushesWhenAHeaderAloneWasSentStartsTheOnlyBatchInFlight() throws Exception {
+        SenderConfig config = SenderConfig.defaults().withQueue(64, 8L << 20);
+        SenderSpaces spaces = thread.call(() -> new SenderSpaces(config.withQueue(8, 8L << 20).withStagingBytes(4096),
+                config, 4));
+        FrameSender sender = sender(config, spaces, socket, events);
+        SplittableRandom random = new SplittableRandom(31);
+        Frame header = frame(random, 0);
+        List<Frame> after = new ArrayList<>();
+        for (int i = 0; i < 7; i++) { // what the small space holds beside nothing else
+            after.add(frame(random, 100 + random.nextInt(3000)));
+        }
+        List<Frame> all = new ArrayList<>(List.of(header));
+        all.addAll(after);
+        CompletableFuture<Long> received = readCrc(totalBytes(all));
+        // As a queue pair's requester does: the report that the header left makes it offer more and flush, inside
+        // the sender's completion; the sender must then not start a second send beside that batch.
+        events.onSentHook = () -> {
+            events.onSentHook = null;
+            for (int i = 0; i < after.size(); i++) {
+                after.get(i).offerTo(sender);
+                if (i == 3) {
+                    sender.flush(); // a batch in flight, and three frames queued behind it
+                }
+            }
+        };
+        thread.call(() -> {
+            header.offerTo(sender);
+            sender.flush();
+            return null;
+        });
+        assertEquals(crcOf(all), received.get(WAIT_SECONDS, TimeUnit.SECONDS), "every byte once, in order");
+        events.awaitSent(all.size() - 1);
+    }
+
+    @Test
     void aSenderThatFillsItsSmallSpaceMovesIntoALargeOneMidStreamWithEveryFrameIntactAndInOrder() throws Exception {
         SenderConfig large = SenderConfig.defaults().withQueue(256, 8L << 20);
         SenderConfig small = large.withQueue(8, 8L << 20).withStagingBytes(4096);
