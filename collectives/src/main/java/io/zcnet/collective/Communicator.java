@@ -220,12 +220,9 @@ public final class Communicator implements AutoCloseable {
      * @throws IllegalStateException if the communicator is closed, or another thread's call on it is running
      */
     public void barrier() throws CollectiveException {
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             plan.barrier();
             runner.perform();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -273,12 +270,9 @@ public final class Communicator implements AutoCloseable {
      */
     public void allreduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op,
             Algorithm algorithm) throws CollectiveException {
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             plan.allreduce(input, output, count, type, op, algorithm);
             runner.perform();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -300,12 +294,9 @@ public final class Communicator implements AutoCloseable {
      */
     public void reduceScatter(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op)
             throws CollectiveException {
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             plan.reduceScatter(input, output, count, type, op);
             runner.perform();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -327,12 +318,9 @@ public final class Communicator implements AutoCloseable {
      */
     public void reduceScatter(MemorySegment input, MemorySegment output, long[] counts, DataType type, ReduceOp op)
             throws CollectiveException {
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             plan.reduceScatter(input, output, counts, type, op);
             runner.perform();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -366,12 +354,9 @@ public final class Communicator implements AutoCloseable {
      */
     public void allgather(MemorySegment input, MemorySegment output, long count, DataType type, Algorithm algorithm)
             throws CollectiveException {
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             plan.allgather(input, output, count, type, algorithm);
             runner.perform();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -391,12 +376,9 @@ public final class Communicator implements AutoCloseable {
      */
     public void allgather(MemorySegment input, MemorySegment output, long[] counts, DataType type, Algorithm algorithm)
             throws CollectiveException {
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             plan.allgather(input, output, counts, type, algorithm);
             runner.perform();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -430,12 +412,9 @@ public final class Communicator implements AutoCloseable {
      */
     public void broadcast(MemorySegment buffer, long count, DataType type, int root, Algorithm algorithm)
             throws CollectiveException {
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             plan.broadcast(buffer, count, type, root, algorithm);
             runner.perform();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -476,12 +455,9 @@ public final class Communicator implements AutoCloseable {
      */
     public void reduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int root,
             Algorithm algorithm) throws CollectiveException {
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             plan.reduce(input, output, count, type, op, root, algorithm);
             runner.perform();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -501,12 +477,9 @@ public final class Communicator implements AutoCloseable {
      */
     public void allToAll(MemorySegment input, MemorySegment output, long count, DataType type)
             throws CollectiveException {
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             plan.allToAll(input, output, count, type);
             runner.perform();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -529,12 +502,9 @@ public final class Communicator implements AutoCloseable {
      */
     public void allToAll(MemorySegment input, long[] sendCounts, MemorySegment output, long[] receiveCounts,
             DataType type) throws CollectiveException {
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             plan.allToAll(input, sendCounts, output, receiveCounts, type);
             runner.perform();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -556,8 +526,7 @@ public final class Communicator implements AutoCloseable {
             throwReleaseFailure();
             return;
         }
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             if (!links.isBroken() && size > 1) {
                 try {
                     plan.barrier();
@@ -568,8 +537,6 @@ public final class Communicator implements AutoCloseable {
                 }
             }
             release();
-        } finally {
-            gate.leave();
         }
     }
 
@@ -586,17 +553,14 @@ public final class Communicator implements AutoCloseable {
             throwReleaseFailure();
             return;
         }
-        gate.enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             release();
-        } finally {
-            gate.leave();
         }
     }
 
     /** Frees what this rank holds, all of it whatever fails on the way, and throws what failed. */
     private void release() {
-        gate.close();
+        gate.shut();
         Teardown teardown = new Teardown();
         teardown.run(links::abort);
         teardown.run(context::close);
