@@ -13,7 +13,7 @@ final class CallGate {
     private final Admission admission = new Admission();
     /** The thread that joined; null when any thread may call. */
     private final Thread driver;
-    /** Written and read only inside a call, so ordered by {@link #busy}. */
+    /** Written inside a call, so ordered by {@link #busy} for the next; closing reads it first outside one. */
     private boolean closed;
 
     /** @param driver the only thread that may call, or null for any */
