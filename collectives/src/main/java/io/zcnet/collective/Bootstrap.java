@@ -23,8 +23,23 @@ final class Bootstrap {
     record Joined(CommunicatorConfig config, QpContext context, Staging staging, Mesh.Connected mesh) {
     }
 
-    /** Joins as {@link Communicator#rendezvous} says, its arguments checked there. */
+    /**
+     * Joins as {@link Communicator#rendezvous} says, refusing its arguments as it says before anything is
+     * opened.
+     */
     static Joined join(int rank, int size, InetSocketAddress store, CommunicatorConfig config) throws IOException {
+        if (size < 1 || size > 1 << 16) {
+            throw new IllegalArgumentException("size " + size + " outside 1..65536");
+        }
+        if (rank < 0 || rank >= size) {
+            throw new IllegalArgumentException("rank " + rank + " outside 0.." + (size - 1));
+        }
+        if (store == null || config == null) {
+            throw new IllegalArgumentException("a store address and a config are required");
+        }
+        if (store.isUnresolved()) {
+            throw new IllegalArgumentException("cannot resolve the store address " + store);
+        }
         long deadline = System.nanoTime() + config.connectTimeout().toNanos();
         RendezvousServer server = rank == 0 && config.hostStore()
                 ? RendezvousServer.start(store, size, config.connectTimeout(), config.jobSecret()) : null;

@@ -8,10 +8,7 @@ import io.zcnet.ring.LoopJob;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.util.EnumSet;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A group of N ranks (processes, or threads of one process, each with a communicator of its own) that run
@@ -48,15 +45,21 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * control ({@link Link}). User memory is never registered, so it may be any native segment and is free
  * again the moment an operation returns.
  *
- * <h2>Errors</h2>
+ * <h2 id="errors">Errors</h2>
  * Errors are collective. When a peer dies, its host goes silent (the queue pairs' silence timeout), a
  * queue pair fails, the ranks disagree about the operation, or nothing moves for
  * {@link CommunicatorConfig#timeout()}, the operation throws a {@link CollectiveException} naming the peer
  * where one is to blame, and the communicator is broken: it closes its queue pairs, so every other rank's
  * operation fails promptly too rather than waiting, and every later call throws at once. Interrupting the
  * calling thread, before or during an operation, fails it the same way (saying so) and keeps the thread's
- * interrupt status. Argument errors throw {@link IllegalArgumentException} before anything is sent and
- * leave the communicator usable.
+ * interrupt status.
+ *
+ * <p>Argument errors throw {@link IllegalArgumentException} before anything is sent, with a message that
+ * names the argument, and leave the communicator usable. Every operation refuses a segment that is null, not
+ * native, of a closed arena, confined to another thread, misaligned for its type or too small for its
+ * elements; an output that is read-only; input and output that overlap other than in place; a null type, op
+ * or algorithm, or an algorithm the operation does not have; a negative count; and counts whose total
+ * overflows a {@code long}. What else an operation refuses its own comment says.
  *
  * <h2>Threads</h2>
  * The caller hands an operation to the queue pairs' loop thread, which runs it and waits for each round's
@@ -73,56 +76,37 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the same communicator returns. The steady-state data path allocates nothing.
  */
 public final class Communicator implements AutoCloseable {
-    private static final Set<Algorithm> ALLREDUCE = EnumSet.of(Algorithm.RING, Algorithm.HALVING_DOUBLING);
-    private static final Set<Algorithm> ALLGATHER = EnumSet.of(Algorithm.RING, Algorithm.DIRECT);
-    private static final Set<Algorithm> BROADCAST = EnumSet.of(Algorithm.TREE, Algorithm.RING, Algorithm.DIRECT);
-    private static final Set<Algorithm> REDUCE = EnumSet.of(Algorithm.TREE, Algorithm.RING);
-
+    // Joining is Bootstrap's, checking a call and choosing its schedule OperationPlan's, running it
+    // ScheduleRunner's, admitting it CallGate's; what stays here is the public face, closing and aborting.
     private final int rank;
     private final int size;
     private final CommunicatorConfig config;
     private final QpContext context;
-    /** The thread that joined: with {@link CommunicatorConfig#busyPoll()}, the only one that drives the rank. */
-    private final Thread driver;
     private final Staging staging;
     private final Links links;
-    private final Ring ring;
-    private final HalvingDoubling halvingDoubling;
-    private final BinomialTree tree;
-    private final Chain chain;
-    private final Direct direct;
-    private final Barrier barrier;
     private final boolean coresShared;
-    private final long[] sendStarts;
-    private final long[] receiveStarts;
-    private final AtomicBoolean busy = new AtomicBoolean();
-    private final Call call = new Call();
-    private boolean closed;
+    private final OperationPlan plan;
+    private final ScheduleRunner runner;
+    private final CallGate gate;
     /** Why the release of what this rank holds failed, for every later close to say again; null if it did not. */
     private IllegalStateException releaseFailure;
 
-    private Communicator(int rank, int size, CommunicatorConfig config, QpContext context, Staging staging,
-            Mesh.Connected mesh) {
+    private Communicator(int rank, int size, Bootstrap.Joined joined) {
         this.rank = rank;
         this.size = size;
-        this.config = config;
-        this.context = context;
-        this.driver = Thread.currentThread();
-        this.staging = staging;
+        this.config = joined.config();
+        this.context = joined.context();
+        // With busy polling the thread that joined is the one that drives the rank.
+        this.gate = new CallGate(context.isDrivenByCallingThread() ? Thread.currentThread() : null);
+        this.staging = joined.staging();
+        Mesh.Connected mesh = joined.mesh();
         this.links = new Links(rank, context, mesh.links(), config.timeout().toNanos());
         for (Link l : links.all()) {
             l.qp.onCompletions(links.wakeUp);
         }
-        Streams streams = new Streams(links, rank, size);
-        this.ring = new Ring(links, rank, size);
         this.coresShared = mesh.coresShared();
-        this.halvingDoubling = new HalvingDoubling(streams, rank, size, coresShared, mesh.sameKernel());
-        this.tree = new BinomialTree(links, rank, size);
-        this.chain = new Chain(links, rank, size);
-        this.direct = new Direct(streams, rank, size);
-        this.barrier = new Barrier(links, rank, size);
-        this.sendStarts = new long[size + 1];
-        this.receiveStarts = new long[size + 1];
+        this.plan = new OperationPlan(rank, size, config, coresShared);
+        this.runner = new ScheduleRunner(rank, size, links, context, config, mesh, plan);
     }
 
     /**
@@ -147,20 +131,7 @@ public final class Communicator implements AutoCloseable {
      */
     public static Communicator rendezvous(int rank, int size, InetSocketAddress store, CommunicatorConfig config)
             throws IOException {
-        if (size < 1 || size > 1 << 16) {
-            throw new IllegalArgumentException("size " + size + " outside 1..65536");
-        }
-        if (rank < 0 || rank >= size) {
-            throw new IllegalArgumentException("rank " + rank + " outside 0.." + (size - 1));
-        }
-        if (store == null || config == null) {
-            throw new IllegalArgumentException("a store address and a config are required");
-        }
-        if (store.isUnresolved()) {
-            throw new IllegalArgumentException("cannot resolve the store address " + store);
-        }
-        Bootstrap.Joined joined = Bootstrap.join(rank, size, store, config);
-        return new Communicator(rank, size, joined.config(), joined.context(), joined.staging(), joined.mesh());
+        return new Communicator(rank, size, Bootstrap.join(rank, size, store, config));
     }
 
     /**
@@ -232,7 +203,7 @@ public final class Communicator implements AutoCloseable {
     }
 
     Parts parts() {
-        return new Parts(links, halvingDoubling, staging);
+        return new Parts(links, runner.halvingDoubling, staging);
     }
 
     /** {@return the engine the queue pairs run on}; any thread. */
@@ -240,26 +211,20 @@ public final class Communicator implements AutoCloseable {
         return context.engine();
     }
 
-    // ---------------------------------------------------------------- barrier
+    // ---------------------------------------------------------------- operations
 
     /**
      * Returns once every rank has called it: no rank returns before the last one has entered.
      *
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     * @throws CollectiveException   if it failed, which breaks the communicator ({@linkplain ##errors Errors})
+     * @throws IllegalStateException if the communicator is closed, or another thread's call on it is running
      */
     public void barrier() throws CollectiveException {
-        enter();
-        try {
-            perform(Schedule.BARRIER, 0, null, null);
-        } finally {
-            busy.set(false);
+        try (CallGate.Admission _ = gate.enter()) {
+            plan.barrier();
+            runner.perform();
         }
     }
-
-    // ---------------------------------------------------------------- allreduce
 
     /**
      * {@link #allreduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, Algorithm)} in place, with AUTO.
@@ -268,13 +233,7 @@ public final class Communicator implements AutoCloseable {
      * @param count  elements per rank, the same on every rank; 0 returns at once
      * @param type   the element type, the same on every rank
      * @param op     how elements combine, the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code buffer} is read-only,
-     *                                  {@code type} or {@code op} is null, or {@code count} is negative
-     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     * @throws CollectiveException as that method throws it, and so for what else it throws
      */
     public void allreduce(MemorySegment buffer, long count, DataType type, ReduceOp op) throws CollectiveException {
         allreduce(buffer, buffer, count, type, op, Algorithm.AUTO);
@@ -288,14 +247,7 @@ public final class Communicator implements AutoCloseable {
      * @param count  elements per rank, the same on every rank; 0 returns at once
      * @param type   the element type, the same on every rank
      * @param op     how elements combine, the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
-     *                                  the segments overlap other than in place, {@code type} or {@code op} is null,
-     *                                  or {@code count} is negative
-     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     * @throws CollectiveException as that method throws it, and so for what else it throws
      */
     public void allreduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op)
             throws CollectiveException {
@@ -312,48 +264,17 @@ public final class Communicator implements AutoCloseable {
      * @param type      the element type, the same on every rank
      * @param op        how elements combine, the same on every rank
      * @param algorithm RING, HALVING_DOUBLING or AUTO ({@link Algorithm}), the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
-     *                                  the segments overlap other than in place, {@code type}, {@code op} or
-     *                                  {@code algorithm} is null, {@code algorithm} is not one of the three, or
-     *                                  {@code count} is negative
+     * @throws CollectiveException      if it failed, which breaks the communicator ({@linkplain ##errors Errors})
+     * @throws IllegalArgumentException if an argument is refused ({@linkplain ##errors Errors})
      * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void allreduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op,
             Algorithm algorithm) throws CollectiveException {
-        enter();
-        try {
-            Checks.reduction(type, op);
-            Checks.count(count, "count");
-            Checks.holds(input, "input", count, type);
-            Checks.receives(output, "output", count, type);
-            long bytes = count * type.byteSize();
-            Checks.apartOrInPlace(input, bytes, output, bytes, 0);
-            Algorithm a = choose(algorithm, ALLREDUCE, "allreduce", bytes, Algorithm.HALVING_DOUBLING, Algorithm.RING);
-            if (count == 0) {
-                return;
-            }
-            if (size == 1) {
-                Ring.copyUnlessSame(input, 0, output, 0, bytes);
-                return;
-            }
-            call.set(input, output, count, type, op, 0);
-            if (a == Algorithm.RING) {
-                ring.slicing.even(count);
-                perform(Schedule.ALLREDUCE_RING, bytes, input, output);
-            } else {
-                perform(halvingDoubling.foldsAdaptively(bytes, config.slotBytes()) ? Schedule.ALLREDUCE_FOLDED
-                        : Schedule.ALLREDUCE_HALVING_DOUBLING, bytes, input, output);
-            }
-        } finally {
-            busy.set(false);
+        try (CallGate.Admission _ = gate.enter()) {
+            plan.allreduce(input, output, count, type, op, algorithm);
+            runner.perform();
         }
     }
-
-    // ---------------------------------------------------------------- reduce-scatter
 
     /**
      * Reduces every rank's {@code input} of {@code size * count} elements with {@code op}, and gives rank r
@@ -366,24 +287,16 @@ public final class Communicator implements AutoCloseable {
      * @param count  elements each rank receives, the same on every rank; 0 returns at once
      * @param type   the element type, the same on every rank
      * @param op     how elements combine, the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
-     *                                  the segments overlap other than in place, {@code type} or {@code op} is null,
-     *                                  {@code count} is negative, or {@code size() * count} overflows
+     * @throws CollectiveException      if it failed, which breaks the communicator ({@linkplain ##errors Errors})
+     * @throws IllegalArgumentException if an argument is refused ({@linkplain ##errors Errors}), or
+     *                                  {@code size() * count} overflows
      * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void reduceScatter(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op)
             throws CollectiveException {
-        enter();
-        try {
-            Checks.count(count, "count");
-            ring.slicing.uniform(count);
-            reduceScatterBlocks(input, output, Checks.times(count, size, "count"), type, op);
-        } finally {
-            busy.set(false);
+        try (CallGate.Admission _ = gate.enter()) {
+            plan.reduceScatter(input, output, count, type, op);
+            runner.perform();
         }
     }
 
@@ -398,50 +311,18 @@ public final class Communicator implements AutoCloseable {
      * @param counts the elements of every rank's block, one count per rank, the same on every rank
      * @param type   the element type, the same on every rank
      * @param op     how elements combine, the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
-     *                                  the segments overlap other than in place, {@code type} or {@code op} is null,
-     *                                  or {@code counts} does not hold one non-negative count per rank whose sum fits
-     *                                  in a {@code long}
+     * @throws CollectiveException      if it failed, which breaks the communicator ({@linkplain ##errors Errors})
+     * @throws IllegalArgumentException if an argument is refused ({@linkplain ##errors Errors}), or {@code counts}
+     *                                  does not hold one count per rank
      * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void reduceScatter(MemorySegment input, MemorySegment output, long[] counts, DataType type, ReduceOp op)
             throws CollectiveException {
-        enter();
-        try {
-            long total = Checks.counts(counts, size, "counts");
-            ring.slicing.counted(counts);
-            reduceScatterBlocks(input, output, total, type, op);
-        } finally {
-            busy.set(false);
+        try (CallGate.Admission _ = gate.enter()) {
+            plan.reduceScatter(input, output, counts, type, op);
+            runner.perform();
         }
     }
-
-    /** The blocks are in {@code ring.slicing}. */
-    private void reduceScatterBlocks(MemorySegment input, MemorySegment output, long total, DataType type, ReduceOp op)
-            throws CollectiveException {
-        Checks.reduction(type, op);
-        long[] starts = ring.slicing.starts;
-        long mine = starts[rank + 1] - starts[rank];
-        Checks.holds(input, "input", total, type);
-        Checks.receives(output, "output", mine, type);
-        int e = type.byteSize();
-        Checks.apartOrInPlace(output, mine * e, input, total * e, starts[rank] * e);
-        if (total == 0) {
-            return;
-        }
-        if (size == 1) {
-            Ring.copyUnlessSame(input, 0, output, 0, mine * e);
-        } else {
-            call.set(input, output, total, type, op, 0);
-            perform(Schedule.REDUCE_SCATTER_RING, total * e, input, output);
-        }
-    }
-
-    // ---------------------------------------------------------------- allgather
 
     /**
      * {@link #allgather(MemorySegment, MemorySegment, long, DataType, Algorithm)} with AUTO.
@@ -450,14 +331,7 @@ public final class Communicator implements AutoCloseable {
      * @param output room for every rank's block, {@code size() * count} elements
      * @param count  elements each rank contributes, the same on every rank; 0 returns at once
      * @param type   the element type, the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
-     *                                  the segments overlap other than in place, {@code type} is null, {@code count}
-     *                                  is negative, or {@code size() * count} overflows
-     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     * @throws CollectiveException as that method throws it, and so for what else it throws
      */
     public void allgather(MemorySegment input, MemorySegment output, long count, DataType type)
             throws CollectiveException {
@@ -473,25 +347,16 @@ public final class Communicator implements AutoCloseable {
      * @param count     elements each rank contributes, the same on every rank; 0 returns at once
      * @param type      the element type, the same on every rank
      * @param algorithm RING, DIRECT or AUTO ({@link Algorithm}), the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
-     *                                  the segments overlap other than in place, {@code type} or {@code algorithm} is
-     *                                  null, {@code algorithm} is not one of the three, {@code count} is negative, or
+     * @throws CollectiveException      if it failed, which breaks the communicator ({@linkplain ##errors Errors})
+     * @throws IllegalArgumentException if an argument is refused ({@linkplain ##errors Errors}), or
      *                                  {@code size() * count} overflows
      * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void allgather(MemorySegment input, MemorySegment output, long count, DataType type, Algorithm algorithm)
             throws CollectiveException {
-        enter();
-        try {
-            Checks.count(count, "count");
-            ring.slicing.uniform(count);
-            allgatherBlocks(input, output, Checks.times(count, size, "count"), type, algorithm);
-        } finally {
-            busy.set(false);
+        try (CallGate.Admission _ = gate.enter()) {
+            plan.allgather(input, output, count, type, algorithm);
+            runner.perform();
         }
     }
 
@@ -504,51 +369,18 @@ public final class Communicator implements AutoCloseable {
      * @param counts    the elements every rank contributes, one count per rank, the same on every rank
      * @param type      the element type, the same on every rank
      * @param algorithm RING, DIRECT or AUTO ({@link Algorithm}), the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
-     *                                  the segments overlap other than in place, {@code type} or {@code algorithm} is
-     *                                  null, {@code algorithm} is not one of the three, or {@code counts} does not
-     *                                  hold one non-negative count per rank whose sum fits in a {@code long}
+     * @throws CollectiveException      if it failed, which breaks the communicator ({@linkplain ##errors Errors})
+     * @throws IllegalArgumentException if an argument is refused ({@linkplain ##errors Errors}), or {@code counts}
+     *                                  does not hold one count per rank
      * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void allgather(MemorySegment input, MemorySegment output, long[] counts, DataType type, Algorithm algorithm)
             throws CollectiveException {
-        enter();
-        try {
-            long total = Checks.counts(counts, size, "counts");
-            ring.slicing.counted(counts);
-            allgatherBlocks(input, output, total, type, algorithm);
-        } finally {
-            busy.set(false);
+        try (CallGate.Admission _ = gate.enter()) {
+            plan.allgather(input, output, counts, type, algorithm);
+            runner.perform();
         }
     }
-
-    /** The blocks are in {@code ring.slicing}. */
-    private void allgatherBlocks(MemorySegment input, MemorySegment output, long total, DataType type,
-            Algorithm algorithm) throws CollectiveException {
-        Checks.type(type);
-        long[] starts = ring.slicing.starts;
-        long mine = starts[rank + 1] - starts[rank];
-        int e = type.byteSize();
-        Checks.holds(input, "input", mine, type);
-        Checks.receives(output, "output", total, type);
-        Checks.apartOrInPlace(input, mine * e, output, total * e, starts[rank] * e);
-        Algorithm a = choose(algorithm, ALLGATHER, "allgather", total * e, Algorithm.DIRECT, Algorithm.RING);
-        if (total == 0) {
-            return;
-        }
-        if (size == 1) {
-            Ring.copyUnlessSame(input, 0, output, 0, mine * e);
-            return;
-        }
-        call.set(input, output, total, type, null, 0);
-        perform(a == Algorithm.RING ? Schedule.ALLGATHER_RING : Schedule.ALLGATHER_DIRECT, total * e, input, output);
-    }
-
-    // ---------------------------------------------------------------- broadcast
 
     /**
      * {@link #broadcast(MemorySegment, long, DataType, int, Algorithm)} with AUTO.
@@ -557,14 +389,7 @@ public final class Communicator implements AutoCloseable {
      * @param count  elements, the same on every rank; 0 returns at once
      * @param type   the element type, the same on every rank
      * @param root   the rank whose elements are sent, the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code buffer} is read-only
-     *                                  at a rank other than the root, {@code type} is null, {@code count} is
-     *                                  negative, or {@code root} is not a rank
-     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     * @throws CollectiveException as that method throws it, and so for what else it throws
      */
     public void broadcast(MemorySegment buffer, long count, DataType type, int root) throws CollectiveException {
         broadcast(buffer, count, type, root, Algorithm.AUTO);
@@ -575,50 +400,23 @@ public final class Communicator implements AutoCloseable {
      * only sends, so when the ranks disagree about the operation the root learns it in its next operation.
      *
      * @param buffer    at the root, the {@code count} elements to send; at every other rank, room for them
+     *                  (the root's may be read-only)
      * @param count     elements, the same on every rank; 0 returns at once
      * @param type      the element type, the same on every rank
      * @param root      the rank whose elements are sent, the same on every rank
      * @param algorithm TREE, RING, DIRECT or AUTO ({@link Algorithm}), the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code buffer} is read-only
-     *                                  at a rank other than the root, {@code type} or {@code algorithm} is null,
-     *                                  {@code algorithm} is not one of the four, {@code count} is negative, or
-     *                                  {@code root} is not a rank
+     * @throws CollectiveException      if it failed, which breaks the communicator ({@linkplain ##errors Errors})
+     * @throws IllegalArgumentException if an argument is refused ({@linkplain ##errors Errors}), or {@code root} is
+     *                                  not a rank
      * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void broadcast(MemorySegment buffer, long count, DataType type, int root, Algorithm algorithm)
             throws CollectiveException {
-        enter();
-        try {
-            Checks.type(type);
-            Checks.count(count, "count");
-            Checks.root(root, size);
-            if (rank == root) {
-                Checks.holds(buffer, "buffer", count, type);
-            } else {
-                Checks.receives(buffer, "buffer", count, type);
-            }
-            Algorithm a = choose(algorithm, BROADCAST, "broadcast", count * type.byteSize(), Algorithm.TREE,
-                    Algorithm.RING);
-            if (count == 0 || size == 1) {
-                return;
-            }
-            call.set(buffer, buffer, count, type, null, root);
-            Schedule schedule = switch (a) {
-                case TREE -> Schedule.BROADCAST_TREE;
-                case RING -> Schedule.BROADCAST_RING;
-                default -> Schedule.BROADCAST_DIRECT;
-            };
-            perform(schedule, count * type.byteSize(), buffer, null);
-        } finally {
-            busy.set(false);
+        try (CallGate.Admission _ = gate.enter()) {
+            plan.broadcast(buffer, count, type, root, algorithm);
+            runner.perform();
         }
     }
-
-    // ---------------------------------------------------------------- reduce
 
     /**
      * {@link #reduce(MemorySegment, MemorySegment, long, DataType, ReduceOp, int, Algorithm)} with AUTO.
@@ -630,14 +428,7 @@ public final class Communicator implements AutoCloseable {
      * @param type   the element type, the same on every rank
      * @param op     how elements combine, the same on every rank
      * @param root   the rank that receives the result, the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, the root's {@code output} is
-     *                                  read-only or overlaps {@code input} other than in place, {@code type} or
-     *                                  {@code op} is null, {@code count} is negative, or {@code root} is not a rank
-     * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
+     * @throws CollectiveException as that method throws it, and so for what else it throws
      */
     public void reduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int root)
             throws CollectiveException {
@@ -657,52 +448,18 @@ public final class Communicator implements AutoCloseable {
      * @param op        how elements combine, the same on every rank
      * @param root      the rank that receives the result, the same on every rank
      * @param algorithm TREE, RING or AUTO ({@link Algorithm}), the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, the root's {@code output} is
-     *                                  read-only or overlaps {@code input} other than in place, {@code type},
-     *                                  {@code op} or {@code algorithm} is null, {@code algorithm} is not one of the
-     *                                  three, {@code count} is negative, or {@code root} is not a rank
+     * @throws CollectiveException      if it failed, which breaks the communicator ({@linkplain ##errors Errors})
+     * @throws IllegalArgumentException if an argument is refused ({@linkplain ##errors Errors}; {@code output} only
+     *                                  at the root), or {@code root} is not a rank
      * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void reduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int root,
             Algorithm algorithm) throws CollectiveException {
-        enter();
-        try {
-            Checks.reduction(type, op);
-            Checks.count(count, "count");
-            Checks.root(root, size);
-            Checks.holds(input, "input", count, type);
-            long bytes = count * type.byteSize();
-            MemorySegment into = null;
-            if (rank == root) {
-                Checks.receives(output, "output", count, type);
-                Checks.apartOrInPlace(input, bytes, output, bytes, 0);
-                into = output;
-            }
-            Algorithm a = choose(algorithm, REDUCE, "reduce", bytes, Algorithm.TREE, Algorithm.RING);
-            if (count == 0) {
-                return;
-            }
-            if (size == 1) {
-                Ring.copyUnlessSame(input, 0, into, 0, bytes);
-                return;
-            }
-            call.set(input, into, count, type, op, root);
-            if (a == Algorithm.TREE) {
-                perform(Schedule.REDUCE_TREE, bytes, input, into);
-            } else {
-                ring.slicing.even(count);
-                perform(Schedule.REDUCE_RING, bytes, input, into);
-            }
-        } finally {
-            busy.set(false);
+        try (CallGate.Admission _ = gate.enter()) {
+            plan.reduce(input, output, count, type, op, root, algorithm);
+            runner.perform();
         }
     }
-
-    // ---------------------------------------------------------------- all-to-all
 
     /**
      * Sends block p of {@code input} ({@code count} elements from element {@code p * count}) to rank p,
@@ -713,28 +470,16 @@ public final class Communicator implements AutoCloseable {
      *               {@code input}
      * @param count  elements from every rank to every rank, the same on every rank; 0 returns at once
      * @param type   the element type, the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
-     *                                  the segments overlap, {@code type} is null, {@code count} is negative, or
-     *                                  {@code size() * count} overflows
+     * @throws CollectiveException      if it failed, which breaks the communicator ({@linkplain ##errors Errors})
+     * @throws IllegalArgumentException if an argument is refused ({@linkplain ##errors Errors}), the segments
+     *                                  overlap at all, or {@code size() * count} overflows
      * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void allToAll(MemorySegment input, MemorySegment output, long count, DataType type)
             throws CollectiveException {
-        enter();
-        try {
-            Checks.count(count, "count");
-            Checks.times(count, size, "count");
-            for (int p = 0; p <= size; p++) {
-                sendStarts[p] = count * p;
-                receiveStarts[p] = sendStarts[p];
-            }
-            allToAllBlocks(input, output, type);
-        } finally {
-            busy.set(false);
+        try (CallGate.Admission _ = gate.enter()) {
+            plan.allToAll(input, output, count, type);
+            runner.perform();
         }
     }
 
@@ -749,150 +494,21 @@ public final class Communicator implements AutoCloseable {
      *                      from rank p; apart from {@code input}
      * @param receiveCounts the elements this rank receives from each rank, one count per rank
      * @param type          the element type, the same on every rank
-     * @throws CollectiveException      if a peer failed or left, the ranks disagree about the operation, nothing
-     *                                  moved for {@link CommunicatorConfig#timeout()}, or an earlier operation
-     *                                  broke the communicator; it is broken from then on
-     * @throws IllegalArgumentException if a segment is null, not native, of a closed arena, confined to another
-     *                                  thread, misaligned for {@code type} or too small, {@code output} is read-only,
-     *                                  the segments overlap, {@code type} is null, a count array does not hold one
-     *                                  non-negative count per rank whose sum fits in a {@code long}, or this rank's
-     *                                  entries of the two differ
+     * @throws CollectiveException      if it failed, which breaks the communicator ({@linkplain ##errors Errors})
+     * @throws IllegalArgumentException if an argument is refused ({@linkplain ##errors Errors}), the segments
+     *                                  overlap at all, a count array does not hold one count per rank, or this
+     *                                  rank's entries of the two differ
      * @throws IllegalStateException    if the communicator is closed, or another thread's call on it is running
      */
     public void allToAll(MemorySegment input, long[] sendCounts, MemorySegment output, long[] receiveCounts,
             DataType type) throws CollectiveException {
-        enter();
-        try {
-            Checks.counts(sendCounts, size, "sendCounts");
-            Checks.counts(receiveCounts, size, "receiveCounts");
-            if (sendCounts[rank] != receiveCounts[rank]) {
-                throw new IllegalArgumentException("rank " + rank + " sends itself " + sendCounts[rank]
-                        + " elements but expects " + receiveCounts[rank]);
-            }
-            for (int p = 0; p < size; p++) {
-                sendStarts[p + 1] = sendStarts[p] + sendCounts[p];
-                receiveStarts[p + 1] = receiveStarts[p] + receiveCounts[p];
-            }
-            allToAllBlocks(input, output, type);
-        } finally {
-            busy.set(false);
+        try (CallGate.Admission _ = gate.enter()) {
+            plan.allToAll(input, sendCounts, output, receiveCounts, type);
+            runner.perform();
         }
     }
 
-    /** The blocks are in {@link #sendStarts} and {@link #receiveStarts}. */
-    private void allToAllBlocks(MemorySegment input, MemorySegment output, DataType type) throws CollectiveException {
-        Checks.type(type);
-        long sending = sendStarts[size];
-        long receiving = receiveStarts[size];
-        Checks.holds(input, "input", sending, type);
-        Checks.receives(output, "output", receiving, type);
-        int e = type.byteSize();
-        Checks.apartOrInPlace(input, sending * e, output, receiving * e, -1);
-        if (sending == 0 && receiving == 0) {
-            return;
-        }
-        call.set(input, output, 0, type, null, 0);
-        perform(Schedule.ALL_TO_ALL, Math.max(sending, receiving) * e, input, output);
-    }
-
-    // ---------------------------------------------------------------- plumbing
-
-    /**
-     * Runs the operation {@code schedule} with the arguments in {@link #call}: on the context's loop thread
-     * when it moves at most {@link CommunicatorConfig#loopThreadBytes()} (unless that is 0) and the loop thread
-     * may touch its segments (null: none), so each of its waits is one wake-up of that thread; else on this
-     * thread, which reduces and copies while the loop thread moves the bytes.
-     */
-    private void perform(Schedule schedule, long bytes, MemorySegment a, MemorySegment b) throws CollectiveException {
-        call.schedule = schedule;
-        long limit = config.loopThreadBytes();
-        boolean here = !context.isDrivenByCallingThread() && (limit == 0 || bytes > limit
-                || a != null && !context.loopCanAccess(a) || b != null && !context.loopCanAccess(b));
-        links.run(call, here);
-    }
-
-    /**
-     * The operation being performed, with its arguments: made once, so that handing an operation to the loop
-     * thread allocates nothing. What the caller wrote before the hand-off the loop thread sees.
-     */
-    private final class Call implements LoopJob {
-        Schedule schedule;
-        MemorySegment input;
-        MemorySegment output;
-        long count;
-        DataType type;
-        ReduceOp op;
-        int root;
-
-        void set(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int root) {
-            this.input = input;
-            this.output = output;
-            this.count = count;
-            this.type = type;
-            this.op = op;
-            this.root = root;
-        }
-
-        @Override
-        public void run() throws CollectiveException {
-            try {
-                links.begin(schedule);
-                int slots = config.slots();
-                int slotBytes = config.slotBytes();
-                switch (schedule) {
-                    case BARRIER -> barrier.run();
-                    case ALLREDUCE_RING -> ring.run(Ring.ALLREDUCE, input, output, type, op, 0, slots, slotBytes);
-                    case ALLREDUCE_HALVING_DOUBLING ->
-                            halvingDoubling.allreduce(input, output, count, type, op, slotBytes);
-                    case ALLREDUCE_FOLDED ->
-                            halvingDoubling.foldedAdaptively(input, output, count, type, op, slotBytes);
-                    case REDUCE_SCATTER_RING ->
-                            ring.run(Ring.REDUCE_SCATTER, input, output, type, op, 0, slots, slotBytes);
-                    case ALLGATHER_RING -> ring.run(Ring.ALLGATHER, input, output, type, null, 0, slots, slotBytes);
-                    case ALLGATHER_DIRECT -> direct.allgather(input, output, ring.slicing.starts, type, slotBytes);
-                    case BROADCAST_TREE -> tree.broadcast(input, count, type.byteSize(), root, slotBytes);
-                    case BROADCAST_RING -> chain.broadcast(input, count, type.byteSize(), root, slotBytes);
-                    case BROADCAST_DIRECT -> direct.broadcast(input, count, type, root, slotBytes);
-                    case REDUCE_TREE -> tree.reduce(input, output, count, type, op, root, slotBytes);
-                    case REDUCE_RING -> ring.run(Ring.REDUCE, input, output, type, op, root, slots, slotBytes);
-                    case ALL_TO_ALL -> direct.allToAll(input, sendStarts, output, receiveStarts, type, slotBytes);
-                }
-            } finally {
-                // The caller's memory is not kept beyond the call.
-                input = null;
-                output = null;
-            }
-        }
-    }
-
-    /** The algorithm asked for, or for AUTO the one for the size, refusing one the operation does not have. */
-    private Algorithm choose(Algorithm asked, Set<Algorithm> allowed, String operation, long bytes, Algorithm small,
-            Algorithm large) {
-        if (asked == null) {
-            throw new IllegalArgumentException("algorithm is null");
-        }
-        if (asked == Algorithm.AUTO) {
-            return bytes <= config.smallMessageBytes() ? small : large;
-        }
-        if (!allowed.contains(asked)) {
-            throw new IllegalArgumentException(operation + " has no " + asked + " algorithm; it takes " + allowed);
-        }
-        return asked;
-    }
-
-    private void enter() {
-        if (context.isDrivenByCallingThread() && Thread.currentThread() != driver) {
-            throw new IllegalStateException("a busy-polling communicator is driven by the thread that joined it, "
-                    + driver.getName() + "; call it there, not on " + Thread.currentThread().getName());
-        }
-        if (!busy.compareAndSet(false, true)) {
-            throw new IllegalStateException("another thread is running an operation of this communicator");
-        }
-        if (closed) {
-            busy.set(false);
-            throw new IllegalStateException("the communicator is closed");
-        }
-    }
+    // ---------------------------------------------------------------- lifecycle
 
     /**
      * Leaves the communicator: a collective call, like the operations. When the communicator is healthy it
@@ -906,23 +522,21 @@ public final class Communicator implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (closed) {
+        if (gate.isClosed()) {
             throwReleaseFailure();
             return;
         }
-        enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             if (!links.isBroken() && size > 1) {
                 try {
-                    perform(Schedule.BARRIER, 0, null, null);
+                    plan.barrier();
+                    runner.perform();
                     links.drainSends();
                 } catch (CollectiveException e) {
                     // A peer left without closing, or failed: there is nothing left to hand over.
                 }
             }
             release();
-        } finally {
-            busy.set(false);
         }
     }
 
@@ -935,21 +549,18 @@ public final class Communicator implements AutoCloseable {
      * @throws IllegalStateException as {@link #close()} does
      */
     public void abort() {
-        if (closed) {
+        if (gate.isClosed()) {
             throwReleaseFailure();
             return;
         }
-        enter();
-        try {
+        try (CallGate.Admission _ = gate.enter()) {
             release();
-        } finally {
-            busy.set(false);
         }
     }
 
     /** Frees what this rank holds, all of it whatever fails on the way, and throws what failed. */
     private void release() {
-        closed = true;
+        gate.shut();
         Teardown teardown = new Teardown();
         teardown.run(links::abort);
         teardown.run(context::close);

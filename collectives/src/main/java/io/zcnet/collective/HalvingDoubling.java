@@ -29,7 +29,7 @@ import java.util.function.IntSupplier;
  * for four ranks), since there each message costs CPU that another rank waits for.
  *
  * <p>Four ranks folded that way choose {@linkplain #foldsAdaptively where to fold} (schedule
- * {@link Immediate#ALLREDUCE_FOLDED}). The two ranks of the middle step do the operation's work while the
+ * {@link Schedule#ALLREDUCE_FOLDED}). The two ranks of the middle step do the operation's work while the
  * other two wait; when the scheduler puts both on one core (one of the three ways to share two cores among
  * four polling ranks), all of it runs on that core while the other holds the waiting ranks, and the
  * operation takes some 1.5 times as long. So the middle ranks tell each other their CPU ({@link CurrentCpu})
@@ -68,17 +68,23 @@ final class HalvingDoubling {
         this.size = size;
         this.sameKernel = sameKernel.clone();
         this.powerOfTwo = Integer.highestOneBit(size);
-        this.doublingRanks = coresShared && size == powerOfTwo && size >= 4 ? powerOfTwo / 2 : powerOfTwo;
+        this.doublingRanks = doublingRanks(size, coresShared);
         this.starts = new long[powerOfTwo + 1];
     }
 
+    /** How many of {@code size} ranks run recursive doubling: P, or P/2 when they share cores and all fold. */
+    private static int doublingRanks(int size, boolean coresShared) {
+        int powerOfTwo = Integer.highestOneBit(size);
+        return coresShared && size == powerOfTwo && size >= 4 ? powerOfTwo / 2 : powerOfTwo;
+    }
+
     /**
-     * Whether an allreduce of {@code bytes} folds adaptively: four ranks sharing cores, a message of one slot
-     * at most. Its schedule is then {@link Immediate#ALLREDUCE_FOLDED}, every rank deciding alike, and
-     * {@link #foldedAdaptively} runs it instead of {@link #allreduce}.
+     * Whether an allreduce of {@code bytes} among {@code size} ranks folds adaptively: four ranks sharing
+     * cores, a message of one slot at most. Its schedule is then {@link Schedule#ALLREDUCE_FOLDED}, every
+     * rank deciding alike, and {@link #foldedAdaptively} runs it instead of {@link #allreduce}.
      */
-    boolean foldsAdaptively(long bytes, int slotBytes) {
-        return size == 4 && doublingRanks == 2 && bytes <= Math.min(DOUBLING_BYTES, slotBytes);
+    static boolean foldsAdaptively(int size, boolean coresShared, long bytes, int slotBytes) {
+        return size == 4 && doublingRanks(size, coresShared) == 2 && bytes <= Math.min(DOUBLING_BYTES, slotBytes);
     }
 
     void allreduce(MemorySegment input, MemorySegment output, long count, DataType type, ReduceOp op, int slotBytes)

@@ -45,13 +45,14 @@ final class Ring {
     private final Links links;
     private final int rank;
     private final int size;
-    final Slicing slicing;
+    private final Slicing slicing;
 
-    Ring(Links links, int rank, int size) {
+    /** @param slicing the blocks, which the caller lays out before each operation ({@link OperationPlan}) */
+    Ring(Links links, int rank, int size, Slicing slicing) {
         this.links = links;
         this.rank = rank;
         this.size = size;
-        this.slicing = new Slicing(size);
+        this.slicing = slicing;
     }
 
     /**
