@@ -176,7 +176,7 @@ public final class QpListener implements AutoCloseable {
         if (source != null) {
             bySource.merge(source, 1, Integer::sum);
         }
-        pending.addLast(new AcceptorHandshake(loop, accepted, peer, path, acceptor));
+        pending.addLast(new AcceptorHandshake(loop, context.icrc(), accepted, peer, path, acceptor));
     }
 
     /**
