@@ -1,5 +1,6 @@
 package io.zcnet.qp;
 
+import io.zcnet.framing.Icrc;
 import io.zcnet.ring.EventLoop;
 
 import java.net.InetSocketAddress;
@@ -65,8 +66,8 @@ final class AcceptorHandshake extends SubflowHandshake {
     int peerAckMsn;
     int peerCredit;
 
-    AcceptorHandshake(EventLoop loop, int socket, InetSocketAddress peerAddress, String peer, Host host) {
-        super(loop, socket, host.config().handshakeTimeout().toNanos());
+    AcceptorHandshake(EventLoop loop, Icrc icrc, int socket, InetSocketAddress peerAddress, String peer, Host host) {
+        super(loop, icrc, socket, host.config().handshakeTimeout().toNanos());
         this.host = host;
         this.peer = peer;
         this.peerAddress = peerAddress;

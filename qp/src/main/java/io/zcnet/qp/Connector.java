@@ -82,7 +82,7 @@ final class Connector {
             opened.completeExceptionally(new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
             return;
         }
-        new InitiatorHandshake(loop, socket, path.remote(), path.toString(), config, null, 0, null,
+        new InitiatorHandshake(loop, context.icrc(), socket, path.remote(), path.toString(), config, null, 0, null,
                 new InitiatorHandshake.Outcome() {
                     @Override
                     public void established(InitiatorHandshake h) {
@@ -114,7 +114,7 @@ final class Connector {
                 joined.completeExceptionally(new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
                 return;
             }
-            new InitiatorHandshake(loop, socket, path.remote(), path.toString(), qp.config(), engine, engine.token(),
+            new InitiatorHandshake(loop, context.icrc(), socket, path.remote(), path.toString(), qp.config(), engine, engine.token(),
                     engine.secret(), new InitiatorHandshake.Outcome() {
                         @Override
                         public void established(InitiatorHandshake h) {

@@ -18,6 +18,17 @@ import javax.crypto.spec.SecretKeySpec;
  */
 final class JoinSecret {
     private static final SecureRandom RANDOM = new SecureRandom();
+    /**
+     * One HMAC engine per thread (in practice the loop's, which runs every handshake of its context), keyed anew for
+     * each proof: looking the algorithm up among the providers costs more than the HMAC itself.
+     */
+    private static final ThreadLocal<Mac> MAC = ThreadLocal.withInitial(() -> {
+        try {
+            return Mac.getInstance("HmacSHA256");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
+        }
+    });
 
     private JoinSecret() {
     }
@@ -70,16 +81,16 @@ final class JoinSecret {
 
     /** HMAC-SHA256 under {@code key} of the ASCII label followed by {@code parts}. */
     private static byte[] hmac(byte[] key, String label, byte[]... parts) {
+        Mac mac = MAC.get();
         try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            mac.init(new SecretKeySpec(key, "HmacSHA256")); // resets it, whatever an earlier call left
             mac.update(label.getBytes(StandardCharsets.US_ASCII));
             for (byte[] part : parts) {
                 mac.update(part);
             }
             return mac.doFinal();
         } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
+            throw new IllegalStateException("HmacSHA256 takes a key of any length", e);
         }
     }
 

@@ -176,7 +176,7 @@ public final class QpListener implements AutoCloseable {
         if (source != null) {
             bySource.merge(source, 1, Integer::sum);
         }
-        pending.addLast(new AcceptorHandshake(loop, accepted, peer, path, acceptor));
+        pending.addLast(new AcceptorHandshake(loop, context.icrc(), accepted, peer, path, acceptor));
     }
 
     /**
@@ -274,7 +274,12 @@ public final class QpListener implements AutoCloseable {
         }
     }
 
-    /** Stops accepting; handshakes in progress are dropped, queue pairs already accepted carry on. */
+    /**
+     * Stops accepting: handshakes in progress are dropped, and queue pairs established but not yet taken by
+     * {@link #accept} are closed (their peers see them end), since nobody could take them any more; queue pairs
+     * already taken carry on. Any thread; the work is done on the loop, and an {@code accept} racing with it either
+     * takes a queue pair first or gets none.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -297,6 +302,11 @@ public final class QpListener implements AutoCloseable {
             h.drop(Refusal.CLOSED, "listener closed");
         }
         pending.clear();
+        for (QueuePair untaken = ready.poll(); untaken != null; untaken = ready.poll()) {
+            if (untaken.takeFromListener(this)) { // owned as accept would own it, so a reap never closes it twice
+                untaken.close();
+            }
+        }
         loop.close(handlerId, TAG_CLOSED, socket);
     }
 

@@ -38,14 +38,17 @@ abstract class SubflowHandshake implements CompletionHandler {
     final MemorySegment buffer;
     final HandshakeMessage message = new HandshakeMessage();
     private final FrameHeader frame = new FrameHeader();
+    /** The loop's ICRC calculator (the context's, which its queue pairs share): 4 KiB of scratch made once. */
+    private final Icrc icrc;
     private long deadline = -1;
     private boolean done;
     private boolean released;
     private boolean timedOut;
     final long startedNanos = System.nanoTime();
 
-    SubflowHandshake(EventLoop loop, int socket, long timeoutNanos) {
+    SubflowHandshake(EventLoop loop, Icrc icrc, int socket, long timeoutNanos) {
         this.loop = loop;
+        this.icrc = icrc;
         this.socket = socket;
         this.buffer = arena.allocate(2 * HandshakeMessage.LENGTH + 2 * RTR_FRAME, 8);
         this.handlerId = loop.registerHandler(this);
@@ -139,7 +142,7 @@ abstract class SubflowHandshake implements CompletionHandler {
     void writeRtr(long offset, boolean ack, int ackMsn, int creditLimit, boolean icrc) {
         FlowControl.writeAcknowledge(frame.wrap(buffer, offset), ackMsn, creditLimit, !ack, ack);
         if (icrc) {
-            frame.icrc(new Icrc().compute(buffer, offset));
+            frame.icrc(this.icrc.compute(buffer, offset));
         }
     }
 
@@ -154,7 +157,7 @@ abstract class SubflowHandshake implements CompletionHandler {
                     + " flags 0x" + Integer.toHexString(frame.flags())
                     + (invalid != FrameError.OK ? " (" + FrameError.name(invalid) + ")" : "");
         }
-        if (icrc && frame.icrc() != new Icrc().compute(buffer, offset)) {
+        if (icrc && frame.icrc() != this.icrc.compute(buffer, offset)) {
             return (ack ? "rtr_ack" : "rtr") + " frame ICRC mismatch";
         }
         return null;

@@ -140,6 +140,27 @@ abstract class AdmissionContractTest {
     }
 
     @Test
+    void aListenerThatClosesClosesTheQueuePairsWaitingInIt() throws Exception {
+        QpPair p = new QpPair(engine(), config(), 1 << 20);
+        try {
+            QpListener listener = p.serverContext.listen(new InetSocketAddress("127.0.0.1", 0), config());
+            ContextStatistics before = p.serverContext.statistics();
+            QueuePair untaken = p.clientContext.connect(listener.address(), config());
+            await(() -> listener.waiting() == 1, "waiting");
+            listener.close();
+            await(() -> listener.waiting() == 0, "closed with its listener");
+            ContextStatistics after = p.serverContext.statistics();
+            assertEquals(before.ready(), after.ready(), "the untaken queue pair is still held: " + after);
+            assertEquals(before.failed(), after.failed(), "the untaken queue pair is still held: " + after);
+            await(() -> untaken.state() == QpState.ERROR, "ended at the client's side too");
+            assertNull(listener.accept(Duration.ofMillis(100)), "a closed listener handed a queue pair out");
+            untaken.close();
+        } finally {
+            p.close(); // closing the server's context after its listener must not find that queue pair half-freed
+        }
+    }
+
+    @Test
     void silentConnectionsAreDroppedFirstAndAClientPastItsFirstMessageIsKept() throws Exception {
         try (QpPair p = new QpPair(engine(), config(), 1 << 20)) {
             QpListener tight = p.serverContext.listen(new InetSocketAddress("127.0.0.1", 0),

@@ -15,10 +15,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * What establishing costs without zcnet: {@code connections} plain TCP connects from {@code threads} threads
  * (the way {@code zcnet qp-load} opens its queue pairs) to a listener that accepts each on a thread of its own,
- * TCP_NODELAY set on both ends, every connection kept open until all are up. Prints one line:
+ * TCP_NODELAY set on both ends, every connection kept open until all are up; {@code rounds} times in one JVM, every
+ * round but the last a warm-up (1 by default: a fresh JVM's first). Prints one line, the last round's:
  * {@code connect-baseline: connections=N ms=T}.
  *
- * <pre>ConnectBaseline [connections] [threads]</pre>
+ * <pre>ConnectBaseline [connections] [threads] [rounds]</pre>
  */
 public final class ConnectBaseline {
     private ConnectBaseline() {
@@ -27,9 +28,20 @@ public final class ConnectBaseline {
     public static void main(String[] args) throws Exception {
         int connections = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 8;
-        if (connections < 1 || connections > 100_000 || threads < 1 || threads > 256) {
-            throw new IllegalArgumentException("connections 1..100000 and threads 1..256, got " + connections + ", " + threads);
+        int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 1;
+        if (connections < 1 || connections > 100_000 || threads < 1 || threads > 256 || rounds < 1 || rounds > 1000) {
+            throw new IllegalArgumentException("connections 1..100000, threads 1..256 and rounds 1..1000, got "
+                    + connections + ", " + threads + ", " + rounds);
         }
+        double ms = 0;
+        for (int round = 0; round < rounds; round++) {
+            ms = round(connections, threads);
+        }
+        System.out.printf(Locale.ROOT, "connect-baseline: connections=%d ms=%.1f%n", connections, ms);
+    }
+
+    /** One round: {@code connections} opened and accepted, then closed; returns how long the opening took, in ms. */
+    private static double round(int connections, int threads) throws Exception {
         try (ServerSocketChannel server = ServerSocketChannel.open()) {
             server.bind(new InetSocketAddress("127.0.0.1", 0), 4096);
             List<SocketChannel> accepted = new ArrayList<>();
@@ -61,8 +73,7 @@ public final class ConnectBaseline {
                     opened.add(f.get(30, TimeUnit.SECONDS));
                 }
                 acceptor.join();
-                System.out.printf(Locale.ROOT, "connect-baseline: connections=%d ms=%.1f%n", connections,
-                        (System.nanoTime() - start) / 1e6);
+                return (System.nanoTime() - start) / 1e6;
             } finally {
                 pool.shutdownNow();
                 for (SocketChannel c : opened) {
