@@ -16,8 +16,9 @@ import java.util.Arrays;
  * Nothing allocates once the lists hold what the loop's connections use at once; sizes are few (those of
  * the loop's framing and receiver configurations), found by a scan.
  *
- * <p>Each buffer has an arena of its own, so the one freed past the bound goes at once; the cost is a
- * shared arena's close, paid only by a return that finds the list full.
+ * <p>Each buffer has an arena of its own, so the one freed past the bound goes at once: a confined arena, the loop
+ * thread's, since a shared arena's close is a handshake that stops every thread of the JVM (thousands a second
+ * when a thousand busy connections take turns past the bound).
  *
  * <p>Owner thread of the loop only, like the receivers it serves: no method synchronizes. A borrower gives
  * a buffer back only once no operation in flight can write into it; the pool cannot tell.
@@ -35,7 +36,8 @@ public final class ReceiveBuffers implements AutoCloseable {
 
         private Block(SizeList list) {
             this.list = list;
-            this.arena = Arena.ofShared();
+            // Confined: only the loop thread uses it, and closing a shared arena stops every thread for a handshake.
+            this.arena = Arena.ofConfined();
             try {
                 this.memory = arena.allocate(list.size, 64);
             } catch (OutOfMemoryError e) {

@@ -267,11 +267,16 @@ final class RxFixture implements AutoCloseable {
                     return null;
                 });
             }
+            // The pool's buffers are the loop thread's (confined arenas): closed there, and each one still lent (a
+            // receive the closes cancelled) freed there when it comes back, as the loop closes.
+            thread.call(() -> {
+                connections.stream().map(c -> c.deferred).distinct().forEach(DeferredFrames::close);
+                buffers.close();
+                return null;
+            });
             thread.close();
-            connections.stream().map(c -> c.deferred).distinct().forEach(DeferredFrames::close);
             assertEquals(0, buffers.lent(), "every receive buffer back once its connections closed: " + buffers);
         } finally {
-            buffers.close();
             pool.close();
             arena.close();
         }

@@ -11,10 +11,16 @@ import java.util.Arrays;
  * {@link SenderConfig}: the frames by token, the FIFO of payload pieces, the FIFO of batches, the header
  * slots, the staging buffer and the two gather lists of a {@code sendmsg}. It holds no positions: which
  * slot is live is known only to the sender that holds it, which writes every slot before it reads it, so a
- * space needs no reset between two senders. Lent by {@link SenderSpaces}; owner thread of the loop only.
+ * space needs no reset between two senders. Lent by {@link SenderSpaces}; owner thread of the loop only (made,
+ * used and freed there).
  */
 final class SenderSpace {
-    private final Arena arena = Arena.ofShared();
+    /**
+     * Confined to the loop thread that made it, which alone uses it: freeing a shared arena stops every thread of
+     * the JVM for a handshake, and a pool that frees spaces as a thousand connections come and go would do that
+     * thousands of times a second.
+     */
+    private final Arena arena = Arena.ofConfined();
     /** The frames it holds: its size class. */
     final int frames;
 
