@@ -28,8 +28,14 @@ final class WorkIntake {
     /** Each ledger entry's inline data, {@link QpConfig#maxInlineData()} bytes a slot; null when there is none. */
     private final MemorySegment inlineData;
     /** Posted receives by the index the assembler knows them by: the user's ids. */
-    private final long[] receiveIds;
+    /**
+     * Posted receives' ids by index modulo the table's size: 16 at first, doubled when as many are outstanding, up to
+     * the receive queue's depth (receives complete in posting order, so the outstanding ones are one run of indices).
+     */
+    private long[] receiveIds;
     private long receivesPosted;
+    /** Receives whose completion (consumed or flushed) has been moved out: the oldest outstanding index. */
+    private long receivesCompleted;
     /** The shared receive queue that lends this queue pair its receives, or null: it posts its own. */
     private final SharedReceiveQueue srq;
     /** Whether receives are lent to it by its shared receive queue, from the first subflow until the close. */
@@ -50,7 +56,7 @@ final class WorkIntake {
         this.inlineData = config.maxInlineData() == 0 ? null
                 : arena.allocate((long) ledger.maxCapacity() * config.maxInlineData(), 8);
         this.srq = qp.sharedQueues.receiveQueue();
-        this.receiveIds = new long[config.receiveQueueDepth()];
+        this.receiveIds = new long[Math.min(16, config.receiveQueueDepth())];
     }
 
     /** {@return the user's id of the receive the assembler knows as {@code index}} */
@@ -167,6 +173,7 @@ final class WorkIntake {
 
     /** A receive completed (consumed, or flushed): a borrowed one is replaced from the shared queue. */
     void receiveConsumed() {
+        receivesCompleted++;
         if (srq != null && borrowing) {
             borrowed--;
             srq.returned();
@@ -204,9 +211,21 @@ final class WorkIntake {
 
     /** Notes receive {@code index}, the user's {@code id}, as posted: one more credit for the peer. */
     private void receivePosted(long index, long id) {
+        if (index - receivesCompleted >= receiveIds.length) {
+            growReceiveIds();
+        }
         receiveIds[(int) index & (receiveIds.length - 1)] = id;
         receivesPosted++;
         engine.acks.owe();
+    }
+
+    /** Doubles the id table, each outstanding receive's id moving to its index modulo the new size. */
+    private void growReceiveIds() {
+        long[] grown = new long[receiveIds.length * 2];
+        for (long i = receivesCompleted; i < receivesPosted; i++) {
+            grown[(int) i & (grown.length - 1)] = receiveIds[(int) i & (receiveIds.length - 1)];
+        }
+        receiveIds = grown;
     }
 
     /**
