@@ -111,10 +111,17 @@ final class MessageSlots {
 
     private final int window;
     private final int mask;
+    /** Bitmap words a message may need: its most segments over 64. */
     private final int wordsPerMessage;
+    /**
+     * Bitmap words each message has now: one (64 segments, 4 MiB at the default segment size) until a frame of a
+     * later segment arrives, then doubled up to {@link #wordsPerMessage}, so a queue pair of small messages keeps a
+     * word a message, not the longest message's four.
+     */
+    private int words;
     private final MemorySegment slots;
-    private final long[] placed;
-    private final long[] reserved;
+    private long[] placed;
+    private long[] reserved;
     /** The MSN that last took each receive (by absolute index mod the receive capacity), -1 at first. */
     private final int[] holders;
     private final int receiveMask;
@@ -128,8 +135,9 @@ final class MessageSlots {
         // Native, not a heap segment: the accessors' VarHandle code is shared with every native access on
         // the receive path, and a second segment class there makes those call sites polymorphic.
         this.slots = Arena.ofAuto().allocate(window * SIZE, Long.BYTES);
-        this.placed = new long[window * wordsPerMessage];
-        this.reserved = new long[window * wordsPerMessage];
+        this.words = 1;
+        this.placed = new long[window];
+        this.reserved = new long[window];
         this.holders = new int[receiveCapacity];
         this.receiveMask = receiveCapacity - 1;
         Arrays.fill(holders, -1);
@@ -183,9 +191,9 @@ final class MessageSlots {
         int slot = oldestSlot();
         // Bits set lie at or below the highest segment placed or reserved (and below segments_expected).
         int segments = Math.max(segmentsExpected(slot), highestSegment(slot) + 1);
-        int words = segments > 0 ? Math.min((segments + 63) >>> 6, wordsPerMessage) : wordsPerMessage;
-        int base = slot * wordsPerMessage;
-        for (int w = 0; w < words; w++) {
+        int used = segments > 0 ? Math.min((segments + 63) >>> 6, words) : words;
+        int base = slot * words;
+        for (int w = 0; w < used; w++) {
             placed[base + w] = 0;
             reserved[base + w] = 0;
         }
@@ -260,15 +268,16 @@ final class MessageSlots {
     // ---------------------------------------------------------------- segments
 
     boolean isPlaced(int slot, int segment) {
-        return (placed[word(slot, segment)] & (1L << segment)) != 0;
+        return segment >>> 6 < words && (placed[word(slot, segment)] & (1L << segment)) != 0;
     }
 
     boolean isReserved(int slot, int segment) {
-        return (reserved[word(slot, segment)] & (1L << segment)) != 0;
+        return segment >>> 6 < words && (reserved[word(slot, segment)] & (1L << segment)) != 0;
     }
 
     /** Counts {@code segment} as placed. */
     void place(int slot, int segment) {
+        ensureWords(segment);
         placed[word(slot, segment)] |= 1L << segment;
         setInt(slot, SEGMENTS_PLACED, segmentsPlaced(slot) + 1);
         raiseHighestSegment(slot, segment);
@@ -276,6 +285,7 @@ final class MessageSlots {
 
     /** Marks {@code segment} as being received by a direct placement: its message cannot complete meanwhile. */
     void reserve(int slot, int segment) {
+        ensureWords(segment);
         reserved[word(slot, segment)] |= 1L << segment;
         setInt(slot, RESERVATIONS, reservations(slot) + 1);
         raiseHighestSegment(slot, segment);
@@ -293,7 +303,28 @@ final class MessageSlots {
     }
 
     private int word(int slot, int segment) {
-        return slot * wordsPerMessage + (segment >>> 6);
+        return slot * words + (segment >>> 6);
+    }
+
+    /** Gives every message's bitmaps room for {@code segment}, each slot's words moving to its new place. */
+    private void ensureWords(int segment) {
+        int need = (segment >>> 6) + 1;
+        if (need <= words) {
+            return;
+        }
+        if (need > wordsPerMessage) {
+            throw new IllegalArgumentException("segment " + segment + " is past a message's " + wordsPerMessage * 64);
+        }
+        int grown = Math.min(wordsPerMessage, Math.max(need, words * 2));
+        long[] p = new long[window * grown];
+        long[] r = new long[window * grown];
+        for (int slot = 0; slot < window; slot++) {
+            System.arraycopy(placed, slot * words, p, slot * grown, words);
+            System.arraycopy(reserved, slot * words, r, slot * grown, words);
+        }
+        placed = p;
+        reserved = r;
+        words = grown;
     }
 
     /** Records the LAST frame: how many segments and bytes the message has, and how it completes. */

@@ -2,6 +2,8 @@ package io.zcnet.framing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +29,28 @@ class MessageSlotsTest {
         assertEquals(48, MessageSlots.RECEIVE);
         assertEquals(56, MessageSlots.READ_OFFSET);
         assertEquals(64, MessageSlots.READ_SINK_OFFSET);
+    }
+
+    @Test
+    void theBitmapsGrowForALaterSegmentAndEveryMessageKeepsItsBits() {
+        MessageSlots slots = new MessageSlots(8, 64, 16); // 64-byte segments: a message may have thousands
+        slots.place(2, 5);
+        slots.reserve(2, 63);
+        slots.place(5, 1);
+        slots.place(3, 70); // past the first word of every message: the bitmaps grow
+        slots.place(3, 1000);
+        slots.reserve(7, 4000);
+        for (int[] set : new int[][] {{2, 5}, {5, 1}, {3, 70}, {3, 1000}}) {
+            assertTrue(slots.isPlaced(set[0], set[1]), "slot " + set[0] + " segment " + set[1]);
+        }
+        assertTrue(slots.isReserved(2, 63), "a bit set before the growth");
+        assertTrue(slots.isReserved(7, 4000));
+        assertFalse(slots.isPlaced(2, 70), "nothing set where another message's bits were");
+        assertFalse(slots.isPlaced(3, 5));
+        assertFalse(slots.isPlaced(4, 1000));
+        assertFalse(slots.isReserved(3, 63));
+        assertThrows(IllegalArgumentException.class, () -> slots.place(0, FramingConfig.maxSegmentsPerMessage(64) + 64),
+                "a segment past the longest message");
     }
 
     @Test
