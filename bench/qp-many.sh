@@ -57,11 +57,11 @@ many_pp="$(load "$port" "$n" 1)"
 stop_server
 
 port=$((port + 1))
-"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$bench_jar" io.zcnet.jmh.many.NettyManyEcho server "$port" \
+"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$bench_jar" io.zcnet.jmh.echo.NettyManyEcho server "$port" \
   >"$work/netty.log" 2>&1 &
 netty_pid=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$work/netty.log" 2>/dev/null && break; sleep 0.1; done
-"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$bench_jar" io.zcnet.jmh.many.NettyManyEcho load \
+"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$bench_jar" io.zcnet.jmh.echo.NettyManyEcho load \
   "127.0.0.1:$port" "$n" "$seconds" 1 64 >"$work/netty.out" 2>/dev/null || { cat "$work/netty.out" >&2; die "the Netty load failed"; }
 cat "$work/netty.out" >&2
 netty_pp="$(awk '/^netty-echo:/ {for (i = 1; i <= NF; i++) if ($i ~ /^rt_per_s=/) {sub(/rt_per_s=/, "", $i); print $i}}' "$work/netty.out")"

@@ -635,6 +635,19 @@ public final class QpContext implements AutoCloseable {
         return loop;
     }
 
+    /**
+     * Runs {@code task} on the loop thread and waits for it, unless the loop died (which failed everything the task
+     * could touch): what a close of a shared object does. What the task throws is thrown here.
+     */
+    void callUnlessDead(Runnable task) {
+        if (failure() == null) {
+            call(() -> {
+                task.run();
+                return null;
+            });
+        }
+    }
+
     /** Runs {@code task} on the loop thread and waits for it (control path). */
     <T> T call(java.util.function.Supplier<T> task) {
         if (loop.inLoop()) {

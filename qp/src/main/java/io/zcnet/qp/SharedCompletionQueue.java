@@ -154,18 +154,13 @@ public final class SharedCompletionQueue implements AutoCloseable, CompletionWai
         if (closed) {
             return;
         }
-        if (context.failure() == null) {
-            context.call(() -> {
-                if (members > 0) {
-                    throw new IllegalStateException(members + " queue pairs still complete into this queue: close them first");
-                }
-                completions.listener(null);
-                closed = true;
-                return null;
-            });
-        } else {
-            closed = true;
-        }
+        context.callUnlessDead(() -> {
+            if (members > 0) {
+                throw new IllegalStateException(members + " queue pairs still complete into this queue: close them first");
+            }
+            completions.listener(null);
+        });
+        closed = true;
         if (channel != null) {
             channel.detach();
         }

@@ -286,17 +286,12 @@ public final class SharedReceiveQueue implements AutoCloseable {
         if (closed) {
             return;
         }
-        if (context.failure() == null) {
-            context.call(() -> {
-                if (!members.isEmpty()) {
-                    throw new IllegalStateException(members.size() + " queue pairs still take receives from this queue: close them first");
-                }
-                closed = true;
-                return null;
-            });
-        } else {
-            closed = true;
-        }
+        context.callUnlessDead(() -> {
+            if (!members.isEmpty()) {
+                throw new IllegalStateException(members.size() + " queue pairs still take receives from this queue: close them first");
+            }
+        });
+        closed = true;
     }
 
     @Override

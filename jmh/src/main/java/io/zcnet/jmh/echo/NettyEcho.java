@@ -72,7 +72,7 @@ final class NettyEcho {
     }
 
     @ChannelHandler.Sharable
-    private static final class EchoHandler extends ChannelInboundHandlerAdapter {
+    static final class EchoHandler extends ChannelInboundHandlerAdapter {
         static final EchoHandler INSTANCE = new EchoHandler();
 
         @Override

@@ -1,13 +1,11 @@
-package io.zcnet.jmh.many;
+package io.zcnet.jmh.echo;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -29,16 +27,16 @@ import java.util.concurrent.TimeUnit;
 /**
  * The peer of {@code zcnet qp-server}/{@code qp-load} with many clients: Netty 4.2 io_uring, one event-loop thread
  * each side (as each zcnet side has one loop), length-prefixed messages (a 4-byte length, then the bytes) echoed
- * whole by the server, every reply checked byte for byte. Two processes, as the zcnet pair runs:
+ * whole by the server ({@link NettyEcho}'s handler behind a frame decoder), every reply checked byte for byte. Two processes, as the zcnet pair runs:
  * <pre>
- *   java -cp benchmarks.jar io.zcnet.jmh.many.NettyManyEcho server PORT
- *   java -cp benchmarks.jar io.zcnet.jmh.many.NettyManyEcho load HOST:PORT CONNECTIONS SECONDS INFLIGHT SIZE
+ *   java -cp benchmarks.jar io.zcnet.jmh.echo.NettyManyEcho server PORT
+ *   java -cp benchmarks.jar io.zcnet.jmh.echo.NettyManyEcho load HOST:PORT CONNECTIONS SECONDS INFLIGHT SIZE
  * </pre>
  * The load prints one line in qp-load's shape:
  * {@code netty-echo: connections=N established=N round_trips=R rt_per_s=X p50_us=P p99_us=Q verify=ok|FAILED}.
  */
 public final class NettyManyEcho {
-    private static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
+    private static final ByteBufAllocator ALLOCATOR = NettyEcho.ALLOCATOR;
     private static final int MAX_FRAME = 1 << 20;
 
     private NettyManyEcho() {
@@ -66,33 +64,12 @@ public final class NettyManyEcho {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(MAX_FRAME, 0, 4), Echo.INSTANCE);
+                        ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(MAX_FRAME, 0, 4), NettyEcho.EchoHandler.INSTANCE);
                     }
                 });
         Channel channel = bootstrap.bind(new InetSocketAddress("127.0.0.1", port)).sync().channel();
         System.out.println("netty-echo: listening on " + channel.localAddress());
         channel.closeFuture().sync();
-    }
-
-    /** Writes every frame back whole (its length too), flushing once per read burst. */
-    @ChannelHandler.Sharable
-    private static final class Echo extends ChannelInboundHandlerAdapter {
-        static final Echo INSTANCE = new Echo();
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ctx.write(msg, ctx.voidPromise());
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            ctx.flush();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
-        }
     }
 
     private static void load(InetSocketAddress server, int connections, double seconds, int inflight, int size)
