@@ -5,7 +5,12 @@
 #   bench/qp-flood.sh [opens] [half-open]   defaults 5000 and 2000
 # Environment: ENGINE (default uring), LEGIT (queue pairs of each legitimate load, default 100), SERVER_OPTS (JVM
 # options of the server alone, e.g. "-Xmx256m": a server's heap bounded as an operator would bound it).
-# Last line: "qp-flood: server_up=yes|no rss_growth_mib=G legit_during=ok|FAILED legit_after=ok|FAILED".
+# FLOODS (default 1): floods one after another, the legitimate load running through all of them.
+# Last line: "qp-flood: server_up=yes|no rss_growth_mib=G flood_growth_mib=F last_flood_growth_mib=L floods=N
+# legit_during=ok|FAILED legit_after=ok|FAILED": G from the idle server (a fresh JVM's warming up included), F from
+# the moment the first flood starts, the legitimate load running and warm, L from the start of the last flood (with
+# FLOODS=2 or more: what one more flood costs a server that has met strangers before), each to the highest RSS
+# sampled since.
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -14,6 +19,8 @@ opens="${1:-5000}"
 half="${2:-2000}"
 engine="${ENGINE:-uring}"
 legit="${LEGIT:-100}"
+floods="${FLOODS:-1}"
+[[ "$floods" =~ ^[1-9][0-9]?$ ]] || die "FLOODS must be 1..99"
 "$root/zcnet" build >&2
 export ZCNET_NO_BUILD=1 JAVA_OPTS="-Dzcnet.engine=$engine"
 port=$((20000 + RANDOM % 20000))
@@ -27,11 +34,21 @@ rss0="$(awk '/^VmRSS/ {print $2}' "/proc/$server_jvm/status")"
   >"$work/rss" 2>/dev/null &
 sampler=$!
 
-"$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps "$legit" --seconds 40 >"$work/during.log" 2>&1 &
+"$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps "$legit" --seconds "$((8 + 30 * floods))" >"$work/during.log" 2>&1 &
 during=$!
-sleep 3
-"$root/zcnet" qp-flood --connect "127.0.0.1:$port" --opens "$opens" --half-open "$half" --source 127.0.0.2 \
-  --hold 10 | tee "$work/flood.log"
+# The flood starts once the legitimate load is warm (its queue pairs established, the JIT done with their
+# path), so that the growth it causes is told apart from a fresh server's own warming up.
+sleep 8
+rss_flood="$(awk '/^VmRSS/ {print $2}' "/proc/$server_jvm/status")"
+for ((round = 1; round <= floods; round++)); do
+  rss_last="$(awk '/^VmRSS/ {print $2}' "/proc/$server_jvm/status")"
+  : >"$work/rss.last"
+  (tail -f -n 0 "$work/rss" >"$work/rss.last" 2>/dev/null) &
+  follower=$!
+  "$root/zcnet" qp-flood --connect "127.0.0.1:$port" --opens "$opens" --half-open "$half" --source 127.0.0.2 \
+    --hold 10 | tee "$work/flood.log"
+  kill "$follower" 2>/dev/null || true
+done
 wait "$during" || true
 "$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps "$legit" --seconds 5 >"$work/after.log" 2>&1 || true
 up=no; kill -0 "$server_jvm" 2>/dev/null && up=yes
@@ -40,6 +57,9 @@ tail -n 3 "$work/server.log"
 echo "during: $(tail -n 1 "$work/during.log")"
 echo "after:  $(tail -n 1 "$work/after.log")"
 max="$(sort -n "$work/rss" | tail -n 1)"
+max_last="$(sort -n "$work/rss.last" | tail -n 1)"
 verdict() { grep -q "verify=ok" "$1" && grep -q "failed=0" "$1" && echo ok || echo FAILED; }
-awk -v up="$up" -v r0="$rss0" -v r1="${max:-$rss0}" -v d="$(verdict "$work/during.log")" -v a="$(verdict "$work/after.log")" \
-  'BEGIN { printf "qp-flood: server_up=%s rss_growth_mib=%.1f legit_during=%s legit_after=%s\n", up, (r1 - r0) / 1024, d, a }'
+awk -v up="$up" -v r0="$rss0" -v rf="$rss_flood" -v r1="${max:-$rss0}" -v rl="$rss_last" -v r2="${max_last:-$rss_last}" \
+  -v d="$(verdict "$work/during.log")" -v a="$(verdict "$work/after.log")" -v n="$floods" \
+  'BEGIN { printf "qp-flood: server_up=%s rss_growth_mib=%.1f flood_growth_mib=%.1f last_flood_growth_mib=%.1f floods=%d legit_during=%s legit_after=%s\n",
+    up, (r1 - r0) / 1024, (r1 - rf) / 1024, (r2 > rl ? r2 - rl : 0) / 1024, n, d, a }'
