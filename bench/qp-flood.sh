@@ -5,7 +5,8 @@
 #   bench/qp-flood.sh [opens] [half-open]   defaults 5000 and 2000
 # Environment: ENGINE (default uring), LEGIT (queue pairs of each legitimate load, default 100), SERVER_OPTS (JVM
 # options of the server alone, e.g. "-Xmx256m": a server's heap bounded as an operator would bound it).
-# FLOODS (default 1): floods one after another, the legitimate load running through all of them.
+# KEY (default 0; 1: a server with a pre-shared key, the flood without), FLOODS (default 1: floods one after
+# another, the legitimate load running through all of them).
 # Last line: "qp-flood: server_up=yes|no rss_growth_mib=G flood_growth_mib=F last_flood_growth_mib=L floods=N
 # legit_during=ok|FAILED legit_after=ok|FAILED": G from the idle server (a fresh JVM's warming up included), F from
 # the moment the first flood starts, the legitimate load running and warm, L from the start of the last flood (with
@@ -20,6 +21,11 @@ half="${2:-2000}"
 engine="${ENGINE:-uring}"
 legit="${LEGIT:-100}"
 floods="${FLOODS:-1}"
+# KEY=1: the server and the legitimate loads share a pre-shared key (ZCNET_QP_KEY); the flood has none, so each of
+# its OPENs is refused in the handshake instead of becoming a queue pair.
+if [ "${KEY:-0}" = 1 ]; then
+  export ZCNET_QP_KEY="bench-qp-flood-$RANDOM-$RANDOM-key"
+fi
 [[ "$floods" =~ ^[1-9][0-9]?$ ]] || die "FLOODS must be 1..99"
 "$root/zcnet" build >&2
 export ZCNET_NO_BUILD=1 JAVA_OPTS="-Dzcnet.engine=$engine"
@@ -45,8 +51,8 @@ for ((round = 1; round <= floods; round++)); do
   : >"$work/rss.last"
   (tail -f -n 0 "$work/rss" >"$work/rss.last" 2>/dev/null) &
   follower=$!
-  "$root/zcnet" qp-flood --connect "127.0.0.1:$port" --opens "$opens" --half-open "$half" --source 127.0.0.2 \
-    --hold 10 | tee "$work/flood.log"
+  env -u ZCNET_QP_KEY "$root/zcnet" qp-flood --connect "127.0.0.1:$port" --opens "$opens" --half-open "$half" \
+    --source 127.0.0.2 --hold 10 | tee "$work/flood.log"
   kill "$follower" 2>/dev/null || true
 done
 wait "$during" || true

@@ -14,7 +14,7 @@ final class LoopOptions {
     EngineOption engine;
 
     @Option(names = "--busy-poll",
-            description = "Poll without ever sleeping in the kernel (Agrona busy-spin): lowest latency, one core at 100%.")
+            description = "Poll without ever sleeping in the kernel (Agrona busy-spin): lowest latency, one core at 100%%.")
     boolean busyPoll;
 
     EventLoopConfig config() {

@@ -14,7 +14,8 @@ import java.util.concurrent.Callable;
 @Command(name = "qp-load", mixinStandardHelpOptions = true,
         description = {"Open --qps queue pairs to a 'zcnet qp-server', keep --inflight operations in flight on each",
                 "for --seconds, check every reply byte for byte, and print one line:",
-                "qp-load: qps=N established=N failed=F round_trips=R rt_per_s=X p50_us=P p99_us=Q verify=ok|FAILED"})
+                "qp-load: qps=N established=N failed=F round_trips=R rt_per_s=X p50_us=P p99_us=Q verify=ok|FAILED",
+                "ZCNET_QP_KEY (16..64 bytes), when set, is the pre-shared key of a qp-server that asks for one."})
 final class QpLoadCommand implements Callable<Integer> {
     @Option(names = "--connect", required = true, paramLabel = "HOST:PORT", description = "The qp-server.")
     String connect;
@@ -50,7 +51,7 @@ final class QpLoadCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         QpLoad.Plan plan = new QpLoad.Plan(BulkCommand.connectAddress(connect), queuePairs, seconds, inflight, size, op,
-                QueueDepthOption.config(queueDepth), hold);
+                QueuePairSettings.config(queueDepth, System.getenv()), hold);
         QpLoad.Result result = QpLoad.run(loop.config(), plan);
         if (result.firstFailure() != null) {
             System.err.println("qp-load: first failure: " + result.firstFailure());

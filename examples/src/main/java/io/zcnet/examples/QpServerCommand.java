@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
 @Command(name = "qp-server", mixinStandardHelpOptions = true,
         description = {"Serve queue pairs until stopped (Ctrl-C or SIGTERM): every SEND is answered with a SEND of",
                 "the same bytes; each queue pair has a registered region its client may WRITE and READ.",
-                "Drive it with 'zcnet qp-load'."})
+                "Drive it with 'zcnet qp-load'. With ZCNET_QP_KEY set (16..64 bytes) only peers holding the same",
+                "pre-shared key are served: a stranger is refused in the handshake."})
 final class QpServerCommand implements Callable<Integer> {
     @Option(names = "--listen", required = true, paramLabel = "ADDR:PORT", description = "Where to listen (port 0: any).")
     String listen;
@@ -56,8 +57,8 @@ final class QpServerCommand implements Callable<Integer> {
         if (reportSeconds < 1) {
             throw new IllegalArgumentException("--report-seconds must be at least 1, got " + reportSeconds);
         }
-        QpServer.Options options = new QpServer.Options(maxSize, receives, regionBytes, QueueDepthOption.config(queueDepth),
-                sharedReceives);
+        QpServer.Options options = new QpServer.Options(maxSize, receives, regionBytes,
+                QueuePairSettings.config(queueDepth, System.getenv()), sharedReceives);
         QpServer server = QpServer.start(loop.config(), BulkCommand.listenAddress(listen), options);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {

@@ -18,6 +18,7 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.time.Duration;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -43,6 +44,26 @@ class QpServerLoadTest {
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
     void aServerOfSharedQueuesServesEveryQueuePairAndEveryReplyIsChecked(EventLoopConfig.Choice engine) throws Exception {
         serveAndCheck(engine, new QpServer.Options(4096, 8, 4096, QpConfig.defaults(), 256));
+    }
+
+    /** A server given a key ({@code ZCNET_QP_KEY}) serves a load holding it and refuses one without. */
+    @ParameterizedTest
+    @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
+    void aKeyedServerServesHoldersOfItsKeyAndRefusesStrangers(EventLoopConfig.Choice engine) throws Exception {
+        BulkRunTest.assumeUsable(engine);
+        EventLoopConfig loop = EventLoopConfig.defaults().withEngine(engine);
+        QpConfig keyed = QueuePairSettings.config(0, Map.of(QueuePairSettings.KEY_VARIABLE, "the qp-server test key"));
+        try (QpServer server = QpServer.start(loop, new InetSocketAddress("127.0.0.1", 0),
+                new QpServer.Options(4096, 8, 4096, keyed))) {
+            QpLoad.Result stranger = QpLoad.run(loop, plan(server.address(), 4, QpLoad.Op.SEND));
+            assertEquals(0, stranger.established(), stranger.line());
+            assertEquals(4, stranger.failed(), stranger.line());
+            assertEquals(0, server.accepted.get(), "a stranger became a queue pair");
+            QpLoad.Result holder = QpLoad.run(loop, new QpLoad.Plan(server.address(), 4, 0.5, 4, 200, QpLoad.Op.SEND,
+                    keyed, 0));
+            assertEquals(4, holder.established(), holder.line());
+            assertTrue(holder.verified(), holder.line());
+        }
     }
 
     private static void serveAndCheck(EventLoopConfig.Choice engine, QpServer.Options options) throws Exception {
