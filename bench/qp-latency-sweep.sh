@@ -123,7 +123,8 @@ if [ "${BLOCKING:-0}" = 1 ]; then
 fi
 for size in $sizes; do
   for busy in "${zcnet_modes[@]}"; do
-    system="zcnet-uring$([ "$busy" = true ] && echo -busy)"
+    system=zcnet-uring
+    [ "$busy" = false ] || system+=-busy
     for op in send write-imm read; do
       rx_wait_quiet "${QUIET_WAIT:-0}"
       rx_run "$system-$op-$size" "$seconds" "${java_run[@]}" io.zcnet.jmh.rx.QueuePairLatency --op "$op" \
@@ -140,7 +141,8 @@ for size in $sizes; do
     row "$size" ucx-tcp "${test#*:}" "$ucx_p50" "$ucx_p99" "$ucx_note"
   done
   for mode in "${sockperf_modes[@]}"; do
-    system="sockperf$([ "$mode" = --nonblocked ] && echo -busy)"
+    system=sockperf
+    [ "$mode" = blocking ] || system+=-busy
     refused="$(sockperf_size_refused "$size")"
     if [ -n "$refused" ]; then
       row "$size" "$system" ping-pong n/a n/a "sockperf: $refused"
