@@ -24,67 +24,15 @@ source "$root/bench/rx-lib.sh"
 source "$root/bench/sockperf-lib.sh"
 rx_perf=0 # latency only: no system-call count attached to the runs
 
-seconds="${1:-5}"
+seconds="$(rx_seconds "${1:-5}")"
 sockperf_busy=(--nonblocked)
 rounds="${ROUNDS:-3}"
-[[ "$seconds" =~ ^[0-9]+$ ]] && [ "$seconds" -ge 1 ] && [ "$seconds" -le 600 ] || die "seconds must be 1..600"
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -ge 1 ] || die "ROUNDS must be a whole number >= 1"
 java_run=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$bench_jar")
 sockperf_require
 build_benchmarks >&2
 rx_header "bench/qp-latency.sh: 64 B round trips on 127.0.0.1, one outstanding; ${seconds} s measured per run, $rounds rounds, medians; sockperf $(sockperf_version)"
 echo "# load average (1, 5, 15 min) before: $(cut -d ' ' -f 1-3 /proc/loadavg)"
-
-# children_cpu FILE: writes this shell's `times` to FILE. It must run in this shell, never in $(...): a
-# subshell's `times` counts the subshell's own children, none.
-children_cpu() {
-  times >"$1"
-}
-
-# cpu_between FILE0 FILE1: the user + system CPU seconds of waited-for children between two children_cpu.
-cpu_between() {
-  awk 'FNR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); s += (FILENAME == ARGV[2] ? 1 : -1) * (t[1] * 60 + t[2]) } }
-       END { printf "%.2f", s }' "$1" "$2"
-}
-
-# sockperf_ping_pong NAME: sockperf's client against a one-off sockperf server; sets rx_result to a RESULT
-# line with the keys the zcnet programs print (n/a where sockperf's log has no figure), and rx_other to the
-# other load over the warm-up and the measurement (the client's and the server's CPU taken out).
-# sockperf_ping_pong NAME [FLAGS...]: sockperf's server and ping-pong client, both with FLAGS.
-sockperf_ping_pong() {
-  local name="$1" port server log="$rx_work/$1.log" key value fields="" busy0 busy1 start
-  shift
-  local flags=("$@")
-  port="$(free_port)"
-  busy0="$(rx_busy_ticks)"
-  children_cpu "$rx_work/times0"
-  start="$(date +%s.%N)"
-  timeout -k 5 "$((seconds + 60))" sockperf server --tcp -i 127.0.0.1 -p "$port" "${flags[@]}" >"$rx_work/$name.server" 2>&1 &
-  server=$!
-  rx_pids+=("$server")
-  rx_wait_listening "$port" || echo "sockperf server did not listen on $port" >"$log"
-  sockperf_run ping-pong 127.0.0.1 "$port" "$rx_work/$name.warmup" 1 --full-rtt "${flags[@]}"
-  sockperf_run ping-pong 127.0.0.1 "$port" "$log" "$seconds" --full-rtt "${flags[@]}"
-  kill "$server" 2>/dev/null || true
-  wait "$server" 2>/dev/null || true
-  busy1="$(rx_busy_ticks)"
-  children_cpu "$rx_work/times1"
-  if ! grep -q '# dropped messages = 0; # duplicated messages = 0; # out-of-order messages = 0' "$log"; then
-    echo "bench: sockperf reported a problem; its log ends:" >&2
-    tail -n 5 "$log" >&2
-  fi
-  for key in "p50_us=percentile 50.000" "p99_us=percentile 99.000" "p999_us=percentile 99.900" \
-      "max_us=<MAX> observation"; do
-    value="$(sockperf_field "${key#*=}" "$log")"
-    fields+=" ${key%%=*}=${value:-n/a}"
-  done
-  value="$(sockperf_average_rtt "$log")"
-  fields+=" mean_us=${value:-n/a}"
-  value="$(sockperf_reply_rate "$log")"
-  rx_result="RESULT impl=sockperf msg_per_s=${value:-n/a}$fields"
-  rx_other="$(rx_other_load "$busy0" "$busy1" "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')" \
-    "$(cpu_between "$rx_work/times0" "$rx_work/times1")")"
-}
 
 impls=(sockperf qp-send-uring qp-read-uring qp-send-nio qp-read-nio sockperf-busy qp-send-uring-busy qp-read-uring-busy)
 keys=(p50_us p99_us p999_us mean_us msg_per_s)

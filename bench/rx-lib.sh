@@ -2,8 +2,8 @@
 # (zcnet's and the Netty peers'), each of which runs both ends in one JVM, prints "MEASURING pid=N" as its
 # measured interval starts and one "RESULT key=value ..." line as it ends (see MeasuredInterval).
 # Defines: rx_work (scratch directory, removed on exit), rx_pids (killed on exit), rx_netty_flags,
-# rx_header, rx_busy_ticks, rx_wait_quiet, rx_other_load, rx_run, rx_field, rx_median_of, rx_format, rx_divide, free_port,
-# rx_wait_listening. Every run is bounded by `timeout`.
+# rx_header, rx_busy_ticks, rx_wait_quiet, rx_other_load, rx_run, rx_seconds, rx_field, rx_median_of, rx_format,
+# rx_divide, free_port, rx_wait_listening. Every run is bounded by `timeout`.
 
 rx_work="$(mktemp -d)"
 rx_pids=()
@@ -122,6 +122,13 @@ rx_run() {
   fi
 }
 
+# rx_seconds VALUE: VALUE, the seconds a script measures each run for, once checked to be 1..600; stops the
+# script otherwise (called as seconds="$(rx_seconds "${1:-DEFAULT}")" under set -e).
+rx_seconds() {
+  [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge 1 ] && [ "$1" -le 600 ] || die "seconds must be 1..600, not '$1'"
+  echo "$1"
+}
+
 # rx_field LINE KEY: the value of KEY in a RESULT line.
 rx_field() {
   local value
@@ -155,8 +162,11 @@ rx_require_iperf3() {
   require_package iperf3 iperf3
 }
 
+# free_port: a TCP port that nothing holds on any address, so a server may bind it on 127.0.0.1 or on all
+# addresses (ucx_perftest's server does, without SO_REUSEADDR): a port free on 127.0.0.1 alone may still be
+# held on another address, or by a closed connection in TIME_WAIT, and fail that bind.
 free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  python3 -c 'import socket; s = socket.socket(); s.bind(("0.0.0.0", 0)); print(s.getsockname()[1])'
 }
 
 # rx_wait_listening PORT: waits up to 10 s for a TCP listener on PORT; fails if none came.

@@ -24,7 +24,7 @@ public final class QueuePairBulk {
         String impl = "zcnet-qp-" + engine.name().toLowerCase();
         DeliveryCount delivered = new DeliveryCount();
         try (QueuePairLink link = new QueuePairLink(engine, QueuePairLink.Kind.WRITE, options.integer("size"),
-                options.integer("window"), options.integer("window") / 4, options.integer("subflows"), Boolean.parseBoolean(options.text("icrc")),
+                options.integer("window"), options.integer("window") / 4, options.integer("subflows"), options.flag("icrc"),
                 options.integer("segment"), delivered)) {
             MeasuredInterval.run(impl, delivered, MeasuredInterval.BULK_WARMUP, options.integer("seconds"));
             link.check();

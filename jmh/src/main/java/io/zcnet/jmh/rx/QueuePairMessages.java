@@ -30,12 +30,12 @@ public final class QueuePairMessages {
                 Map.of("engine", "uring", "seconds", "5", "size", "64", "window", "1024", "signal-every", "0",
                         "icrc", "false", "inline", "false"));
         EventLoopConfig.Choice engine = EventLoopConfig.parseChoice(options.text("engine"));
-        boolean inline = Boolean.parseBoolean(options.text("inline"));
+        boolean inline = options.flag("inline");
         String impl = "zcnet-qp-" + engine.name().toLowerCase() + (inline ? "-inline" : "");
         DeliveryCount delivered = new DeliveryCount();
         try (QueuePairLink link = new QueuePairLink(engine,
                 inline ? QueuePairLink.Kind.INLINE_SEND : QueuePairLink.Kind.SEND, options.integer("size"),
-                options.integer("window"), signalEvery(options), 1, Boolean.parseBoolean(options.text("icrc")),
+                options.integer("window"), signalEvery(options), 1, options.flag("icrc"),
                 QpConfig.defaults().segmentSize(), delivered)) {
             MeasuredInterval.run(impl, delivered, MeasuredInterval.MESSAGES_WARMUP, options.integer("seconds"));
             link.check();

@@ -44,4 +44,22 @@ final class RunOptions {
             throw new IllegalArgumentException("--" + name + " wants a whole number, not '" + values.get(name) + "'");
         }
     }
+
+    /** The whole number {@code name} gives, which must lie in {@code min..max}. */
+    int integer(String name, int min, int max) {
+        int value = integer(name);
+        if (value < min || value > max) {
+            throw new IllegalArgumentException("--" + name + " wants " + min + ".." + max + ", not " + value);
+        }
+        return value;
+    }
+
+    /** {@code true} or {@code false}: anything else is an error, where Boolean.parseBoolean would read false. */
+    boolean flag(String name) {
+        return switch (values.get(name)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException("--" + name + " wants true or false, not '" + values.get(name) + "'");
+        };
+    }
 }

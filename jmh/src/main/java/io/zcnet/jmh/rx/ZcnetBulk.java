@@ -23,7 +23,7 @@ public final class ZcnetBulk {
         String impl = "zcnet-" + engine.name().toLowerCase();
         DeliveryCount delivered = new DeliveryCount();
         try (FramedLink link = new FramedLink(engine, FramedLink.Kind.WRITE, options.integer("size"),
-                options.integer("window"), Boolean.parseBoolean(options.text("icrc")), delivered)) {
+                options.integer("window"), options.flag("icrc"), delivered)) {
             MeasuredInterval.run(impl, delivered, MeasuredInterval.BULK_WARMUP, options.integer("seconds"));
             link.check();
             System.out.printf("DETAIL direct_share=%.4f %s%n", link.directShare(), link.describe());

@@ -23,7 +23,7 @@ public final class ZcnetMessages {
         String impl = "zcnet-" + engine.name().toLowerCase();
         DeliveryCount delivered = new DeliveryCount();
         try (FramedLink link = new FramedLink(engine, FramedLink.Kind.SEND, options.integer("size"),
-                options.integer("window"), Boolean.parseBoolean(options.text("icrc")), delivered)) {
+                options.integer("window"), options.flag("icrc"), delivered)) {
             long syscalls = link.syscalls();
             long messages = delivered.messages();
             MeasuredInterval.run(impl, delivered, MeasuredInterval.MESSAGES_WARMUP, options.integer("seconds"));
