@@ -185,12 +185,16 @@ public final class QpContext implements AutoCloseable {
 
     /**
      * {@return what this context holds now, summed over its loops: queue pairs by state, handshakes in progress, what
-     * its listeners refused} Any thread but the driver's own of a context opened on the calling thread; it asks the loop and waits.
+     * its listeners refused} A loop that died counts nothing (its queue pairs failed with it). Any thread but the
+     * driver's own of a context opened on the calling thread; it asks each loop and waits.
      */
     public ContextStatistics statistics() {
         checkOpen();
         List<ContextStatistics> perLoop = new ArrayList<>(loops.length);
         for (QpLoop l : loops) {
+            if (l.failure() != null) {
+                continue; // its queue pairs failed with it, and it answers nothing more
+            }
             try {
                 perLoop.add(l.onLoop(l::statistics));
             } catch (IOException e) {
@@ -276,6 +280,7 @@ public final class QpContext implements AutoCloseable {
         }
         settings.sharedQueues().check(this, settings.queuePairs());
         QpLoop accepting = loops[0];
+        accepting.checkLoop();
         QpListener listener = accepting.onLoop(() -> new QpListener(this, accepting, address, settings));
         synchronized (listeners) {
             listeners.add(listener);
@@ -636,13 +641,17 @@ public final class QpContext implements AutoCloseable {
         loops[0].checkDriver(what);
     }
 
+    /** Throws once closed, or once every loop died: a loop that dies fails its own queue pairs, not the context. */
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("context is closed");
         }
         for (QpLoop l : loops) {
-            l.checkLoop();
+            if (l.failure() == null) {
+                return;
+            }
         }
+        loops[0].checkLoop();
     }
 
     /**
