@@ -304,6 +304,40 @@ abstract class ManyLoopsContractTest {
     }
 
     @Test
+    void aLoopThatDiesFailsItsOwnQueuePairsAndTheOthersCarryOn() throws Exception {
+        try (QpContext server = QpContext.open(loops(), 2); QpContext client = QpContext.open(loops(), 2);
+                Arena arena = Arena.ofShared()) {
+            QpListener listener = server.listen(ANY, config());
+            List<QueuePair> clients = new ArrayList<>();
+            List<QueuePair> servers = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                clients.add(client.connect(listener.address(), config()));
+                servers.add(listener.accept(QpPair.WAIT));
+            }
+            assertArrayEquals(new int[] {1, 1}, perLoop(servers, 2));
+            QueuePair doomed = servers.get(0).loop() == 1 ? servers.get(0) : servers.get(1);
+            QueuePair survivor = doomed == servers.get(0) ? servers.get(1) : servers.get(0);
+            doomed.home().execute(() -> {
+                throw new IllegalStateException("loop 1 broke");
+            });
+            await(() -> server.failure() != null, "the loop's death seen by the context");
+            assertTrue(server.failure().getMessage().contains("loop 1 broke"), server.failure()::toString);
+            await(() -> doomed.state() == QpState.ERROR, "its queue pair in ERROR");
+            assertEquals(QpState.RTS, survivor.state(), "the other loop's queue pair carries on");
+            MemorySegment clientMemory = arena.allocate(2L * SIZE, 4096);
+            MemorySegment serverMemory = arena.allocate(SIZE, 4096);
+            QueuePair survivorPeer = clients.get(servers.indexOf(survivor));
+            echoOnce(List.of(survivorPeer), List.of(survivor), clientMemory, client.register(clientMemory, Access.ALL),
+                    serverMemory, server.register(serverMemory, Access.ALL));
+            assertEquals(1, server.statistics().ready(), "the living loop still answers");
+            QueuePair fresh = client.connect(listener.address(), config());
+            QueuePair freshPeer = listener.accept(QpPair.WAIT);
+            assertEquals(0, freshPeer.loop(), "a new queue pair goes to the loop that runs");
+            assertEquals(QpState.RTS, fresh.state());
+        }
+    }
+
+    @Test
     void badLoopCountsAndIndicesAreRefusedClearly() throws Exception {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> QpContext.open(loops(), 0)).getMessage()
                 .contains("outside 1.." + QpContext.MAX_LOOPS));
