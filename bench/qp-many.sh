@@ -6,7 +6,7 @@
 #   ping-pong: one outstanding per queue pair: N queue pairs against one (target >= 4x), and against Netty's echo
 #              server with N connections driven the same way, length-prefixed (target >= 1x)
 #   bench/qp-many.sh [N] [K] [seconds]   defaults 1000 4 10
-# Environment: ENGINE (default uring).
+# Environment: ENGINE (default uring); LOOPS (default 1): loop threads of each end's context (--loops).
 # Last lines: "qp-many: rate qps=N inflight=K one=X many=Y ratio=R min_over_mean=M" and
 #             "qp-many: ping-pong qps=N one=X many=Y ratio=R netty=Z many_over_netty=Q"
 set -euo pipefail
@@ -17,6 +17,8 @@ n="${1:-1000}"
 k="${2:-4}"
 seconds="${3:-10}"
 engine="${ENGINE:-uring}"
+loops="${LOOPS:-1}"
+[[ "$loops" =~ ^[0-9]+$ && "$loops" -ge 1 ]] || die "LOOPS must be a positive number"
 [[ "$n" =~ ^[0-9]+$ && "$k" =~ ^[0-9]+$ && "$n" -ge 1 && "$k" -ge 1 ]] || die "N and K must be positive numbers"
 total=$((n * k))
 depth=1; while [ "$depth" -le "$total" ]; do depth=$((depth * 2)); done # one more than in flight: a receive spare
@@ -32,7 +34,8 @@ trap 'kill "$server_pid" $netty_pid 2>/dev/null || true; rm -rf "$work"' EXIT
 load() {
   local port="$1" qps="$2" inflight="$3"
   shift 3
-  "$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps "$qps" --inflight "$inflight" --seconds "$seconds" "$@" \
+  "$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps "$qps" --inflight "$inflight" --seconds "$seconds" \
+    --loops "$loops" "$@" \
     >"$work/out" 2>"$work/err" || { cat "$work/err" "$work/out" >&2; die "qp-load failed"; }
   grep -q "verify=ok" "$work/out" || { cat "$work/out" >&2; die "qp-load did not verify"; }
   cat "$work/out" >&2
@@ -42,16 +45,16 @@ load() {
 share() { awk '/min\/mean/ {print $NF}' "$work/err"; }
 stop_server() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
 
-echo "# bench/qp-many.sh: N=$n queue pairs, K=$k in flight each, ${seconds} s per run, engine $engine, $(date -u +%F)"
+echo "# bench/qp-many.sh: N=$n queue pairs, K=$k in flight each, ${seconds} s per run, engine $engine, loops $loops, $(date -u +%F)"
 port=$((20000 + RANDOM % 20000))
 # The one queue pair takes T in flight: deeper queues and receives for them on both ends.
-QP_SERVER_ARGS="--queue-depth $depth --receives $total --max-size 64" start_qp_server "$port" "$work/one.log"
+QP_SERVER_ARGS="--queue-depth $depth --receives $total --max-size 64 --loops $loops" start_qp_server "$port" "$work/one.log"
 one_rate="$(load "$port" 1 "$total" --queue-depth "$depth")"
 one_pp="$(load "$port" 1 1 --queue-depth "$depth")"
 stop_server
 
 port=$((port + 1))
-QP_SERVER_ARGS="--receives $k --max-size 64" start_qp_server "$port" "$work/many.log"
+QP_SERVER_ARGS="--receives $k --max-size 64 --loops $loops" start_qp_server "$port" "$work/many.log"
 many_rate="$(load "$port" "$n" "$k")"; many_share="$(share)"
 many_pp="$(load "$port" "$n" 1)"
 stop_server

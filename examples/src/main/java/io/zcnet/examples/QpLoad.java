@@ -120,9 +120,9 @@ final class QpLoad {
         this.context = context;
     }
 
-    /** Runs {@code plan} on a context of its own built as {@code loop} says. */
-    static Result run(EventLoopConfig loop, Plan plan) throws Exception {
-        try (QpContext context = QpContext.open(loop)) {
+    /** Runs {@code plan} on a context of its own of {@code loops} loop threads, each built as {@code loop} says. */
+    static Result run(EventLoopConfig loop, int loops, Plan plan) throws Exception {
+        try (QpContext context = QpContext.open(loop, loops)) {
             return new QpLoad(plan, context).run();
         }
     }

@@ -48,11 +48,14 @@ final class QpLoadCommand implements Callable<Integer> {
     @Mixin
     LoopOptions loop;
 
+    @Mixin
+    LoopCountOption loops;
+
     @Override
     public Integer call() throws Exception {
         QpLoad.Plan plan = new QpLoad.Plan(BulkCommand.connectAddress(connect), queuePairs, seconds, inflight, size, op,
                 QueuePairSettings.config(queueDepth, System.getenv()), hold);
-        QpLoad.Result result = QpLoad.run(loop.config(), plan);
+        QpLoad.Result result = QpLoad.run(loop.config(), loops.count(), plan);
         if (result.firstFailure() != null) {
             System.err.println("qp-load: first failure: " + result.firstFailure());
         }

@@ -112,9 +112,12 @@ final class QpServer implements AutoCloseable {
         this.acceptor = Thread.ofPlatform().name("qp-server-accept").daemon(true).unstarted(this::acceptLoop);
     }
 
-    /** Listens on {@code address} and serves every queue pair that opens there until {@link #close}. */
-    static QpServer start(EventLoopConfig loop, InetSocketAddress address, Options options) throws IOException {
-        QpContext context = QpContext.open(loop);
+    /**
+     * Listens on {@code address} and serves every queue pair that opens there, spread over {@code loops} loop threads,
+     * until {@link #close}.
+     */
+    static QpServer start(EventLoopConfig loop, int loops, InetSocketAddress address, Options options) throws IOException {
+        QpContext context = QpContext.open(loop, loops);
         try {
             ListenerConfig settings = ListenerConfig.of(options.queuePairs());
             SharedService shared = null;

@@ -52,21 +52,29 @@ final class QpServerCommand implements Callable<Integer> {
     @Mixin
     LoopOptions loop;
 
+    @Mixin
+    LoopCountOption loops;
+
     @Override
     public Integer call() throws Exception {
         if (reportSeconds < 1) {
             throw new IllegalArgumentException("--report-seconds must be at least 1, got " + reportSeconds);
         }
+        if (sharedReceives > 0 && loops.count() > 1) {
+            throw new IllegalArgumentException("--shared-receives serves every queue pair from shared queues of one loop,"
+                    + " so every queue pair would live there: use --loops 1 with it");
+        }
         QpServer.Options options = new QpServer.Options(maxSize, receives, regionBytes,
                 QueuePairSettings.config(queueDepth, System.getenv()), sharedReceives);
-        QpServer server = QpServer.start(loop.config(), BulkCommand.listenAddress(listen), options);
+        QpServer server = QpServer.start(loop.config(), loops.count(), BulkCommand.listenAddress(listen), options);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
             server.close();
             stopped.countDown();
         }));
         System.out.println("zcnet qp-server: listening on " + server.address().getAddress().getHostAddress() + ":"
-                + server.address().getPort() + " (engine " + server.context().engine() + ")");
+                + server.address().getPort() + " (engine " + server.context().engine() + ", loops "
+                + server.context().loops() + ")");
         System.out.flush();
         while (!stopped.await(reportSeconds, TimeUnit.SECONDS)) {
             ContextStatistics s = server.context().statistics();

@@ -39,6 +39,21 @@ class QpServerLoadTest {
         serveAndCheck(engine, OPTIONS);
     }
 
+    /** The same with both ends' queue pairs spread over two loop threads ({@code --loops 2}). */
+    @ParameterizedTest
+    @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
+    void queuePairsSpreadOverTwoLoopsOnBothEndsAndEveryReplyIsChecked(EventLoopConfig.Choice engine) throws Exception {
+        BulkRunTest.assumeUsable(engine);
+        EventLoopConfig loop = EventLoopConfig.defaults().withEngine(engine);
+        try (QpServer server = QpServer.start(loop, 2, new InetSocketAddress("127.0.0.1", 0), OPTIONS)) {
+            QpLoad.Result r = QpLoad.run(loop, 2, plan(server.address(), 20, QpLoad.Op.SEND));
+            assertNull(r.firstFailure(), r.firstFailure());
+            assertEquals(20, r.established(), r.line());
+            assertTrue(r.verified(), r.line());
+            assertEquals(2, server.context().loops());
+        }
+    }
+
     /** The same with every queue pair of the server completing into one queue and receiving from one. */
     @ParameterizedTest
     @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
@@ -53,13 +68,13 @@ class QpServerLoadTest {
         BulkRunTest.assumeUsable(engine);
         EventLoopConfig loop = EventLoopConfig.defaults().withEngine(engine);
         QpConfig keyed = QueuePairSettings.config(0, Map.of(QueuePairSettings.KEY_VARIABLE, "the qp-server test key"));
-        try (QpServer server = QpServer.start(loop, new InetSocketAddress("127.0.0.1", 0),
+        try (QpServer server = QpServer.start(loop, 1, new InetSocketAddress("127.0.0.1", 0),
                 new QpServer.Options(4096, 8, 4096, keyed))) {
-            QpLoad.Result stranger = QpLoad.run(loop, plan(server.address(), 4, QpLoad.Op.SEND));
+            QpLoad.Result stranger = QpLoad.run(loop, 1, plan(server.address(), 4, QpLoad.Op.SEND));
             assertEquals(0, stranger.established(), stranger.line());
             assertEquals(4, stranger.failed(), stranger.line());
             assertEquals(0, server.accepted.get(), "a stranger became a queue pair");
-            QpLoad.Result holder = QpLoad.run(loop, new QpLoad.Plan(server.address(), 4, 0.5, 4, 200, QpLoad.Op.SEND,
+            QpLoad.Result holder = QpLoad.run(loop, 1, new QpLoad.Plan(server.address(), 4, 0.5, 4, 200, QpLoad.Op.SEND,
                     keyed, 0));
             assertEquals(4, holder.established(), holder.line());
             assertTrue(holder.verified(), holder.line());
@@ -69,9 +84,9 @@ class QpServerLoadTest {
     private static void serveAndCheck(EventLoopConfig.Choice engine, QpServer.Options options) throws Exception {
         BulkRunTest.assumeUsable(engine);
         EventLoopConfig loop = EventLoopConfig.defaults().withEngine(engine);
-        try (QpServer server = QpServer.start(loop, new InetSocketAddress("127.0.0.1", 0), options)) {
+        try (QpServer server = QpServer.start(loop, 1, new InetSocketAddress("127.0.0.1", 0), options)) {
             for (QpLoad.Op op : QpLoad.Op.values()) {
-                QpLoad.Result r = QpLoad.run(loop, plan(server.address(), 20, op));
+                QpLoad.Result r = QpLoad.run(loop, 1, plan(server.address(), 20, op));
                 assertNull(r.firstFailure(), op + ": " + r.firstFailure());
                 assertEquals(20, r.established(), r.line());
                 assertEquals(0, r.failed(), r.line());
@@ -128,7 +143,7 @@ class QpServerLoadTest {
                     throw new AssertionError(e);
                 }
             });
-            QpLoad.Result r = QpLoad.run(loop, plan(listener.address(), 1, QpLoad.Op.SEND));
+            QpLoad.Result r = QpLoad.run(loop, 1, plan(listener.address(), 1, QpLoad.Op.SEND));
             liar.join();
             assertTrue(r.roundTrips() > 0, r.line());
             assertFalse(r.verified(), "replies with a byte changed passed: " + r.line());

@@ -1,8 +1,10 @@
 package io.zcnet.qp;
 
-import io.zcnet.framing.Icrc;
-import io.zcnet.ring.EventLoop;
+import io.zcnet.ring.DetachedSocket;
 
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 
 /**
@@ -11,12 +13,25 @@ import java.net.InetSocketAddress;
  * and a proof of the queue pair's secret), verifies the initiator's PROOF and RTR frame, and answers
  * RTR_ACK. A JOIN naming no queue pair, over the subflow limit, or with a proof that does not verify under
  * the fresh nonce (a replay) is refused; nothing about the queue pair changes until the proof verifies.
- * Owner thread of the loop.
+ *
+ * <p>The first message decides the loop the rest runs on ({@link Host#route}): an OPEN goes to the loop its queue pair
+ * will live on, a JOIN to its queue pair's. A handshake that read it on another loop lets go of the socket there
+ * ({@link #detachSocket}) and the chosen loop {@linkplain #resume resumes} it from that message, with what is left of
+ * its timeout. Owner thread of its loop.
  */
 final class AcceptorHandshake extends SubflowHandshake {
     /** The listener's side. */
     interface Host {
         QpConfig config();
+
+        /**
+         * The loop a handshake whose first message is of {@code type} (for a JOIN naming {@code token}) must run on; an
+         * OPEN's place there is claimed ({@link QpLoop#claim}), for the handshake to keep or give back.
+         */
+        QpLoop route(int type, long token);
+
+        /** The handshake read its first message here and let go of its socket, for {@code target} to resume it. */
+        void handedOff(AcceptorHandshake handshake, QpLoop target, DetachedSocket socket, byte[] first);
 
         /** Null to go on with this well-formed OPEN, or why the listener's admission refuses it. */
         String admit(QpProposal proposal);
@@ -27,8 +42,8 @@ final class AcceptorHandshake extends SubflowHandshake {
         /** The queue pair a JOIN names, or null. */
         QpEngine findByToken(long token);
 
-        /** Creates a queue pair for a verified OPEN, not yet connected to any subflow. */
-        QueuePair create(Agreement agreement, long token, byte[] secret);
+        /** Creates a queue pair on {@code home} for a verified OPEN, not yet connected to any subflow. */
+        QueuePair create(QpLoop home, Agreement agreement, long token, byte[] secret);
 
         /** The subflow is ready; {@code created} is the new queue pair of an OPEN, null for a JOIN. */
         void established(AcceptorHandshake handshake, QueuePair created);
@@ -45,11 +60,17 @@ final class AcceptorHandshake extends SubflowHandshake {
     private static final long RTR_ACK_AT = HandshakeMessage.LENGTH + RTR_FRAME;
 
     private final Host host;
+    /** The loop this handshake runs on. */
+    final QpLoop home;
     private final String peer;
     private final InetSocketAddress peerAddress;
     /** What a failure from here on is counted as; set before each step that may fail. */
     private Refusal cause = Refusal.DISCONNECTED;
     private boolean heardHello;
+    /** Whether the first message has been routed: it decided this handshake's loop. */
+    private boolean routed;
+    /** Whether this handshake holds a place claimed for an OPEN's queue pair on {@link #home}. */
+    private boolean claimed;
     private final byte[] nonce = JoinSecret.randomBytes(HandshakeMessage.NONCE_LENGTH);
     /** The OPEN or JOIN as received and the CHALLENGE as sent: what both proofs cover. */
     private byte[] hello;
@@ -66,12 +87,29 @@ final class AcceptorHandshake extends SubflowHandshake {
     int peerAckMsn;
     int peerCredit;
 
-    AcceptorHandshake(EventLoop loop, Icrc icrc, int socket, InetSocketAddress peerAddress, String peer, Host host) {
-        super(loop, icrc, socket, host.config().handshakeTimeout().toNanos());
+    /** A handshake of {@code socket} on {@code home}, to {@link #start} or {@link #resume}, bounded by {@code timeoutNanos}. */
+    AcceptorHandshake(QpLoop home, int socket, InetSocketAddress peerAddress, String peer, Host host, long timeoutNanos) {
+        super(home.loop(), home.icrc(), socket, timeoutNanos);
+        this.home = home;
         this.host = host;
         this.peer = peer;
         this.peerAddress = peerAddress;
+    }
+
+    /** Reads the first message. */
+    void start() {
         receive(0, HandshakeMessage.LENGTH, TAG_HELLO);
+    }
+
+    /**
+     * Goes on from {@code first}, the first message as another loop read it and routed it here; {@code claimed} says
+     * whether it holds an OPEN's place on this loop.
+     */
+    void resume(byte[] first, boolean claimed) {
+        MemorySegment.copy(first, 0, buffer, ValueLayout.JAVA_BYTE, 0, first.length);
+        routed = true;
+        this.claimed = claimed;
+        onHello();
     }
 
     String peer() {
@@ -118,6 +156,15 @@ final class AcceptorHandshake extends SubflowHandshake {
             return;
         }
         int type = message.type();
+        if (!routed) {
+            routed = true;
+            QpLoop target = host.route(type, message.token());
+            claimed = type == HandshakeMessage.OPEN;
+            if (target != home) {
+                handOff(target);
+                return;
+            }
+        }
         byte[] peerNonce = message.nonce();
         hello = message.transcript();
         QpConfig config = host.config();
@@ -191,6 +238,29 @@ final class AcceptorHandshake extends SubflowHandshake {
         send(0, HandshakeMessage.LENGTH, TAG_CHALLENGE_SENT);
     }
 
+    /** Lets go of the socket here, for {@code target} to go on from the first message. */
+    private void handOff(QpLoop target) {
+        byte[] first = new byte[HandshakeMessage.LENGTH]; // once per handshake that moves: the control path
+        MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, 0, first, 0, first.length);
+        DetachedSocket moved;
+        try {
+            moved = detachSocket();
+        } catch (IOException | RuntimeException e) {
+            if (claimed) {
+                target.unclaim();
+                claimed = false;
+            }
+            failed("cannot move the connection to loop " + target.index() + ": " + e.getMessage());
+            return;
+        }
+        host.handedOff(this, target, moved, first);
+    }
+
+    /** Whether this handshake claimed a place for an OPEN's queue pair (on its own loop, or the one it moved to). */
+    boolean claimed() {
+        return claimed;
+    }
+
     /** The admission's answer for this OPEN; what it throws refuses the OPEN as its answer would. */
     private String admission() {
         QpProposal proposal = new QpProposal(peerAddress, message.segmentSize(),
@@ -245,7 +315,7 @@ final class AcceptorHandshake extends SubflowHandshake {
         peerCredit = rtrCredit(RTR_AT);
         QueuePair created = null;
         if (open) {
-            created = host.create(agreement, token, secret);
+            created = host.create(home, agreement, token, secret);
             joined = created.engine();
         } else if (joined.state() == QpState.ERROR) {
             cause = Refusal.BAD_JOIN;
@@ -271,6 +341,9 @@ final class AcceptorHandshake extends SubflowHandshake {
 
     @Override
     void failed(String reason) {
+        if (claimed && created == null) {
+            home.unclaim(); // the OPEN's queue pair will not come
+        }
         if (created != null) {
             created.engine().fail(WorkCompletion.TRANSPORT_ERROR, "first subflow failed: " + reason);
         } else if (joined != null && subflowIndex >= 0 && !open) {

@@ -23,7 +23,8 @@ import java.util.concurrent.locks.LockSupport;
  * }
  * }</pre>
  *
- * <p>Threads: one thread at a time waits; the loops of the queues' contexts signal. An event is queued at most once
+ * <p>Threads: one thread at a time waits; the loops of the queues signal, several at once (of one context's loops or
+ * of several contexts): the event queue takes many producers. An event is queued at most once
  * per arm, so the channel holds at most as many as it has queues ({@code capacity}). Waiting allocates nothing.
  */
 public final class CompletionChannel {

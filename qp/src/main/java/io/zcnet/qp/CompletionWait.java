@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * How a thread waits for a completion of a queue pair's own queue or of a {@link SharedCompletionQueue}: on the
- * thread that drives the context's loop it turns the loop; elsewhere it spins briefly, then parks in short steps,
+ * thread that drives the queue's loop it turns the loop; elsewhere it spins briefly, then parks in short steps,
  * since nothing wakes it when a completion comes (a {@link CompletionChannel} does, for a thread that would rather
  * sleep). Allocates nothing.
  */
@@ -19,22 +19,23 @@ final class CompletionWait {
         boolean poll(WorkCompletion into);
     }
 
-    private final QpContext context;
+    /** The loop whose completions it waits for: turned when the waiter is its thread. */
+    private final QpLoop home;
     private final Source source;
     /** The pauses of the one polling thread (polling is one thread's at a time). */
     private final BackoffWait pauses = new BackoffWait(1_000, 0, PARK_NANOS, PARK_NANOS);
 
-    CompletionWait(QpContext context, Source source) {
-        this.context = context;
+    CompletionWait(QpLoop home, Source source) {
+        this.home = home;
         this.source = source;
     }
 
     /** Waits up to {@code timeout} for a completion into {@code into}; false if none came in time. */
     boolean await(WorkCompletion into, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        if (context.loop().inLoop()) {
+        if (home.loop().inLoop()) {
             while (!source.poll(into)) {
-                if (!context.turn(deadline)) {
+                if (!home.turn(deadline)) {
                     return false;
                 }
             }

@@ -11,31 +11,49 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The initiating side of a context's handshakes: opens a queue pair along its first path and joins more subflows
- * to it, each a socket of the context's loop running an {@link InitiatorHandshake}. The waits happen on the
+ * The initiating side of one loop's handshakes: opens a queue pair along its first path and joins more subflows
+ * to it, each a socket of that loop running an {@link InitiatorHandshake}, so a queue pair's subflows all connect
+ * from the loop it lives on. The waits happen on the
  * caller's thread, or turn the loop on its own thread, where nobody else would. Any thread; the handshakes run
  * on the loop thread.
  */
 final class Connector {
     private final QpContext context;
+    private final QpLoop home;
     private final EventLoop loop;
-    /** The context's handler of closes whose completion nothing waits for. */
+    /** The loop's handler of closes whose completion nothing waits for. */
     private final int closer;
 
-    Connector(QpContext context, EventLoop loop, int closer) {
+    Connector(QpContext context, QpLoop home, int closer) {
         this.context = context;
-        this.loop = loop;
+        this.home = home;
+        this.loop = home.loop();
         this.closer = closer;
     }
 
     /**
      * Opens the queue pair along the first path, then joins every further one as another subflow, as
-     * {@link QpContext#connect(List, QpConfig, SharedQueues)} says; the caller checked the arguments.
+     * {@link QpContext#connect(List, QpConfig, SharedQueues)} says; the caller checked the arguments and
+     * {@linkplain QpLoop#claim claimed} the queue pair's place on this loop, which a failure gives back.
      */
     QueuePair connect(List<SubflowPath> paths, QpConfig config, SharedQueues shared) throws IOException {
         CompletableFuture<QueuePair> opened = new CompletableFuture<>();
-        loop.execute(() -> startOpen(paths.getFirst(), config, shared, opened));
-        QueuePair qp = await(opened, config);
+        try {
+            loop.execute(() -> startOpen(paths.getFirst(), config, shared, opened));
+        } catch (RuntimeException e) {
+            home.unclaim();
+            throw e;
+        }
+        QueuePair qp;
+        try {
+            qp = await(opened, config);
+        } catch (IOException e) {
+            // Given back once: by the handshake's failure, or here when the wait gave up before the handshake did.
+            if (opened.completeExceptionally(e)) {
+                home.unclaim();
+            }
+            throw e;
+        }
         List<SubflowPath> extra = paths.subList(1, paths.size());
         List<CompletableFuture<Integer>> joins = new ArrayList<>();
         for (SubflowPath path : extra) {
@@ -57,7 +75,7 @@ final class Connector {
             long timeoutMillis = config.handshakeTimeout().toMillis() + 5_000;
             if (loop.inLoop()) {
                 // Nobody else turns this loop: a wait that parked would only run out its time.
-                context.drive(f::isDone, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+                home.drive(f::isDone, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
                 if (!f.isDone()) {
                     throw new TimeoutException();
                 }
@@ -79,26 +97,40 @@ final class Connector {
         try {
             socket = openSocket(path);
         } catch (IOException | RuntimeException e) {
-            opened.completeExceptionally(new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
+            failOpen(opened, new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
             return;
         }
-        new InitiatorHandshake(loop, context.icrc(), socket, path.remote(), path.toString(), config, null, 0, null,
+        new InitiatorHandshake(loop, home.icrc(), socket, path.remote(), path.toString(), config, null, 0, null,
                 new InitiatorHandshake.Outcome() {
                     @Override
                     public void established(InitiatorHandshake h) {
-                        QueuePair qp = context.createConnected(h.agreement, config, shared, h.token, h.secret);
+                        if (opened.isDone()) { // the caller gave up waiting and gave the place back: nobody would own it
+                            loop.close(closer, 0, socket);
+                            return;
+                        }
+                        QueuePair qp = home.create(context.registry(), h.agreement, config, shared, h.token, h.secret);
                         qp.engine().attach(0, socket, h.path, h.peerAckMsn, h.peerCredit);
-                        opened.complete(qp);
+                        if (!opened.complete(qp)) { // it gave up just now: the place is taken again for the close to free
+                            home.claim();
+                            qp.close();
+                        }
                     }
 
                     @Override
                     public void failed(InitiatorHandshake h, String reason) {
-                        opened.completeExceptionally(new IOException(path + ": " + reason));
+                        failOpen(opened, new IOException(path + ": " + reason));
                     }
                 });
     }
 
-    /** Opens one more subflow of {@code qp} along {@code path}; completes with its index. Any thread. */
+    /** The first subflow failed: the place claimed for the queue pair is given back, unless the caller gave up first. */
+    private void failOpen(CompletableFuture<QueuePair> opened, IOException cause) {
+        if (opened.completeExceptionally(cause)) {
+            home.unclaim();
+        }
+    }
+
+    /** Opens one more subflow of {@code qp} along {@code path}, from this loop; completes with its index. Any thread. */
     CompletableFuture<Integer> join(QueuePair qp, SubflowPath path) {
         CompletableFuture<Integer> joined = new CompletableFuture<>();
         loop.execute(() -> {
@@ -114,7 +146,7 @@ final class Connector {
                 joined.completeExceptionally(new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
                 return;
             }
-            new InitiatorHandshake(loop, context.icrc(), socket, path.remote(), path.toString(), qp.config(), engine, engine.token(),
+            new InitiatorHandshake(loop, home.icrc(), socket, path.remote(), path.toString(), qp.config(), engine, engine.token(),
                     engine.secret(), new InitiatorHandshake.Outcome() {
                         @Override
                         public void established(InitiatorHandshake h) {

@@ -10,8 +10,8 @@ import java.util.Map;
 
 /**
  * A snapshot of what a {@link QpContext} holds, for an operator: its queue pairs by state, the handshakes its
- * listeners have in progress and what they turned away, by cause, and the working memory lent to its subflows. Taken on the loop thread by
- * {@link QpContext#statistics()}.
+ * listeners have in progress and what they turned away, by cause, and the working memory lent to its subflows, summed
+ * over its loops. Taken on each loop thread by {@link QpContext#statistics()}.
  *
  * @param ready      queue pairs in RTS, taken by the application or waiting to be
  * @param failed     queue pairs in ERROR that the application has not closed yet
@@ -32,9 +32,8 @@ public record ContextStatistics(int ready, int failed, int waiting, int handshak
         refused = Collections.unmodifiableMap(copy);
     }
 
-    /** Counts what a context holds now. Loop thread (the listeners' list under its own lock, as the context keeps it). */
-    static ContextStatistics of(List<QpEngine> queuePairs, List<QpListener> listeners, SenderSpaces senderSpaces,
-            ReceiveBuffers receiveBuffers) {
+    /** Counts what one loop holds now: its queue pairs and spaces, no listener's. Its loop thread. */
+    static ContextStatistics ofLoop(List<QpEngine> queuePairs, SenderSpaces senderSpaces, ReceiveBuffers receiveBuffers) {
         int ready = 0;
         int failed = 0;
         for (int i = 0; i < queuePairs.size(); i++) {
@@ -43,6 +42,29 @@ public record ContextStatistics(int ready, int failed, int waiting, int handshak
             } else {
                 failed++;
             }
+        }
+        return new ContextStatistics(ready, failed, 0, 0, Map.of(), senderSpaces.lent(), senderSpaces.idle(),
+                receiveBuffers.lentBytes(), receiveBuffers.idleBytes());
+    }
+
+    /**
+     * Sums what each loop holds and adds what the listeners count. Any thread (the listeners' list under its own
+     * lock, as the context keeps it; their counts are thread-safe).
+     */
+    static ContextStatistics of(List<ContextStatistics> loops, List<QpListener> listeners) {
+        int ready = 0;
+        int failed = 0;
+        int lent = 0;
+        int idle = 0;
+        long bytesLent = 0;
+        long bytesIdle = 0;
+        for (ContextStatistics l : loops) {
+            ready += l.ready;
+            failed += l.failed;
+            lent += l.senderSpacesLent;
+            idle += l.senderSpacesIdle;
+            bytesLent += l.receiveBytesLent;
+            bytesIdle += l.receiveBytesIdle;
         }
         int waiting = 0;
         int handshakes = 0;
@@ -56,8 +78,7 @@ public record ContextStatistics(int ready, int failed, int waiting, int handshak
                 }
             }
         }
-        return new ContextStatistics(ready, failed, waiting, handshakes, refused, senderSpaces.lent(), senderSpaces.idle(),
-                receiveBuffers.lentBytes(), receiveBuffers.idleBytes());
+        return new ContextStatistics(ready, failed, waiting, handshakes, refused, lent, idle, bytesLent, bytesIdle);
     }
 
     /** {@return every connection refused or dropped, whatever the cause} */

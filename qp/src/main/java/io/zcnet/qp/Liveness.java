@@ -34,7 +34,7 @@ final class Liveness {
     void start() {
         if (!ticking) {
             ticking = true;
-            engine.qp.context().heartbeats().join(engine, tickNanos);
+            engine.qp.home().heartbeats().join(engine, tickNanos);
         }
     }
 

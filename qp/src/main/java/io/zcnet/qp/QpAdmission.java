@@ -1,9 +1,11 @@
 package io.zcnet.qp;
 
 /**
- * A listener's say over who may open a queue pair: asked on the context's loop thread for every OPEN whose
- * proposal is well formed, before anything is allocated for it. It must answer at once (no I/O, no waiting):
- * every handshake of the context waits while it runs. What it throws refuses the OPEN as if it had refused it.
+ * A listener's say over who may open a queue pair: asked for every OPEN whose proposal is well formed, before
+ * anything is allocated for it, on the loop thread the OPEN was routed to; with several loops
+ * ({@link QpContext#open(io.zcnet.ring.EventLoopConfig, int)}) on several at once, so an admission that keeps state
+ * must be thread-safe. It must answer at once (no I/O, no waiting): every handshake of that loop waits while it
+ * runs. What it throws refuses the OPEN as if it had refused it.
  */
 @FunctionalInterface
 public interface QpAdmission {

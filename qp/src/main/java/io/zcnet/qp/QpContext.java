@@ -1,117 +1,70 @@
 package io.zcnet.qp;
 
-import io.zcnet.buffer.BufferPool;
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.buffer.MemoryRegistry;
-import io.zcnet.buffer.PoolConfig;
-import io.zcnet.buffer.SizeClass;
-import io.zcnet.framing.Icrc;
-import io.zcnet.ring.BackoffWait;
-import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.EngineKind;
-import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.EventLoopConfig;
-import io.zcnet.ring.EventLoopThread;
-import io.zcnet.ring.LoopIdle;
 import io.zcnet.ring.LoopJob;
-import io.zcnet.rx.ReceiveBuffers;
-import io.zcnet.tx.SenderSpaces;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * What queue pairs share, the {@code ibv_context} and protection domain of zcnet: one event loop on a
- * thread of its own (io_uring, or the NIO engine where io_uring cannot run), the memory registry that
- * hands out local and remote keys, and the pool behind the loop's provided buffer ring. Every queue pair
- * of a context runs on its loop; use several contexts to use several cores.
+ * What queue pairs share, the {@code ibv_context} and protection domain of zcnet: one or more event loops, each on a
+ * thread of its own (io_uring, or the NIO engine where io_uring cannot run), and the memory registry that hands out
+ * local and remote keys, one for the context, so a key is valid whichever loop a queue pair lives on. A queue pair
+ * lives on one loop for its whole life: its engine, subflows and timers run there. A listener accepts on the first
+ * loop and hands each new queue pair to the loop with the fewest, and each further subflow of one to that queue
+ * pair's loop; {@link #connect} picks the loop with the fewest too, or the one it is given. With one loop (the
+ * default) every queue pair runs on it; {@link #open(EventLoopConfig, int)} gives more, to use more cores.
  *
  * <p>Thread-safe: any thread may register memory, listen, connect and close; of a context
  * {@linkplain #openOnCallingThread opened on the calling thread}, only that thread, which drives its loop.
  */
 public final class QpContext implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger("io.zcnet.qp");
-    /** Provided-buffer ring of the loop: the receive buffers small frames land in. */
-    private static final int RING_BUFFERS = 256;
-    private static final int RING_BUFFER_SIZE = 16 * 1024;
-    private static final int RING_GROUP = 1;
-    /** Idle receive buffers of each size the context keeps for the next lease. */
-    private static final int RECEIVE_BUFFERS_IDLE = 16;
-    /** How long {@link #close()} lets ending subflows finish before it stops the loop. */
-    private static final Duration ENDINGS_WAIT = Duration.ofSeconds(2);
-    /** Parks of that wait off the loop: short first, as endings on a fast path finish within a round trip. */
-    private static final long ENDINGS_FIRST_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
-    private static final long ENDINGS_LAST_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
-    /** Longest single poll of a wait on the loop's own thread, so its deadline is looked at. */
-    private static final long DRIVE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    /** The most loop threads a context runs. */
+    public static final int MAX_LOOPS = 64;
 
-    private final EventLoopThread thread;
-    private final EventLoop loop;
-    /** How the loop's thread idles when it busy-polls; null when it sleeps in the kernel instead. */
-    private final LoopIdle idle;
+    /** Its loops, each a thread of its own (one driven by the opening thread: {@link #openOnCallingThread}). */
+    private final QpLoop[] loops;
+    /** Keys valid on every loop: the registry is thread-safe, lookups take no lock. */
     private final MemoryRegistry registry = new MemoryRegistry(MemoryRegistry.MAX_CAPACITY);
-    private final BufferPool pool;
-    private final BufferRing bufferRing;
-    /** Handler of closes whose completion nothing waits for (a socket that could not be set up). */
-    private final int closer;
-    /** The initiating side of handshakes: the first subflow of a queue pair, and the joins of more. */
-    private final Connector connector;
-    /** The one timer every queue pair of the context ticks on. Loop thread. */
-    private final HeartbeatClock heartbeats;
-    /** The working memory of the subflows' senders, lent while they have something to send. Loop thread. */
-    private final SenderSpaces senderSpaces;
-    /** The receivers' carry and drain buffers and the queue pairs' deferred stores, lent while in use. Loop thread. */
-    private final ReceiveBuffers receiveBuffers;
-    /** The ICRC calculator of every queue pair's framers here: one per thread is enough. Loop thread. */
-    private final Icrc icrc = new Icrc();
-    /** Queue pairs this context accepted, by token, for joins. Loop thread only. */
-    private final Map<Long, QpEngine> byToken = new HashMap<>();
     /**
-     * Every queue pair of this context not yet closed, accepted or connected, each once. Loop thread only. A list,
-     * walked by index: {@link #flush} looks at every one after each operation of a busy-polling rank, and an
-     * iterator there is garbage whenever the JIT does not remove it.
+     * Queue pairs this context accepted, by token, for joins: a JOIN accepted on one loop finds here the queue pair
+     * it names, and so the loop it must go to. Any thread.
      */
-    private final List<QpEngine> liveQueuePairs = new ArrayList<>();
+    private final Map<Long, QpEngine> byToken = new ConcurrentHashMap<>();
     private final List<QpListener> listeners = new ArrayList<>();
+    /** Where the balancing looks first, so loops of equal load take turns. */
+    private final AtomicInteger nextLoop = new AtomicInteger();
     private volatile boolean closed;
-    /** Subflows ending gracefully (last frame leaving, the peer's FIN awaited). Loop thread only. */
-    private int lingering;
 
-    private QpContext(EventLoopConfig loopConfig, boolean adopt) throws IOException {
-        this.pool = BufferPool.create(PoolConfig.of(new SizeClass(RING_BUFFER_SIZE, RING_BUFFERS)));
-        EventLoopThread t = null;
-        try {
-            t = adopt ? EventLoopThread.adopt(loopConfig)
-                    : EventLoopThread.start("zcnet-qp", loopConfig, this::onLoopFailure);
-            EventLoop l = t.loop();
-            this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
-            this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
-            this.heartbeats = t.call(() -> new HeartbeatClock(l));
-            this.senderSpaces = t.call(() -> new SenderSpaces(Subflow.SMALL_SENDER, Subflow.SENDER, SenderSpaces.DEFAULT_MAX_IDLE));
-            this.receiveBuffers = t.call(() -> new ReceiveBuffers(RECEIVE_BUFFERS_IDLE));
-        } catch (Exception e) {
-            if (t != null) {
-                t.close();
-            }
-            pool.close();
-            throw e instanceof IOException io ? io : new IOException("cannot start the context's event loop: " + e, e);
+    private QpContext(EventLoopConfig loopConfig, int count, boolean adopt) throws IOException {
+        if (count < 1 || count > MAX_LOOPS) {
+            throw new IllegalArgumentException("loops " + count + " outside 1.." + MAX_LOOPS);
         }
-        this.thread = t;
-        this.loop = t.loop();
-        this.connector = new Connector(this, loop, closer);
-        this.idle = loopConfig.idle();
-        if (adopt) {
-            loop.poll(0); // the opening thread owns the loop from here on: inLoop() holds for it alone
+        if (count > 1 && loopConfig.idle() != null) {
+            throw new IllegalArgumentException("a busy-polling context (EventLoopConfig.withIdle) runs one loop: an idle"
+                    + " strategy serves one thread; open one context per busy-polling thread instead");
+        }
+        this.loops = new QpLoop[count];
+        try {
+            for (int i = 0; i < count; i++) {
+                loops[i] = new QpLoop(this, i, loopConfig, adopt, count == 1 ? "zcnet-qp" : "zcnet-qp-" + i);
+            }
+        } catch (IOException | RuntimeException e) {
+            for (QpLoop l : loops) {
+                if (l != null) {
+                    l.stop();
+                }
+            }
+            throw e;
         }
     }
 
@@ -121,7 +74,7 @@ public final class QpContext implements AutoCloseable {
      * @throws IOException if no engine can start its event loop
      */
     public static QpContext open() throws IOException {
-        return new QpContext(EventLoopConfig.defaults(), false);
+        return new QpContext(EventLoopConfig.defaults(), 1, false);
     }
 
     /**
@@ -134,7 +87,7 @@ public final class QpContext implements AutoCloseable {
         if (engine == null) {
             throw new IllegalArgumentException("engine choice is null");
         }
-        return new QpContext(EventLoopConfig.defaults().withEngine(engine), false);
+        return new QpContext(EventLoopConfig.defaults().withEngine(engine), 1, false);
     }
 
     /**
@@ -150,7 +103,25 @@ public final class QpContext implements AutoCloseable {
         if (loopConfig == null) {
             throw new IllegalArgumentException("loop configuration is null");
         }
-        return new QpContext(loopConfig, false);
+        return new QpContext(loopConfig, 1, false);
+    }
+
+    /**
+     * {@return a context of {@code loops} loop threads, each built as {@code loopConfig} says} Queue pairs spread over
+     * them (a listener's and {@link #connect}'s go to the loop with the fewest), each living on one; the memory
+     * registry is the context's, so keys are valid on every loop. More loops than cores only add wake-ups and
+     * hand-offs: a loop is worth its thread where queue pairs keep a core busy each.
+     *
+     * @param loopConfig how to build each loop; one that busy-polls ({@link EventLoopConfig#withIdle}) takes one loop
+     * @param loops      how many loop threads, 1..{@link #MAX_LOOPS}
+     * @throws IOException              if that engine cannot run here, with the reason
+     * @throws IllegalArgumentException if {@code loops} is outside 1..{@link #MAX_LOOPS}, or several busy-poll
+     */
+    public static QpContext open(EventLoopConfig loopConfig, int loops) throws IOException {
+        if (loopConfig == null) {
+            throw new IllegalArgumentException("loop configuration is null");
+        }
+        return new QpContext(loopConfig, loops, false);
     }
 
     /**
@@ -176,57 +147,76 @@ public final class QpContext implements AutoCloseable {
         if (loopConfig == null) {
             throw new IllegalArgumentException("loop configuration is null");
         }
-        return new QpContext(loopConfig, true);
+        return new QpContext(loopConfig, 1, true);
     }
 
     /**
-     * The loop thread is dying of {@code cause} (a fault that no queue pair could take on itself): on it, before
-     * the loop closes, every queue pair fails with {@link WorkCompletion#FATAL_ERROR}, and the cause is logged,
-     * once for the context rather than once per queue pair.
-     */
-    private void onLoopFailure(Throwable cause) {
-        LOG.log(System.Logger.Level.ERROR, "zcnet: the event loop of a queue-pair context died; its "
-                + liveQueuePairs.size() + " queue pairs fail with FATAL_ERROR", cause);
-        for (QpEngine e : new ArrayList<>(liveQueuePairs)) {
-            e.loopDied(cause);
-        }
-    }
-
-    /**
-     * {@return why this context's loop thread stopped, or null while it runs} Once it is set, every queue pair of the
-     * context is in ERROR with {@link WorkCompletion#FATAL_ERROR}, and calls that need the loop throw an
-     * {@link IllegalStateException} naming it. Any thread.
+     * {@return why a loop thread of this context stopped (the first loop's that did), or null while they all run}
+     * Once it is set, every queue pair of that loop is in ERROR with {@link WorkCompletion#FATAL_ERROR}, and calls
+     * that need the loop throw an {@link IllegalStateException} naming it; the queue pairs of the other loops carry
+     * on. Any thread.
      */
     public Throwable failure() {
-        return thread.failure();
+        for (QpLoop l : loops) {
+            Throwable died = l.failure();
+            if (died != null) {
+                return died;
+            }
+        }
+        return null;
+    }
+
+    /** {@return how many loop threads this context runs} */
+    public int loops() {
+        return loops.length;
     }
 
     /**
-     * {@return what this context holds now: queue pairs by state, handshakes in progress, what its listeners refused}
-     * Any thread but the driver's own of a context opened on the calling thread; it asks the loop and waits.
+     * {@return the queue pairs living on each loop now, or on their way there (handshakes routed to it), by loop
+     * index} What the listener and {@link #connect} balance by. Any thread.
+     */
+    public int[] loopLoads() {
+        int[] loads = new int[loops.length];
+        for (int i = 0; i < loops.length; i++) {
+            loads[i] = loops[i].load();
+        }
+        return loads;
+    }
+
+    /**
+     * {@return what this context holds now, summed over its loops: queue pairs by state, handshakes in progress, what
+     * its listeners refused} A loop that died counts nothing (its queue pairs failed with it). Any thread but the
+     * driver's own of a context opened on the calling thread; it asks each loop and waits.
      */
     public ContextStatistics statistics() {
         checkOpen();
-        try {
-            return onLoop(() -> ContextStatistics.of(liveQueuePairs, listeners, senderSpaces, receiveBuffers));
-        } catch (IOException e) {
-            throw new IllegalStateException("the loop did not answer: " + e.getMessage(), e);
+        List<ContextStatistics> perLoop = new ArrayList<>(loops.length);
+        for (QpLoop l : loops) {
+            if (l.failure() != null) {
+                continue; // its queue pairs failed with it, and it answers nothing more
+            }
+            try {
+                perLoop.add(l.onLoop(l::statistics));
+            } catch (IOException e) {
+                throw new IllegalStateException("the loop did not answer: " + e.getMessage(), e);
+            }
         }
+        return ContextStatistics.of(perLoop, listeners);
     }
 
     /** {@return whether the thread that opened this context drives its loop ({@link #openOnCallingThread})} */
     public boolean isDrivenByCallingThread() {
-        return thread.isAdopted();
+        return loops[0].thread().isAdopted();
     }
 
     /** {@return whether the loop thread busy-polls rather than sleeping in the kernel when idle} */
     public boolean isBusyPolling() {
-        return thread.isBusyPolling();
+        return loops[0].thread().isBusyPolling();
     }
 
-    /** {@return the engine the loop runs on} */
+    /** {@return the engine the loops run on} */
     public EngineKind engine() {
-        return loop.engine();
+        return loops[0].loop().engine();
     }
 
     // ---------------------------------------------------------------- memory
@@ -289,7 +279,9 @@ public final class QpContext implements AutoCloseable {
             throw new IllegalArgumentException("address and settings are required");
         }
         settings.sharedQueues().check(this, settings.queuePairs());
-        QpListener listener = onLoop(() -> new QpListener(this, loop, address, settings));
+        QpLoop accepting = loops[0];
+        accepting.checkLoop();
+        QpListener listener = accepting.onLoop(() -> new QpListener(this, accepting, address, settings));
         synchronized (listeners) {
             listeners.add(listener);
         }
@@ -353,6 +345,35 @@ public final class QpContext implements AutoCloseable {
      * @throws IOException if the first subflow cannot be established within the handshake timeout
      */
     public QueuePair connect(List<SubflowPath> paths, QpConfig config, SharedQueues shared) throws IOException {
+        checkConnect(paths, config, shared);
+        QpLoop home = shared.home();
+        return connectOn(home != null ? home : leastLoaded(), paths, config, shared);
+    }
+
+    /**
+     * {@link #connect(List, QpConfig, SharedQueues)} on loop {@code loop} of this context: the queue pair lives there,
+     * and every further subflow of it connects from there.
+     *
+     * @param paths  the first opens the queue pair, each further one joins it as another subflow
+     * @param config what this side asks for
+     * @param shared the shared queues it uses instead of its own: they must be of loop {@code loop}
+     * @param loop   the index of the loop it lives on, 0..{@link #loops()}-1
+     * @return the queue pair, in RTS
+     * @throws IOException              if the first subflow cannot be established within the handshake timeout
+     * @throws IllegalArgumentException if there is no such loop, or the shared queues are of another
+     */
+    public QueuePair connect(List<SubflowPath> paths, QpConfig config, SharedQueues shared, int loop) throws IOException {
+        checkConnect(paths, config, shared);
+        QpLoop chosen = loop(loop);
+        QpLoop home = shared.home();
+        if (home != null && home != chosen) {
+            throw new IllegalArgumentException("the shared queues are of loop " + home.index() + ", not " + loop
+                    + ": a queue pair lives on its shared queues' loop");
+        }
+        return connectOn(chosen, paths, config, shared);
+    }
+
+    private void checkConnect(List<SubflowPath> paths, QpConfig config, SharedQueues shared) {
         checkOpen();
         checkDriver("connect()");
         if (paths == null || paths.isEmpty() || config == null || shared == null) {
@@ -362,13 +383,20 @@ public final class QpContext implements AutoCloseable {
             throw new IllegalArgumentException(paths.size() + " paths but at most " + config.maxSubflows() + " subflows");
         }
         shared.check(this, config);
-        return connector.connect(paths, config, shared);
+    }
+
+    private QueuePair connectOn(QpLoop home, List<SubflowPath> paths, QpConfig config, SharedQueues shared)
+            throws IOException {
+        home.checkLoop();
+        home.claim();
+        return home.connector().connect(paths, config, shared);
     }
 
     // ---------------------------------------------------------------- shared queues
 
     /**
-     * Creates a completion queue many queue pairs of this context complete into (ibv_create_cq(3)).
+     * Creates a completion queue many queue pairs of this context complete into (ibv_create_cq(3)), on its first
+     * loop: the queue pairs that use it live there.
      *
      * @param depth the completions it holds, a power of two in 1..2^20
      * @return the queue; give it to queue pairs with {@link SharedQueues}
@@ -378,7 +406,7 @@ public final class QpContext implements AutoCloseable {
     }
 
     /**
-     * Creates a completion queue that tells {@code channel} of its completions once armed
+     * Creates a completion queue, on the context's first loop, that tells {@code channel} of its completions once armed
      * ({@link SharedCompletionQueue#requestNotification()}).
      *
      * @param depth   the completions it holds, a power of two in 1..2^20
@@ -387,13 +415,28 @@ public final class QpContext implements AutoCloseable {
      * @throws IllegalStateException if the channel serves as many queues as it can
      */
     public SharedCompletionQueue createCompletionQueue(int depth, CompletionChannel channel) {
+        return createCompletionQueue(depth, channel, 0);
+    }
+
+    /**
+     * Creates a completion queue of loop {@code loop}: it is written by that loop thread alone, so every queue pair
+     * that completes into it lives on that loop (a listener's or a connect's given it goes there).
+     *
+     * @param depth   the completions it holds, a power of two in 1..2^20
+     * @param channel where a thread waits for it, or null
+     * @param loop    the index of its loop, 0..{@link #loops()}-1
+     * @return the queue
+     * @throws IllegalStateException if the channel serves as many queues as it can
+     */
+    public SharedCompletionQueue createCompletionQueue(int depth, CompletionChannel channel, int loop) {
         checkOpen();
+        QpLoop home = loop(loop);
         checkDepth(depth, "completion queue");
         if (channel != null) {
             channel.attach();
         }
         try {
-            return call(() -> new SharedCompletionQueue(this, depth, channel));
+            return home.call(() -> new SharedCompletionQueue(home, depth, channel));
         } catch (RuntimeException e) {
             if (channel != null) {
                 channel.detach();
@@ -403,7 +446,8 @@ public final class QpContext implements AutoCloseable {
     }
 
     /**
-     * Creates a receive queue many queue pairs of this context take their receives from (ibv_create_srq(3)); see
+     * Creates a receive queue many queue pairs of this context take their receives from (ibv_create_srq(3)), on its
+     * first loop (the queue pairs that use it live there); see
      * {@link SharedReceiveQueue} for how its receives become the peers' credits.
      *
      * @param depth        the receives it holds before they are lent, a power of two in 1..2^20
@@ -413,7 +457,22 @@ public final class QpContext implements AutoCloseable {
      * @return the queue
      */
     public SharedReceiveQueue createSharedReceiveQueue(int depth, int maxSge, int perQueuePair) {
+        return createSharedReceiveQueue(depth, maxSge, perQueuePair, 0);
+    }
+
+    /**
+     * Creates a shared receive queue of loop {@code loop}: it lends from that loop thread alone, so every queue pair
+     * that takes its receives from it lives on that loop.
+     *
+     * @param depth        the receives it holds before they are lent, a power of two in 1..2^20
+     * @param maxSge       the most scatter/gather elements of a receive, 1..{@link QpConfig#MAX_SGE}
+     * @param perQueuePair the most receives lent to one queue pair at a time, at least 1
+     * @param loop         the index of its loop, 0..{@link #loops()}-1
+     * @return the queue
+     */
+    public SharedReceiveQueue createSharedReceiveQueue(int depth, int maxSge, int perQueuePair, int loop) {
         checkOpen();
+        QpLoop home = loop(loop);
         checkDepth(depth, "shared receive queue");
         if (maxSge < 1 || maxSge > QpConfig.MAX_SGE) {
             throw new IllegalArgumentException("maxSge " + maxSge + " outside 1.." + QpConfig.MAX_SGE);
@@ -421,7 +480,7 @@ public final class QpContext implements AutoCloseable {
         if (perQueuePair < 1 || perQueuePair > depth) {
             throw new IllegalArgumentException("perQueuePair " + perQueuePair + " outside 1..depth (" + depth + ")");
         }
-        return call(() -> new SharedReceiveQueue(this, depth, maxSge, perQueuePair));
+        return home.call(() -> new SharedReceiveQueue(home, depth, maxSge, perQueuePair));
     }
 
     private static void checkDepth(int depth, String what) {
@@ -430,23 +489,39 @@ public final class QpContext implements AutoCloseable {
         }
     }
 
-    /** Opens one more subflow of {@code qp} along {@code path}; completes with its index. */
-    CompletableFuture<Integer> join(QueuePair qp, SubflowPath path) {
-        return connector.join(qp, path);
+    /** {@return loop {@code index}} */
+    private QpLoop loop(int index) {
+        if (index < 0 || index >= loops.length) {
+            throw new IllegalArgumentException("loop " + index + " outside 0.." + (loops.length - 1));
+        }
+        return loops[index];
     }
 
-    /** A queue pair whose first subflow this side opened, once its handshake agreed {@code agreement}. Loop thread. */
-    QueuePair createConnected(Agreement agreement, QpConfig config, SharedQueues shared, long token, byte[] secret) {
-        QueuePair qp = new QueuePair(this, loop, registry, bufferRing, agreement, config, shared, token, secret);
-        liveQueuePairs.add(qp.engine());
-        return qp;
+    /**
+     * {@return the loop with the fewest queue pairs living there or on their way, ties taken in turn} The loads are
+     * read one by one while other threads change them: two choices at once may both pick the same loop, which the
+     * next choices even out.
+     */
+    QpLoop leastLoaded() {
+        if (loops.length == 1) {
+            return loops[0];
+        }
+        int start = Math.floorMod(nextLoop.getAndIncrement(), loops.length);
+        QpLoop best = null;
+        for (int i = 0; i < loops.length; i++) {
+            QpLoop l = loops[(start + i) % loops.length];
+            if (l.failure() == null && (best == null || l.load() < best.load())) {
+                best = l;
+            }
+        }
+        return best != null ? best : loops[start];
     }
 
     // ---------------------------------------------------------------- running on the loop
 
     /**
-     * Runs {@code job} on this context's loop thread, between two turns of the loop, and returns when it has
-     * run. Inside the job the thread may post and poll this context's queue pairs and wait for them with
+     * Runs {@code job} on this context's (first) loop thread, between two turns of the loop, and returns when it has
+     * run. Inside the job the thread may post and poll the queue pairs of that loop and wait for them with
      * {@link #progress(long)}, which runs the loop: each wait then ends when the kernel wakes this one thread,
      * instead of the loop thread waking the job's thread after it. For bounded work that waits on completions
      * many times in a row (a small collective's rounds, a burst of round trips); while it runs the loop does
@@ -460,12 +535,12 @@ public final class QpContext implements AutoCloseable {
      */
     public void runOnLoop(LoopJob job) throws Exception {
         checkOpen();
-        thread.runDriving(job);
+        loops[0].thread().runDriving(job);
     }
 
     /**
-     * Runs one turn of the loop from inside a {@link #runOnLoop} job, or on the thread that drives a context
-     * {@linkplain #openOnCallingThread opened on the calling thread}: waits up to {@code timeoutNanos} for
+     * Runs one turn of the calling thread's loop from inside a {@link #runOnLoop} job, or on the thread that drives a
+     * context {@linkplain #openOnCallingThread opened on the calling thread}: waits up to {@code timeoutNanos} for
      * completions (none if work is already queued, such as a post's), then handles them, so the queue pairs'
      * completion rings hold what arrived when it returns.
      *
@@ -478,260 +553,117 @@ public final class QpContext implements AutoCloseable {
         if (timeoutNanos < 0) {
             throw new IllegalArgumentException("timeoutNanos " + timeoutNanos + " is negative");
         }
-        if (!loop.inLoop()) {
+        QpLoop own = current();
+        if (own == null) {
             throw new IllegalStateException("progress() runs the loop: call it inside a runOnLoop job, not on "
                     + Thread.currentThread().getName());
         }
-        return loop.poll(timeoutNanos);
+        return own.loop().poll(timeoutNanos);
     }
 
     /**
-     * On the thread that owns the loop, turns it until {@code done} or the deadline: whoever waits there is the only
-     * one who can make the awaited thing happen.
-     */
-    void drive(BooleanSupplier done, long deadlineNanos) {
-        while (!done.getAsBoolean()) {
-            if (!turn(deadlineNanos)) {
-                return;
-            }
-        }
-    }
-
-    /** One turn of the loop on its own thread, waiting at most until the deadline; false once it has passed. */
-    boolean turn(long deadlineNanos) {
-        long left = deadlineNanos - System.nanoTime();
-        if (left <= 0) {
-            return false;
-        }
-        loop.poll(Math.min(left, DRIVE_SLICE_NANOS));
-        return true;
-    }
-
-    /**
-     * Turns the loop until every queue pair of this context has handed the kernel all it was given: work requests
-     * posted, their frames, acknowledgements owed. For the thread that drives the loop ({@link #openOnCallingThread},
-     * or a {@link #runOnLoop} job) before it stops calling for a while: what it posted then still reaches the peers,
-     * whose calls may be waiting for it, as an MPI rank's eager sends are on the wire when its call returns. Frames
-     * that flow control holds back leave once the peer's acknowledgements come, so that can take a round trip,
-     * which the thread spends asleep in the kernel (or idling as {@link EventLoopConfig#withIdle} says, when the
-     * context busy-polls). Completions are not waited for.
+     * Turns the calling thread's loop until every queue pair of it has handed the kernel all it was given: work
+     * requests posted, their frames, acknowledgements owed. For the thread that drives the loop
+     * ({@link #openOnCallingThread}, or a {@link #runOnLoop} job) before it stops calling for a while: what it posted
+     * then still reaches the peers, whose calls may be waiting for it, as an MPI rank's eager sends are on the wire
+     * when its call returns. Frames that flow control holds back leave once the peer's acknowledgements come, so
+     * that can take a round trip, which the thread spends asleep in the kernel (or idling as
+     * {@link EventLoopConfig#withIdle} says, when the context busy-polls). Completions are not waited for.
      *
      * @param timeoutNanos how long to try at most
      * @return true if everything was handed over; false if the time ran out first (a peer that stopped taking)
      * @throws IllegalStateException off the loop's thread, or from one of its handlers or tasks
      */
     public boolean flush(long timeoutNanos) {
-        if (!loop.inLoop()) {
+        QpLoop own = current();
+        if (own == null) {
             throw new IllegalStateException("flush() runs the loop: call it on the thread that drives it, not on "
                     + Thread.currentThread().getName());
         }
-        long deadline = System.nanoTime() + timeoutNanos;
-        while (true) {
-            // A turn that handled nothing prepared nothing: what was prepared before it has been submitted.
-            int handled = loop.poll(0);
-            if (handled == 0 && !loop.hasTasks() && !anyUnsent()) {
-                return true;
-            }
-            if (System.nanoTime() - deadline >= 0) {
-                return false;
-            }
-            if (handled == 0) {
-                // What is left waits for the peer (acknowledgements, credits) or the kernel (a send in flight),
-                // and either comes as a completion: wait for it as the loop would, not by spinning until then.
-                if (idle != null) {
-                    idle.idle(0);
-                } else {
-                    turn(deadline);
-                }
-            }
-        }
+        return own.flush(System.nanoTime() + timeoutNanos);
     }
 
-    private boolean anyUnsent() {
-        for (int i = 0; i < liveQueuePairs.size(); i++) {
-            if (liveQueuePairs.get(i).hasUnsent()) {
-                return true;
+    /** {@return the loop whose thread is the caller, or null} */
+    private QpLoop current() {
+        for (QpLoop l : loops) {
+            if (l.loop().inLoop()) {
+                return l;
             }
         }
-        return false;
+        return null;
     }
 
     /**
-     * {@return whether a {@link #runOnLoop} job may touch {@code segment}: false for a segment confined to
-     * another thread}
+     * {@return whether a {@link #runOnLoop} job, or any other loop thread of this context, may touch {@code segment}:
+     * false for a segment confined to another thread}
      *
      * @param segment the memory a job would read or write
      */
     public boolean loopCanAccess(MemorySegment segment) {
-        return segment.isAccessibleBy(thread.thread());
+        for (QpLoop l : loops) {
+            if (!segment.isAccessibleBy(l.thread().thread())) {
+                return false;
+            }
+        }
+        return true;
     }
 
-    // ---------------------------------------------------------------- for listeners (loop thread)
+    // ---------------------------------------------------------------- for the loops and listeners
 
-    QueuePair createAccepted(Agreement agreement, QpConfig config, SharedQueues shared, long token, byte[] secret) {
-        QueuePair qp = new QueuePair(this, loop, registry, bufferRing, agreement, config, shared, token, secret);
+    /** {@return the heartbeat clock of the first loop: the one every queue pair of a one-loop context ticks on} */
+    HeartbeatClock heartbeats() {
+        return loops[0].heartbeats();
+    }
+
+    MemoryRegistry registry() {
+        return registry;
+    }
+
+    /** A queue pair a listener accepted, on {@code home}, found by its token for joins from now on. Its loop thread. */
+    QueuePair createAccepted(QpLoop home, Agreement agreement, QpConfig config, SharedQueues shared, long token,
+            byte[] secret) {
+        QueuePair qp = home.create(registry, agreement, config, shared, token, secret);
         byToken.put(token, qp.engine());
-        liveQueuePairs.add(qp.engine());
         return qp;
     }
 
-    HeartbeatClock heartbeats() {
-        return heartbeats;
-    }
-
-    SenderSpaces senderSpaces() {
-        return senderSpaces;
-    }
-
-    ReceiveBuffers receiveBuffers() {
-        return receiveBuffers;
-    }
-
-    Icrc icrc() {
-        return icrc;
-    }
-
+    /** The queue pair a JOIN names, or null. Any thread; its state only on its own loop. */
     QpEngine findByToken(long token) {
         return byToken.get(token);
     }
 
-    void lingerStarted() {
-        lingering++;
-    }
-
-    void lingerEnded() {
-        lingering--;
-    }
-
-    void forget(QpEngine engine) {
+    void forgetToken(QpEngine engine) {
         byToken.remove(engine.token(), engine);
-        liveQueuePairs.remove(engine);
     }
 
-    /**
-     * Gives subflows that are ending a bounded time to let their last frames reach the peer (each is bounded
-     * by its queue pair's silence timeout too), so closing a context right after a queue pair loses no final
-     * ACKNOWLEDGE.
-     *
-     * @throws InterruptedException if the calling thread is interrupted: the endings are cut short
-     * @throws Exception            what kept the loop from answering
-     */
-    private void awaitEndings() throws Exception {
-        long deadline = System.nanoTime() + ENDINGS_WAIT.toNanos();
-        if (loop.inLoop()) {
-            drive(() -> lingering == 0, deadline);
-            return;
-        }
-        BackoffWait wait = new BackoffWait(0, 0, ENDINGS_FIRST_PARK_NANOS, ENDINGS_LAST_PARK_NANOS);
-        while (thread.call(() -> lingering) > 0 && System.nanoTime() < deadline) {
-            if (Thread.interrupted()) { // a park returns at once while the status is set: the wait would spin
-                throw new InterruptedException("interrupted while subflows were ending");
-            }
-            wait.pause();
-        }
-    }
-
-    EventLoop loop() {
-        return loop;
-    }
-
-    /**
-     * Runs {@code task} on the loop thread and waits for it, unless the loop died (which failed everything the task
-     * could touch): what a close of a shared object does. What the task throws is thrown here.
-     */
-    void callUnlessDead(Runnable task) {
-        if (failure() == null) {
-            call(() -> {
-                task.run();
-                return null;
-            });
-        }
-    }
-
-    /** Runs {@code task} on the loop thread and waits for it (control path). */
-    <T> T call(java.util.function.Supplier<T> task) {
-        if (loop.inLoop()) {
-            return task.get();
-        }
-        checkDriver("this control path");
-        checkLoop();
-        CompletableFuture<T> f = new CompletableFuture<>();
-        loop.execute(() -> {
-            try {
-                f.complete(task.get());
-            } catch (RuntimeException | Error e) {
-                f.completeExceptionally(e);
-            }
-        });
-        // An interrupt does not cut the wait short: the control path (a close above all) must finish, and
-        // the loop answers within the bound; the caller's interrupt status is kept for it to act on.
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
-                } catch (Exception e) {
-                    throw new IllegalStateException("event loop did not answer: " + e, e);
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private <T> T onLoop(java.util.concurrent.Callable<T> task) throws IOException {
-        try {
-            return thread.call(task);
-        } catch (IOException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException(e);
-        }
-    }
-
-    /**
-     * Refuses a call from another thread than the one that drives the loop of a context
-     * {@linkplain #openOnCallingThread opened on the calling thread}: it would wait for a loop nobody turns.
-     */
+    /** Refuses a call that would wait for a loop nobody turns ({@link QpLoop#checkDriver}). */
     void checkDriver(String what) {
-        if (thread.isAdopted() && !loop.inLoop()) {
-            throw new IllegalStateException(what + " on " + Thread.currentThread().getName() + ": this context's loop is"
-                    + " driven by " + thread.thread().getName() + ", which opened it; call from that thread");
-        }
+        loops[0].checkDriver(what);
     }
 
+    /** Throws once closed, or once every loop died: a loop that dies fails its own queue pairs, not the context. */
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("context is closed");
         }
-        checkLoop();
-    }
-
-    /** Throws when the loop thread died: nothing waiting for it would ever be answered. */
-    void checkLoop() {
-        Throwable died = thread.failure();
-        if (died != null) {
-            throw new IllegalStateException("the context's event loop died: " + died, died);
+        for (QpLoop l : loops) {
+            if (l.failure() == null) {
+                return;
+            }
         }
+        loops[0].checkLoop();
     }
 
     /**
      * Closes every listener and queue pair of this context (their peers see the connections end), stops
-     * the loop and frees the pool. Regions stay registered in the closed registry; their memory is the
+     * the loops and frees their pools. Regions stay registered in the closed registry; their memory is the
      * caller's. Every step is taken whatever the ones before it threw, so a failure leaves nothing behind;
      * the failure is thrown once all is freed. An interrupt cuts short only the wait for ending subflows
      * (their last frames may then be lost), and the interrupt status is kept. Idempotent: a later call does
      * nothing. Any thread; of a context {@linkplain #openOnCallingThread opened on the calling thread}, only that one.
      *
      * @throws IllegalStateException after freeing everything, if a step failed: a queue pair or listener did not
-     *                               close, the loop did not answer or stop; the first failure is the cause, later
+     *                               close, a loop did not answer or stop; the first failure is the cause, later
      *                               ones are suppressed. A loop thread that had died is not such a step: it was
      *                               told already ({@link #failure()})
      */
@@ -756,38 +688,24 @@ public final class QpContext implements AutoCloseable {
                 failure = firstOf(failure, e);
             }
         }
-        // A loop thread that died was told once (logged, failure(), every queue pair FATAL_ERROR): closing after
-        // it frees what is left and says nothing more, and hands the dead loop nothing.
-        if (thread.failure() == null && thread.isAlive()) {
+        // A loop thread that died was told once (logged, failure(), its queue pairs FATAL_ERROR): closing after it
+        // frees what is left and says nothing more, and hands the dead loop nothing.
+        for (QpLoop l : loops) {
             try {
-                thread.call(() -> {
-                    for (QpEngine e : new ArrayList<>(liveQueuePairs)) {
-                        e.close();
-                    }
-                    liveQueuePairs.clear();
-                    byToken.clear();
-                    senderSpaces.close(); // idle ones now; those still lent to ending subflows when they come back
-                    receiveBuffers.close();
-                    return null;
-                });
-                if (!interrupted) {
-                    awaitEndings();
-                }
+                l.closeQueuePairs(!interrupted);
             } catch (InterruptedException e) {
                 interrupted = true; // the closes are queued on the loop all the same; only their endings are cut short
             } catch (Exception e) {
                 failure = firstOf(failure, e);
             }
         }
-        try {
-            thread.close();
-        } catch (RuntimeException e) {
-            failure = firstOf(failure, e);
-        }
-        try {
-            pool.close();
-        } catch (RuntimeException e) {
-            failure = firstOf(failure, e);
+        byToken.clear();
+        for (QpLoop l : loops) {
+            try {
+                l.stop();
+            } catch (RuntimeException e) {
+                failure = firstOf(failure, e);
+            }
         }
         if (interrupted) {
             Thread.currentThread().interrupt();

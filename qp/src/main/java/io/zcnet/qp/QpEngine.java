@@ -85,14 +85,14 @@ final class QpEngine implements CompletionHandler {
         this.bufferRing = bufferRing;
         this.framing = framing;
         this.config = config;
-        this.icrc = qp.context().icrc();
+        this.icrc = qp.home().icrc();
         this.flow = new FlowControl(framing);
         int window = framing.messageWindow();
         CompletionQueue arrivals = new CompletionQueue(
                 Integer.highestOneBit(config.receiveQueueDepth() + 2 * window - 1) * 2);
         this.assembler = new MessageAssembler(framing, registry, config.receiveQueueDepth(), config.maxReceiveSge(),
                 arrivals, flow, icrc);
-        this.deferred = new DeferredFrames(assembler, 64, framing.segmentSize(), qp.context().receiveBuffers());
+        this.deferred = new DeferredFrames(assembler, 64, framing.segmentSize(), qp.home().receiveBuffers());
         this.ledger = new SendLedger(Integer.highestOneBit(config.sendQueueDepth() + window - 1) * 2, config.maxSendSge());
         this.subflows = new SubflowSet(this, config.maxSubflows());
         this.resends = new ResendQueue(ResendQueue.capacityFor(framing));

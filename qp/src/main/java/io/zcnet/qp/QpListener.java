@@ -1,6 +1,7 @@
 package io.zcnet.qp;
 
 import io.zcnet.ring.CqeFlags;
+import io.zcnet.ring.DetachedSocket;
 import io.zcnet.ring.EventLoop;
 
 import java.io.IOException;
@@ -8,11 +9,14 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.net.InetAddress;
 import java.util.ArrayDeque;
-import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Accepts queue pairs, and extra subflows of queue pairs already accepted, on one address, and keeps serving
@@ -29,6 +33,13 @@ import java.util.concurrent.TimeUnit;
  * bounds and the admission policy are what keep that cheap. With one, a stranger cannot get past the PROOF, and
  * costs the listener no more than a handshake record.
  *
+ * <p>It accepts on the context's first loop. The first message of each connection decides where the rest of its
+ * handshake runs: an OPEN on the loop with the fewest queue pairs (or its shared queues' loop), a JOIN on the loop of
+ * the queue pair it names; a handshake bound elsewhere moves its socket there ({@link io.zcnet.ring.EventLoop#detach})
+ * with the message it read. The bounds are the listener's, whichever loops its handshakes run on: a handshake counts
+ * from its accept until it ends, on any loop; those not past their first message, the ones dropped to make room, are
+ * all on the accepting loop.
+ *
  * <p>{@link #accept} and the counters may be called from any thread.
  */
 public final class QpListener implements AutoCloseable {
@@ -36,6 +47,8 @@ public final class QpListener implements AutoCloseable {
     private static final int TAG_CLOSED = 2;
 
     private final QpContext context;
+    /** The loop it accepts on. */
+    private final QpLoop accepting;
     private final EventLoop loop;
     private final ListenerConfig settings;
     private final QpConfig config;
@@ -44,19 +57,25 @@ public final class QpListener implements AutoCloseable {
     private final InetSocketAddress address;
     /** What the listener's handshakes call back into; a separate object so none of it is public API. */
     private final Acceptor acceptor = new Acceptor();
+    /** Handshakes in progress on the accepting loop, every one not past its first message among them. Its thread. */
     private final ArrayDeque<AcceptorHandshake> pending = new ArrayDeque<>();
-    /** Handshakes in progress by source address. Loop thread. */
-    private final Map<InetAddress, Integer> bySource = new HashMap<>();
+    /** Handshakes that moved to another loop, to drop when the listener closes. Any thread. */
+    private final Set<AcceptorHandshake> moved = ConcurrentHashMap.newKeySet();
+    /** Handshakes in progress on every loop. Any thread. */
+    private final AtomicInteger inProgress = new AtomicInteger();
+    /** Handshakes in progress by source address, on every loop. Any thread (each update atomic). */
+    private final Map<InetAddress, Integer> bySource = new ConcurrentHashMap<>();
     private final LinkedBlockingQueue<QueuePair> ready = new LinkedBlockingQueue<>();
     private long accepted;
     private final AtomicLongArray refusals = new AtomicLongArray(Refusal.values().length);
     private volatile String lastRefusal;
     private volatile boolean closed;
 
-    /** Loop thread. */
-    QpListener(QpContext context, EventLoop loop, InetSocketAddress address, ListenerConfig settings) throws IOException {
+    /** The accepting loop's thread. */
+    QpListener(QpContext context, QpLoop accepting, InetSocketAddress address, ListenerConfig settings) throws IOException {
         this.context = context;
-        this.loop = loop;
+        this.accepting = accepting;
+        this.loop = accepting.loop();
         this.settings = settings;
         this.config = settings.queuePairs();
         this.socket = loop.listen(address, 1024);
@@ -97,7 +116,7 @@ public final class QpListener implements AutoCloseable {
             if (Thread.interrupted()) {
                 throw new InterruptedException("interrupted while accepting on " + address);
             }
-            if (!context.turn(deadline)) {
+            if (!accepting.turn(deadline)) {
                 return null;
             }
         }
@@ -161,7 +180,7 @@ public final class QpListener implements AutoCloseable {
                     + " in progress, each past its first message");
             return;
         }
-        if (pending.size() >= settings.maxHandshakes() && !dropCheapest(null, Refusal.HANDSHAKE_LIMIT)) {
+        if (inProgress.get() >= settings.maxHandshakes() && !dropCheapest(null, Refusal.HANDSHAKE_LIMIT)) {
             refuseUnread(accepted, Refusal.HANDSHAKE_LIMIT, "closed " + path + " unread: " + settings.maxHandshakes()
                     + " handshakes in progress, each past its first message");
             return;
@@ -176,7 +195,57 @@ public final class QpListener implements AutoCloseable {
         if (source != null) {
             bySource.merge(source, 1, Integer::sum);
         }
-        pending.addLast(new AcceptorHandshake(loop, context.icrc(), accepted, peer, path, acceptor));
+        inProgress.incrementAndGet();
+        AcceptorHandshake h = new AcceptorHandshake(accepting, accepted, peer, path, acceptor,
+                config.handshakeTimeout().toNanos());
+        pending.addLast(h);
+        h.start();
+    }
+
+    /**
+     * On {@code target}'s thread: goes on with a handshake whose first message was read on the accepting loop, with
+     * what is left of its timeout, unless the listener closed meanwhile.
+     */
+    private void resume(QpLoop target, DetachedSocket socket, byte[] first, AcceptorHandshake from) {
+        if (closed) {
+            socket.close();
+            abandon(from, target, Refusal.CLOSED, "listener closed");
+            return;
+        }
+        int adopted;
+        try {
+            adopted = target.loop().adopt(socket);
+        } catch (IOException | RuntimeException e) {
+            socket.close();
+            abandon(from, target, Refusal.DISCONNECTED, "loop " + target.index() + " cannot take " + from.peer() + ": "
+                    + e.getMessage());
+            return;
+        }
+        long left = from.startedNanos + config.handshakeTimeout().toNanos() - System.nanoTime();
+        AcceptorHandshake h = new AcceptorHandshake(target, adopted, from.peerAddress(), from.peer(), acceptor,
+                Math.max(1, left));
+        moved.add(h);
+        h.resume(first, from.claimed());
+        if (closed) { // closed after the look above: the close may have walked the set before the add
+            target.execute(() -> h.drop(Refusal.CLOSED, "listener closed"));
+        }
+    }
+
+    /** A handshake that moved never got going on {@code target}: its place there and its count are given back. */
+    private void abandon(AcceptorHandshake h, QpLoop target, Refusal cause, String reason) {
+        if (h.claimed()) {
+            target.unclaim();
+        }
+        released(h.peerAddress());
+        count(cause, reason, h.peerAddress());
+    }
+
+    /** A handshake ended, on any loop: it no longer counts against the bounds. */
+    private void released(InetSocketAddress peer) {
+        inProgress.decrementAndGet();
+        if (peer != null) {
+            bySource.computeIfPresent(peer.getAddress(), (source, n) -> n > 1 ? n - 1 : null);
+        }
     }
 
     /**
@@ -215,18 +284,41 @@ public final class QpListener implements AutoCloseable {
         }
     }
 
-    /** A queue pair waiting to be accepted failed (its peer hung up): it is closed and never handed out. Loop thread. */
+    /** A queue pair waiting to be accepted failed (its peer hung up): it is closed and never handed out. Its loop thread. */
     void reap(QueuePair qp) {
         if (ready.remove(qp)) {
             qp.close();
         }
     }
 
-    /** The listener's side of its handshakes. Loop thread. */
+    /** The listener's side of its handshakes. The thread of each handshake's loop. */
     private final class Acceptor implements AcceptorHandshake.Host {
         @Override
         public QpConfig config() {
             return config;
+        }
+
+        @Override
+        public QpLoop route(int type, long token) {
+            if (type == HandshakeMessage.OPEN) {
+                QpLoop home = settings.sharedQueues().home();
+                QpLoop target = home != null ? home : context.leastLoaded();
+                target.claim();
+                return target;
+            }
+            QpEngine joined = type == HandshakeMessage.JOIN ? context.findByToken(token) : null;
+            return joined != null ? joined.qp.home() : accepting; // refused where it is, if at all
+        }
+
+        @Override
+        public void handedOff(AcceptorHandshake h, QpLoop target, DetachedSocket socket, byte[] first) {
+            pending.remove(h); // it leaves this loop; it counts against the bounds until it ends there
+            try {
+                target.execute(() -> resume(target, socket, first, h));
+            } catch (RejectedExecutionException loopGone) {
+                socket.close();
+                abandon(h, target, Refusal.DISCONNECTED, "loop " + target.index() + " is closed: dropped " + h.peer());
+            }
         }
 
         @Override
@@ -245,8 +337,8 @@ public final class QpListener implements AutoCloseable {
         }
 
         @Override
-        public QueuePair create(Agreement agreement, long token, byte[] secret) {
-            return context.createAccepted(agreement, config, settings.sharedQueues(), token, secret);
+        public QueuePair create(QpLoop home, Agreement agreement, long token, byte[] secret) {
+            return context.createAccepted(home, agreement, config, settings.sharedQueues(), token, secret);
         }
 
         @Override
@@ -256,6 +348,10 @@ public final class QpListener implements AutoCloseable {
             if (created != null && created.state() == QpState.RTS) {
                 created.waitIn(QpListener.this);
                 ready.add(created);
+                // Closed from another thread meanwhile: its close may have drained the queue before this add.
+                if (closed && ready.remove(created) && created.takeFromListener(QpListener.this)) {
+                    created.close();
+                }
             }
         }
 
@@ -266,11 +362,12 @@ public final class QpListener implements AutoCloseable {
         }
 
         private void ended(AcceptorHandshake h) {
-            pending.remove(h);
-            InetSocketAddress peer = h.peerAddress();
-            if (peer != null) {
-                bySource.computeIfPresent(peer.getAddress(), (source, n) -> n > 1 ? n - 1 : null);
+            if (h.home == accepting) {
+                pending.remove(h);
+            } else {
+                moved.remove(h);
             }
+            released(h.peerAddress());
         }
     }
 
@@ -302,22 +399,46 @@ public final class QpListener implements AutoCloseable {
             h.drop(Refusal.CLOSED, "listener closed");
         }
         pending.clear();
+        for (AcceptorHandshake h : moved) {
+            try {
+                h.home.execute(() -> h.drop(Refusal.CLOSED, "listener closed"));
+            } catch (RejectedExecutionException loopGone) {
+                // That loop closed, and its sockets with it.
+            }
+        }
         for (QueuePair untaken = ready.poll(); untaken != null; untaken = ready.poll()) {
             if (untaken.takeFromListener(this)) { // owned as accept would own it, so a reap never closes it twice
-                untaken.close();
+                closeOnItsLoop(untaken);
             }
         }
         loop.close(handlerId, TAG_CLOSED, socket);
     }
 
-    /** {@return the handshakes in progress} Loop thread. */
+    /**
+     * Closes a queue pair from the accepting loop's thread without waiting for another loop: one loop thread never
+     * blocks on another's answer.
+     */
+    private void closeOnItsLoop(QueuePair qp) {
+        QpLoop home = qp.home();
+        if (home == accepting) {
+            qp.close();
+            return;
+        }
+        try {
+            home.execute(qp::close);
+        } catch (RejectedExecutionException loopGone) {
+            // That loop closed, and its queue pairs with it.
+        }
+    }
+
+    /** {@return the handshakes in progress, on every loop} Any thread. */
     int handshakes() {
-        return pending.size();
+        return inProgress.get();
     }
 
     @Override
     public String toString() {
-        return "QpListener[" + address + " pending=" + pending.size() + " waiting=" + ready.size() + " refused="
+        return "QpListener[" + address + " pending=" + inProgress.get() + " waiting=" + ready.size() + " refused="
                 + refused() + "]";
     }
 }

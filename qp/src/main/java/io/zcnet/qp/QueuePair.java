@@ -63,6 +63,8 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class QueuePair implements AutoCloseable, CompletionWait.Source {
 
     private final QpContext context;
+    /** The loop it lives on for its whole life: its engine, subflows and timers run there. */
+    private final QpLoop home;
     private final EventLoop loop;
     final SpscRing sendRing;
     final SpscRing receiveRing;
@@ -85,10 +87,11 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
     private final List<String> joinFailures = new CopyOnWriteArrayList<>();
 
     /** Created on the loop thread once a first subflow's handshake agreed {@code agreement}. */
-    QueuePair(QpContext context, EventLoop loop, MemoryRegistry registry, BufferRing bufferRing, Agreement agreement,
-            QpConfig requested, SharedQueues shared, long token, byte[] secret) {
-        this.context = context;
-        this.loop = loop;
+    QueuePair(QpLoop home, MemoryRegistry registry, BufferRing bufferRing, Agreement agreement, QpConfig requested,
+            SharedQueues shared, long token, byte[] secret) {
+        this.context = home.context();
+        this.home = home;
+        this.loop = home.loop();
         this.config = agreement.applyTo(requested);
         this.sharedQueues = shared;
         FramingConfig framing = agreement.framing();
@@ -108,11 +111,23 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
         }
         this.engine = new QpEngine(this, loop, registry, bufferRing, framing, config, token, secret);
         this.doorbell = loop.newSignal(this::onDoorbell);
-        this.waits = new CompletionWait(context, this);
+        this.waits = new CompletionWait(home, this);
     }
 
     QpContext context() {
         return context;
+    }
+
+    QpLoop home() {
+        return home;
+    }
+
+    /**
+     * {@return the index of the context's loop this queue pair lives on, 0..{@link QpContext#loops()}-1} Its
+     * completion listener runs on that loop's thread. Any thread.
+     */
+    public int loop() {
+        return home.index();
     }
 
     /** Established by {@code listener}, which holds it until {@link QpListener#accept} hands it out. Loop thread. */
@@ -398,7 +413,7 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
      */
     public CompletableFuture<Integer> addSubflow(SubflowPath path) {
         checkOpen();
-        return context.join(this, path);
+        return home.connector().join(this, path);
     }
 
     /**
@@ -436,7 +451,7 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
 
     /** Runs {@code task} on the loop thread and waits for it (control path). */
     <T> T call(java.util.function.Supplier<T> task) {
-        return context.call(task);
+        return home.call(task);
     }
 
     private void checkOpen() {
@@ -457,7 +472,7 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
         if (closed) {
             return;
         }
-        if (context.failure() == null) {
+        if (home.failure() == null) {
             call(() -> {
                 engine.close();
                 engine.intake.stopBorrowing();
@@ -466,7 +481,7 @@ public final class QueuePair implements AutoCloseable, CompletionWait.Source {
                 } else {
                     completions.listener(null);
                 }
-                context.forget(engine);
+                home.forget(engine);
                 closed = true;
                 return null;
             });

@@ -14,26 +14,36 @@ import java.time.Duration;
  * verbs would overflow the CQ): size it for the completions that may be outstanding between two polls, or poll
  * often. Queue pairs that complete into it cannot be polled one by one ({@link QueuePair#poll} throws).
  *
- * <p>Threads: the context's loop thread writes, one thread at a time polls; polling allocates nothing. A thread may
- * sleep until any of several queues has completions with a {@link CompletionChannel}.
+ * <p>Threads: one loop thread of the context writes (the loop it was made on,
+ * {@link QpContext#createCompletionQueue(int, CompletionChannel, int)}), one thread at a time polls; polling allocates
+ * nothing. A ring of one writer and one reader needs no atomic per completion, so rather than take completions from
+ * several loops the queue binds its queue pairs to its loop: a listener or connect given it puts them there. A
+ * thread may sleep until any of several queues, of any loops, has completions with a {@link CompletionChannel}.
  */
 public final class SharedCompletionQueue implements AutoCloseable, CompletionWait.Source {
     private final QpContext context;
+    /** The one loop that writes it: every queue pair that uses it lives there. */
+    private final QpLoop home;
     final CompletionRing completions;
     private final CompletionChannel channel;
     private final CompletionWait waits;
     private int members;
     private volatile boolean closed;
 
-    SharedCompletionQueue(QpContext context, int depth, CompletionChannel channel) {
-        this.context = context;
+    SharedCompletionQueue(QpLoop home, int depth, CompletionChannel channel) {
+        this.context = home.context();
+        this.home = home;
         this.channel = channel;
-        this.completions = new CompletionRing(context.loop(), depth, this, channel);
-        this.waits = new CompletionWait(context, this);
+        this.completions = new CompletionRing(home.loop(), depth, this, channel);
+        this.waits = new CompletionWait(home, this);
     }
 
     QpContext context() {
         return context;
+    }
+
+    QpLoop home() {
+        return home;
     }
 
     /** A queue pair completes into this queue from now on; its slot. Loop thread. */
@@ -131,7 +141,7 @@ public final class SharedCompletionQueue implements AutoCloseable, CompletionWai
      */
     public void onCompletions(Runnable listener) {
         checkOpen();
-        context.call(() -> {
+        home.call(() -> {
             completions.listener(listener);
             return null;
         });
@@ -154,7 +164,7 @@ public final class SharedCompletionQueue implements AutoCloseable, CompletionWai
         if (closed) {
             return;
         }
-        context.callUnlessDead(() -> {
+        home.callUnlessDead(() -> {
             if (members > 0) {
                 throw new IllegalStateException(members + " queue pairs still complete into this queue: close them first");
             }

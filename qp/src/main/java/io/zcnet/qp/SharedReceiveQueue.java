@@ -29,7 +29,9 @@ import java.util.List;
  * {@link #armLimit} asks for one event ({@code IBV_EVENT_SRQ_LIMIT_REACHED}) when fewer receives than the limit are
  * left to lend: the listener runs on the loop thread, and may post more from there.
  *
- * <p>Threads: one thread at a time posts; the context's loop lends. Posting allocates nothing.
+ * <p>Threads: one thread at a time posts; one loop of the context lends (the loop it was made on,
+ * {@link QpContext#createSharedReceiveQueue(int, int, int, int)}), and every queue pair that takes its receives from
+ * it lives on that loop, so lending stays one thread's work. Posting allocates nothing.
  */
 public final class SharedReceiveQueue implements AutoCloseable {
     private static final VarHandle LIMIT;
@@ -43,6 +45,8 @@ public final class SharedReceiveQueue implements AutoCloseable {
     }
 
     private final QpContext context;
+    /** The one loop that writes it: every queue pair that uses it lives there. */
+    private final QpLoop home;
     final SpscRing ring;
     private final int maxSge;
     private final int perQueuePair;
@@ -60,17 +64,22 @@ public final class SharedReceiveQueue implements AutoCloseable {
     private volatile int limit;
     private volatile boolean closed;
 
-    SharedReceiveQueue(QpContext context, int depth, int maxSge, int perQueuePair) {
-        this.context = context;
+    SharedReceiveQueue(QpLoop home, int depth, int maxSge, int perQueuePair) {
+        this.context = home.context();
+        this.home = home;
         this.maxSge = maxSge;
         this.perQueuePair = perQueuePair;
         this.ring = new SpscRing(depth, QueueEntries.receiveEntry(maxSge));
-        this.loop = context.loop();
+        this.loop = home.loop();
         this.doorbell = loop.newSignal(this::lend);
     }
 
     QpContext context() {
         return context;
+    }
+
+    QpLoop home() {
+        return home;
     }
 
     /** {@return the receives it holds at most, lent ones not counted} */
@@ -157,7 +166,7 @@ public final class SharedReceiveQueue implements AutoCloseable {
      */
     public void onLimit(Runnable listener) {
         checkOpen();
-        context.call(() -> {
+        home.call(() -> {
             limitListener = listener;
             return null;
         });
@@ -286,7 +295,7 @@ public final class SharedReceiveQueue implements AutoCloseable {
         if (closed) {
             return;
         }
-        context.callUnlessDead(() -> {
+        home.callUnlessDead(() -> {
             if (!members.isEmpty()) {
                 throw new IllegalStateException(members.size() + " queue pairs still take receives from this queue: close them first");
             }

@@ -74,9 +74,9 @@ final class Subflow implements SendListener, ReceiveListener {
         this.loop = loop;
         // The sender's working memory comes from the context's pool while it has something to send: an idle
         // subflow holds none of it.
-        this.sender = new FrameSender(loop, socket, SENDER, this, engine.qp.context().senderSpaces());
+        this.sender = new FrameSender(loop, socket, SENDER, this, engine.qp.home().senderSpaces());
         this.receiver = new FrameReceiver(loop, socket, ring, assembler, deferred, framing, ReceiverConfig.defaults(), this,
-                engine.qp.context().receiveBuffers());
+                engine.qp.home().receiveBuffers());
         this.lastReleaseNanos = System.nanoTime();
         this.silentSinceNanos = lastReleaseNanos;
     }

@@ -9,10 +9,12 @@ import io.zcnet.framing.Icrc;
 import io.zcnet.framing.NegativeAcknowledge;
 import io.zcnet.framing.Opcode;
 import io.zcnet.ring.CompletionHandler;
+import io.zcnet.ring.DetachedSocket;
 import io.zcnet.ring.Errno;
 import io.zcnet.ring.EventLoop;
 import io.zcnet.ring.MsgFlags;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -22,6 +24,8 @@ import java.lang.foreign.MemorySegment;
  * and a few hundred bytes for a bounded time), and the ready-to-receive exchange, an ACKNOWLEDGE frame
  * with {@code rtr} answered by one with {@code rtr_ack}, both carrying the sender's cumulative MSN and
  * credit limit. Memory given to the kernel is freed only once no operation of the handshake is in flight.
+ * The socket's operations run under a handler of their own, the deadline under another, so the socket can move to
+ * another loop ({@link #detachSocket}) with no operation of it in flight while the deadline's cancel still is.
  * Owner thread of the loop.
  */
 abstract class SubflowHandshake implements CompletionHandler {
@@ -32,6 +36,8 @@ abstract class SubflowHandshake implements CompletionHandler {
     final EventLoop loop;
     final int socket;
     final int handlerId;
+    /** The handler of the deadline and its cancel: none of the socket's operations. */
+    private final int deadlineHandler;
     // Confined: made, used and closed on the loop thread alone, so its close costs no handshake with other threads.
     private final Arena arena = Arena.ofConfined();
     /** A handshake message, a PROOF followed by an RTR frame, or one RTR frame. */
@@ -52,7 +58,8 @@ abstract class SubflowHandshake implements CompletionHandler {
         this.socket = socket;
         this.buffer = arena.allocate(2 * HandshakeMessage.LENGTH + 2 * RTR_FRAME, 8);
         this.handlerId = loop.registerHandler(this);
-        this.deadline = loop.timeout(handlerId, TAG_DEADLINE, timeoutNanos);
+        this.deadlineHandler = loop.registerHandler(this);
+        this.deadline = loop.timeout(deadlineHandler, TAG_DEADLINE, timeoutNanos);
     }
 
     /** A completion of one of this handshake's own steps, with a result already known to be whole. */
@@ -123,15 +130,34 @@ abstract class SubflowHandshake implements CompletionHandler {
 
     private void cancelDeadline() {
         if (deadline >= 0) {
-            loop.cancel(handlerId, TAG_CLOSED, deadline);
+            loop.cancel(deadlineHandler, TAG_CLOSED, deadline);
             deadline = -1;
         }
     }
 
+    /**
+     * Ends this handshake here and lets go of its socket, for another loop to go on with it ({@link EventLoop#detach}):
+     * called from a completion of this handshake, with none of the socket's operations in flight. The buffer is freed
+     * once the deadline's cancel is in.
+     *
+     * @throws IOException if the socket cannot move: it is closed, and the handshake is done all the same
+     */
+    DetachedSocket detachSocket() throws IOException {
+        done = true;
+        cancelDeadline();
+        try {
+            return loop.detach(socket, handlerId);
+        } catch (IOException | RuntimeException e) {
+            loop.close(handlerId, TAG_CLOSED, socket);
+            throw e;
+        }
+    }
+
     private void releaseWhenIdle() {
-        if (done && !released && loop.inFlight(handlerId) == 0) {
+        if (done && !released && loop.inFlight(handlerId) == 0 && loop.inFlight(deadlineHandler) == 0) {
             released = true;
             loop.unregisterHandler(handlerId);
+            loop.unregisterHandler(deadlineHandler);
             arena.close();
         }
     }

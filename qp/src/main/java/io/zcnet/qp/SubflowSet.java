@@ -76,13 +76,13 @@ final class SubflowSet {
      * lingering up to {@code lingerNanos}; or, when {@code nak} is null, by closing it.
      */
     void endAll(ControlFrame nak, long lingerNanos) {
-        QpContext context = engine.qp.context();
+        QpLoop home = engine.qp.home();
         for (Subflow s : all) {
             if (s != null && !s.dead) {
                 if (nak != null) {
                     nak.header().subflow(s.index);
-                    context.lingerStarted();
-                    s.end(nak.memory(), FrameHeader.LENGTH, lingerNanos, context::lingerEnded);
+                    home.lingerStarted();
+                    s.end(nak.memory(), FrameHeader.LENGTH, lingerNanos, home::lingerEnded);
                 } else {
                     s.close(engine.handlerId, QpEngine.TAG_CLOSE);
                 }

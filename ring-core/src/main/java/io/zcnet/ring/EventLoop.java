@@ -484,6 +484,66 @@ public abstract sealed class EventLoop implements AutoCloseable
     public abstract void setResetOnClose(int socket) throws IOException;
 
     /**
+     * Lets go of connected socket {@code socket} so that another loop of the same engine may {@link #adopt} it: the
+     * way a connection accepted on one loop thread is served by another. The socket stays open and connected
+     * (nothing reaches the peer); its handle here is freed at once and means nothing to this loop afterwards, and
+     * this loop's {@link #close()} no longer closes it. io_uring: the fd leaves the loop's set of open sockets; NIO:
+     * the channel's selection key is cancelled and its table slot freed. Bytes the kernel has received and nobody
+     * read yet stay in the socket for the adopter. Owner thread.
+     *
+     * <p>Refused while an operation on the socket is in flight, since its completion would come here for a socket
+     * this loop no longer knows. The loop counts operations per handler, not per socket (a completion carries no
+     * socket), so the caller names the handler every operation on the socket was prepared under, and the socket
+     * should have a handler of its own; the NIO engine refuses as well while any operation waits on the socket
+     * itself.
+     *
+     * @param socket  a connected (accepted, or connected through this loop) socket of this loop
+     * @param handler the handler of the socket's operations
+     * @return the socket, for exactly one {@link #adopt}; {@link DetachedSocket#close()} closes it if nobody does
+     * @throws IllegalStateException    if {@code handler} (or, on NIO, the socket) has operations in flight, or off
+     *                                  the owner thread, or after {@link #close()}
+     * @throws IllegalArgumentException if {@code handler} is not registered
+     * @throws IOException              if the socket is not open on this loop, or not connected (a listening
+     *                                  socket, or one whose connect has not completed)
+     */
+    public abstract DetachedSocket detach(int socket, int handler) throws IOException;
+
+    /**
+     * Takes over a socket another loop of this engine {@linkplain #detach detached}: it becomes a socket of this loop
+     * like one it accepted, closed by this loop's {@link #close()} if the user has not closed it. Owner thread.
+     *
+     * @param socket the detached socket; taken by this call, so a second adopt of it is refused
+     * @return the socket's handle on this loop
+     * @throws IllegalArgumentException if {@code socket} is null or was detached by the other engine
+     * @throws IllegalStateException    if it was adopted or closed already, or off the owner thread, or after
+     *                                  {@link #close()}
+     * @throws IOException              if the engine cannot take it (NIO: the selector refuses the channel); the
+     *                                  socket is then closed
+     */
+    public abstract int adopt(DetachedSocket socket) throws IOException;
+
+    /** Throws unless {@code socket} is of {@code engine}: what both engines' {@link #adopt} check first. */
+    protected static void checkDetached(DetachedSocket socket, EngineKind engine) {
+        if (socket == null) {
+            throw new IllegalArgumentException("detached socket is null");
+        }
+        if (socket.engine() != engine) {
+            throw new IllegalArgumentException("a socket detached from an " + socket.engine() + " loop cannot be adopted"
+                    + " by an " + engine + " loop");
+        }
+    }
+
+    /** Throws while {@code handler} has operations in flight: what both engines' {@link #detach} check. */
+    protected final void checkQuiet(int socket, int handler) {
+        checkHandler(handler);
+        int n = inFlight(handler);
+        if (n > 0) {
+            throw new IllegalStateException("cannot detach socket " + socket + ": " + n + " operation(s) of handler "
+                    + handler + " in flight; wait for their completions (or cancel them) first");
+        }
+    }
+
+    /**
      * Registers regions as this loop's fixed buffers for {@link #sendZeroCopy}
      * ({@code IORING_REGISTER_BUFFERS}); the NIO engine numbers them the same way, so callers need not
      * care. A region registered already keeps its index, a new one gets the next; indices belong to this

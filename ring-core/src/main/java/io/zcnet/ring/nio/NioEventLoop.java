@@ -4,6 +4,7 @@ import io.zcnet.buffer.BufferPool;
 import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.CqeFlags;
+import io.zcnet.ring.DetachedSocket;
 import io.zcnet.ring.EngineFeatures;
 import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.Errno;
@@ -311,6 +312,37 @@ public final class NioEventLoop extends EventLoop {
         NioSocket s = openSocket(socket);
         if (s.stream != null) {
             s.stream.setOption(StandardSocketOptions.SO_LINGER, 0);
+        }
+    }
+
+    @Override
+    public DetachedSocket detach(int socket, int handler) throws IOException {
+        checkUsable();
+        NioSocket s = openSocket(socket);
+        checkQuiet(socket, handler);
+        if (s.stream == null || !s.stream.isConnected()) {
+            throw new IOException("socket " + socket + " is not connected (listening, or not yet connected): only a"
+                    + " connected socket may move to another loop");
+        }
+        if (s.isBusy()) {
+            throw new IllegalStateException("cannot detach socket " + socket + ": operations wait on it (" + s + ")");
+        }
+        return new DetachedChannel(sockets.detach(s));
+    }
+
+    @Override
+    public int adopt(DetachedSocket socket) throws IOException {
+        checkUsable();
+        checkDetached(socket, EngineKind.NIO);
+        DetachedChannel detached = (DetachedChannel) socket;
+        if (!detached.adopt()) {
+            throw new IllegalStateException(socket + " was adopted or closed already");
+        }
+        try {
+            return sockets.add(detached.channel, null, detached.channel);
+        } catch (IOException | RuntimeException e) {
+            detached.closeUnadopted(); // taken, so nobody else will close it
+            throw e;
         }
     }
 

@@ -85,6 +85,12 @@ final class NioSocket {
         }
     }
 
+    /** Whether any operation waits on this socket: one moving to another loop must have none. */
+    boolean isBusy() {
+        return connect != null || multishot != null || heads[ACCEPTS] != null || heads[SENDS] != null
+                || heads[RECVS] != null;
+    }
+
     NioOp head(int queue) {
         return heads[queue];
     }

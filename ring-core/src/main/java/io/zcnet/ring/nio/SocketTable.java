@@ -67,6 +67,18 @@ final class SocketTable {
         return result;
     }
 
+    /**
+     * Gives up {@code s} without closing its channel: its key is cancelled (the channel may then be registered with
+     * another loop's selector) and its handle freed. The caller checked that nothing waits on it.
+     */
+    SocketChannel detach(NioSocket s) {
+        SocketChannel channel = s.stream;
+        s.key.cancel();
+        s.reset();
+        release(s.handle);
+        return channel;
+    }
+
     /** Closes every channel still open (the loop is closing: nothing may leak). */
     void closeAll() {
         for (int handle = 0; handle < count; handle++) {

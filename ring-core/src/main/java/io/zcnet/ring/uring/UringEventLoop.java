@@ -5,6 +5,7 @@ import io.zcnet.buffer.MemoryRegion;
 import io.zcnet.ring.BufferRing;
 import io.zcnet.ring.CompletionHandler;
 import io.zcnet.ring.CqeFlags;
+import io.zcnet.ring.DetachedSocket;
 import io.zcnet.ring.EngineFeatures;
 import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.Errno;
@@ -789,6 +790,35 @@ public final class UringEventLoop extends EventLoop {
         checkSocket(socket);
         checkOpenSocket(socket);
         control.setResetOnClose(socket);
+    }
+
+    @Override
+    public DetachedSocket detach(int socket, int handler) throws IOException {
+        ensureOwner();
+        checkSocket(socket);
+        checkOpenSocket(socket);
+        checkQuiet(socket, handler);
+        if (control.peerAddress(socket) == null) {
+            throw new IOException("socket " + socket + " is not connected (listening, or not yet connected): only a"
+                    + " connected socket may move to another loop");
+        }
+        openFds.remove(socket);
+        return new DetachedFd(socket);
+    }
+
+    @Override
+    public int adopt(DetachedSocket socket) {
+        ensureOwner();
+        checkDetached(socket, EngineKind.URING);
+        if (closer.closing()) {
+            throw new IllegalStateException("event loop is closing");
+        }
+        DetachedFd detached = (DetachedFd) socket;
+        if (!detached.adopt()) {
+            throw new IllegalStateException(socket + " was adopted or closed already");
+        }
+        openFds.add(detached.fd);
+        return detached.fd;
     }
 
     /**
