@@ -16,8 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
@@ -47,16 +45,6 @@ abstract class AdmissionContractTest {
         return new RawPeer(channel);
     }
 
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("still not " + what);
-            }
-            Thread.sleep(2);
-        }
-    }
-
     @Test
     void theAdmissionPolicySeesThePeerAndRefusesBeforeAnythingIsAllocated() throws Exception {
         List<QpProposal> seen = new ArrayList<>();
@@ -77,7 +65,7 @@ abstract class AdmissionContractTest {
                 assertEquals(HandshakeMessage.REASON_NOT_ADMITTED, stranger.message.reason());
                 assertTrue(stranger.closedWithin(5000), "the refused connection was kept open");
             }
-            await(() -> guarded.refused(Refusal.NOT_ADMITTED) == 1, "one refused NOT_ADMITTED");
+            QpPair.await(() -> guarded.refused(Refusal.NOT_ADMITTED) == 1, "one refused NOT_ADMITTED");
             assertEquals(before, p.serverContext.statistics().ready(), "a queue pair was made for a refused OPEN");
             try (QueuePair admitted = p.clientContext.connect(guarded.address(), config())) {
                 assertNotNull(guarded.accept(QpPair.WAIT));
@@ -106,11 +94,11 @@ abstract class AdmissionContractTest {
             try {
                 opened.add(p.clientContext.connect(small.address(), config()));
                 opened.add(p.clientContext.connect(small.address(), config()));
-                await(() -> small.waiting() == 2, "two waiting");
+                QpPair.await(() -> small.waiting() == 2, "two waiting");
                 IOException busy = assertThrows(IOException.class, () -> p.clientContext.connect(small.address(), config()));
                 assertTrue(busy.getMessage().contains("waiting to be accepted"), busy::getMessage);
                 // Counted when the listener's side of the handshake ends, which may be just after the peer read REFUSE.
-                await(() -> small.refused(Refusal.BUSY) == 1, "one refused BUSY");
+                QpPair.await(() -> small.refused(Refusal.BUSY) == 1, "one refused BUSY");
                 assertNotNull(small.accept(QpPair.WAIT));
                 opened.add(p.clientContext.connect(small.address(), config()));
                 assertEquals(QpState.RTS, opened.get(2).state());
@@ -128,10 +116,10 @@ abstract class AdmissionContractTest {
             QpListener listener = p.serverContext.listen(new InetSocketAddress("127.0.0.1", 0), config());
             ContextStatistics before = p.serverContext.statistics();
             QueuePair gone = p.clientContext.connect(listener.address(), config());
-            await(() -> listener.waiting() == 1, "waiting");
+            QpPair.await(() -> listener.waiting() == 1, "waiting");
             assertEquals(before.ready() + 1, p.serverContext.statistics().ready());
             gone.close();
-            await(() -> listener.waiting() == 0, "reaped");
+            QpPair.await(() -> listener.waiting() == 0, "reaped");
             ContextStatistics after = p.serverContext.statistics();
             assertEquals(before.ready(), after.ready(), after::toString);
             assertEquals(before.failed(), after.failed(), "the reaped queue pair is still held: " + after);
@@ -146,13 +134,13 @@ abstract class AdmissionContractTest {
             QpListener listener = p.serverContext.listen(new InetSocketAddress("127.0.0.1", 0), config());
             ContextStatistics before = p.serverContext.statistics();
             QueuePair untaken = p.clientContext.connect(listener.address(), config());
-            await(() -> listener.waiting() == 1, "waiting");
+            QpPair.await(() -> listener.waiting() == 1, "waiting");
             listener.close();
-            await(() -> listener.waiting() == 0, "closed with its listener");
+            QpPair.await(() -> listener.waiting() == 0, "closed with its listener");
             ContextStatistics after = p.serverContext.statistics();
             assertEquals(before.ready(), after.ready(), "the untaken queue pair is still held: " + after);
             assertEquals(before.failed(), after.failed(), "the untaken queue pair is still held: " + after);
-            await(() -> untaken.state() == QpState.ERROR, "ended at the client's side too");
+            QpPair.await(() -> untaken.state() == QpState.ERROR, "ended at the client's side too");
             assertNull(listener.accept(Duration.ofMillis(100)), "a closed listener handed a queue pair out");
             untaken.close();
         } finally {
@@ -179,7 +167,7 @@ abstract class AdmissionContractTest {
                         silent.add(c);
                     }
                 }
-                await(() -> tight.refused(Refusal.HANDSHAKE_LIMIT) + tight.refused(Refusal.SOURCE_LIMIT) >= 20 - 7,
+                QpPair.await(() -> tight.refused(Refusal.HANDSHAKE_LIMIT) + tight.refused(Refusal.SOURCE_LIMIT) >= 20 - 7,
                         "the silent connections dropped: " + tight);
                 slow.sendProof(slow.openProof(), 0);
                 assertTrue(slow.read(HandshakeMessage.LENGTH, io.zcnet.framing.FrameHeader.LENGTH),

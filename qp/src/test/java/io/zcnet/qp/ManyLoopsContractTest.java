@@ -24,7 +24,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -62,16 +61,6 @@ abstract class ManyLoopsContractTest {
             if (memory.get(ValueLayout.JAVA_BYTE, at + k) != (byte) (seed * 31 + k)) {
                 throw new AssertionError(what + ": byte " + k + " of message " + seed + " differs");
             }
-        }
-    }
-
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("still not " + what);
-            }
-            Thread.sleep(2);
         }
     }
 
@@ -154,7 +143,7 @@ abstract class ManyLoopsContractTest {
             for (QueuePair qp : servers) {
                 qp.close();
             }
-            await(() -> java.util.Arrays.stream(server.loopLoads()).sum() == 0, "every closed queue pair forgotten");
+            QpPair.await(() -> java.util.Arrays.stream(server.loopLoads()).sum() == 0, "every closed queue pair forgotten");
         }
     }
 
@@ -175,7 +164,7 @@ abstract class ManyLoopsContractTest {
             assertEquals(3, accepted.liveSubflows(), "every JOIN attached on its queue pair's loop");
             assertEquals(4, (int) multi.addSubflow(SubflowPath.to(listener.address())).get(10, TimeUnit.SECONDS) + 1,
                     "a later subflow, from the queue pair's own loop");
-            await(() -> accepted.liveSubflows() == 4, "the fourth subflow on the accepting side");
+            QpPair.await(() -> accepted.liveSubflows() == 4, "the fourth subflow on the accepting side");
             MemorySegment clientMemory = arena.allocate(2L * SIZE, 4096);
             MemorySegment serverMemory = arena.allocate(SIZE, 4096);
             echoOnce(List.of(multi), List.of(accepted), clientMemory, client.register(clientMemory, Access.ALL),
@@ -192,10 +181,10 @@ abstract class ManyLoopsContractTest {
             try {
                 opened.add(client.connect(small.address(), config()));
                 opened.add(client.connect(small.address(), config()));
-                await(() -> small.waiting() == 2, "two waiting");
+                QpPair.await(() -> small.waiting() == 2, "two waiting");
                 IOException busy = assertThrows(IOException.class, () -> client.connect(small.address(), config()));
                 assertTrue(busy.getMessage().contains("waiting to be accepted"), busy::getMessage);
-                await(() -> small.refused(Refusal.BUSY) == 1, "one refused BUSY, on whichever loop it was routed to");
+                QpPair.await(() -> small.refused(Refusal.BUSY) == 1, "one refused BUSY, on whichever loop it was routed to");
                 Set<Integer> loopsUsed = new HashSet<>();
                 for (int i = 0; i < 2; i++) {
                     QueuePair accepted = small.accept(QpPair.WAIT);
@@ -208,7 +197,7 @@ abstract class ManyLoopsContractTest {
                     qp.close();
                 }
             }
-            await(() -> java.util.Arrays.stream(server.loopLoads()).sum() == 0, "the refused OPEN's place given back");
+            QpPair.await(() -> java.util.Arrays.stream(server.loopLoads()).sum() == 0, "the refused OPEN's place given back");
 
             // One queue pair pinned to the accepting loop (by its shared queue there): the slow client's OPEN, routed
             // to the least loaded loop, moves to another loop.
@@ -225,7 +214,7 @@ abstract class ManyLoopsContractTest {
                 slow.learnOpen();
                 assertEquals(1, tight.handshakes(), "the moved handshake still counts against the bound");
                 openSilent(tight.address(), silent);
-                await(() -> tight.refused(Refusal.HANDSHAKE_LIMIT) + tight.refused(Refusal.SOURCE_LIMIT) >= 20 - 7,
+                QpPair.await(() -> tight.refused(Refusal.HANDSHAKE_LIMIT) + tight.refused(Refusal.SOURCE_LIMIT) >= 20 - 7,
                         "the silent connections dropped: " + tight);
                 assertTrue(tight.handshakes() <= 8, "at most the bound in progress, on every loop: " + tight);
                 slow.sendProof(slow.openProof(), 0);
@@ -241,7 +230,7 @@ abstract class ManyLoopsContractTest {
                 anchor.close();
                 pinned.close();
             }
-            await(() -> tight.handshakes() == 0, "every handshake ended and counted out: " + tight);
+            QpPair.await(() -> tight.handshakes() == 0, "every handshake ended and counted out: " + tight);
             onFirst.close();
         }
     }
@@ -320,9 +309,9 @@ abstract class ManyLoopsContractTest {
             doomed.home().execute(() -> {
                 throw new IllegalStateException("loop 1 broke");
             });
-            await(() -> server.failure() != null, "the loop's death seen by the context");
+            QpPair.await(() -> server.failure() != null, "the loop's death seen by the context");
             assertTrue(server.failure().getMessage().contains("loop 1 broke"), server.failure()::toString);
-            await(() -> doomed.state() == QpState.ERROR, "its queue pair in ERROR");
+            QpPair.await(() -> doomed.state() == QpState.ERROR, "its queue pair in ERROR");
             assertEquals(QpState.RTS, survivor.state(), "the other loop's queue pair carries on");
             MemorySegment clientMemory = arena.allocate(2L * SIZE, 4096);
             MemorySegment serverMemory = arena.allocate(SIZE, 4096);

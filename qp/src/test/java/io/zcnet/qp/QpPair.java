@@ -16,6 +16,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * Two contexts of this process connected by one queue pair over loopback, with a registered region on each
@@ -33,6 +35,17 @@ final class QpPair implements AutoCloseable {
     final Arena arena = Arena.ofShared();
     final MemoryRegion clientRegion;
     final MemoryRegion serverRegion;
+
+    /** Waits up to 10 s for {@code condition}; fails with "still not {@code what}" when it never holds. */
+    static void await(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("still not " + what);
+            }
+            Thread.sleep(2);
+        }
+    }
 
     QpPair(EventLoopConfig.Choice engine, QpConfig config, long regionBytes) throws Exception {
         this(EventLoopConfig.defaults().withEngine(engine), config, regionBytes);
