@@ -191,6 +191,8 @@ final class AggregatedAllreduce implements AutoCloseable {
             }
             onHosts(holders, holders, 2L * chunks, DataType.INT, ReduceOp.MIN);
             long elementsPerChunk = chunk / type.byteSize();
+            int everywhere = 0;
+            int broadcast = 0;
             int i = 0;
             while (i < chunks) {
                 int holder = holders.getAtIndex(ValueLayout.JAVA_INT, i);
@@ -203,15 +205,21 @@ final class AggregatedAllreduce implements AutoCloseable {
                 long first = i * elementsPerChunk;
                 long n = Math.min(count, j * elementsPerChunk) - first;
                 long offset = first * type.byteSize();
-                if (!everyone && holder < size) {
+                if (everyone) {
+                    everywhere += j - i;
+                } else if (holder < size) {
+                    broadcast += j - i;
                     plan.broadcast(output.asSlice(offset, n * type.byteSize()), n, type, holder, Algorithm.AUTO);
                     runner.perform();
-                } else if (!everyone) {
+                } else {
                     onHosts(input.asSlice(offset, n * type.byteSize()), output.asSlice(offset, n * type.byteSize()), n,
                             type, op);
                 }
                 i = j;
             }
+            LOG.log(System.Logger.Level.INFO, "rank " + rank + ": of the allreduce's " + chunks + " chunks, "
+                    + everywhere + " had come back to every rank, " + broadcast + " to some (broadcast from them), "
+                    + (chunks - everywhere - broadcast) + " to none (reduced on the hosts)");
         }
     }
 

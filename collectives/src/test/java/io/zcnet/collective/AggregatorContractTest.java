@@ -169,6 +169,43 @@ abstract class AggregatorContractTest {
     }
 
     @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    void anAggregatorProcessKilledWithSigkillMidAllreduceLeavesEveryChunkCountedOnce() throws Exception {
+        try (Children children = new Children()) {
+            Children.Child aggregator = children.start(Children.java(engine().name().toLowerCase(java.util.Locale.ROOT),
+                    AggregatorProcess.class), java.util.Map.of());
+            String first = aggregator.out().poll(30, TimeUnit.SECONDS);
+            assertTrue(first != null && first.startsWith("listening "), "the aggregator says where: " + first);
+            InetSocketAddress at = new InetSocketAddress("127.0.0.1", Integer.parseInt(first.substring(10)));
+            try (RankGroup group = RankGroup.start(4, engine(), ranks(1, 8, 1024, at))) {
+                group.run(c -> floatSums(c, 1000, 1)); // joined, and aggregated
+                AtomicLong killedAfter = new AtomicLong(-1);
+                Thread killer = Thread.ofPlatform().start(() -> {
+                    try {
+                        for (String line; (line = aggregator.out().poll(30, TimeUnit.SECONDS)) != null; ) {
+                            long chunks = Long.parseLong(line.substring(7));
+                            if (chunks >= 500) {
+                                aggregator.process().destroyForcibly(); // SIGKILL: no REFUSE, no FIN from it
+                                killedAfter.set(chunks);
+                                return;
+                            }
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                // 4 MiB in 1 KiB chunks: 4096 of them, the aggregator killed after about 500.
+                group.run(c -> floatSums(c, 1 << 20, 1));
+                killer.join();
+                assertTrue(killedAfter.get() >= 500 && killedAfter.get() < 4 + 4096, "killed in the middle, after "
+                        + killedAfter.get() + " chunks");
+                assertTrue(aggregator.process().waitFor(10, TimeUnit.SECONDS));
+                group.run(c -> floatSums(c, 10_000, 2)); // the hosts alone from now on
+            }
+        }
+    }
+
+    @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void aDuplicateIsNeverCountedTwiceAndAHostileJobFailsAloneWhileAnotherRuns() throws Exception {
         try (Aggregator a = Aggregator.start(new InetSocketAddress("127.0.0.1", 0), aggregatorConfig());
