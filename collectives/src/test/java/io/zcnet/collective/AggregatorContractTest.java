@@ -207,6 +207,28 @@ abstract class AggregatorContractTest {
 
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aResultThatReachedOnlySomeRanksIsBroadcastFromThemAndTheRestReducedOnTheHosts() throws Exception {
+        try (QpContext context = QpContext.open(engine());
+             PartialAggregator partial = new PartialAggregator(context, 4, 4, 1024, 200)) {
+            Thread serving = Thread.ofPlatform().start(() -> {
+                try {
+                    partial.run();
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+            try (RankGroup group = RankGroup.start(4, engine(), ranks(1, 4, 1024, partial.address()))) {
+                // 1 MiB of floats in 1 KiB chunks: chunk 200's sum reaches ranks 0 and 1 only, in place.
+                group.run(c -> floatSums(c, 1 << 18, 1));
+                group.run(c -> floatSums(c, 1000, 1));
+            }
+            serving.join();
+            assertEquals(201, partial.sent, "the aggregator failed at chunk 200");
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void aDuplicateIsNeverCountedTwiceAndAHostileJobFailsAloneWhileAnotherRuns() throws Exception {
         try (Aggregator a = Aggregator.start(new InetSocketAddress("127.0.0.1", 0), aggregatorConfig());
              QpContext context = QpContext.open(engine())) {
