@@ -31,11 +31,7 @@ source "$root/bench/rx-lib.sh"
 # shellcheck source=collectives-lib.sh
 source "$root/bench/collectives-lib.sh"
 
-rate="${1:-1000}"
-[[ "$rate" =~ ^[0-9]+$ ]] && [ "$rate" -ge 1 ] || die "rate-mbit must be a whole number of Mbit/s"
-max_bytes="$(size_bytes "${2:-64M}")"
-min_bytes="$(size_bytes "${MIN_SIZE:-64K}")"
-[ "$min_bytes" -ge 16 ] && [ "$min_bytes" -le "$max_bytes" ] || die "need 16 <= MIN_SIZE <= max-size"
+coll_arguments 64M 64K "$@"
 impls="${IMPLS:-ring aggregator gloo}"
 jit_warmup="${ZCNET_JIT_WARMUP:-20}"
 zcnet_port=7100
