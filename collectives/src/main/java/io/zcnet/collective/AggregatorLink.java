@@ -43,6 +43,8 @@ final class AggregatorLink implements AutoCloseable {
 
     /** The aggregator refused, failed, vanished or broke the protocol; the message says which. */
     static final class Failure extends Exception {
+        private static final long serialVersionUID = 1L;
+
         Failure(String message) {
             super(message, null, false, false);
         }
@@ -284,7 +286,7 @@ final class AggregatorLink implements AutoCloseable {
                     arrived++;
                 }
                 case WorkCompletion.OP_RECV -> {
-                    checkControl((long) completion.workRequestId() * CONTROL_BYTES, completion.byteCount());
+                    checkControl(completion.workRequestId() * CONTROL_BYTES, completion.byteCount());
                     throw new Failure("the aggregator at " + address + " sent "
                             + NacaHeader.typeName(header.type()) + " during an allreduce");
                 }

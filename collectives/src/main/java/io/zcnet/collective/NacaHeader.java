@@ -369,7 +369,11 @@ public final class NacaHeader {
 
     // ---------------------------------------------------------------- codes
 
-    /** {@return the name of message type {@code type}, or {@code TYPE_n} for an unknown one} */
+    /**
+     * {@return the name of message type {@code type}, or {@code TYPE_n} for an unknown one}
+     *
+     * @param type the {@code type} field
+     */
     public static String typeName(int type) {
         return switch (type) {
             case CHALLENGE -> "CHALLENGE";
