@@ -8,9 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
 /**
  * A communicator's allreduces through an {@link Aggregator} (collectives.md, "Aggregation in the network"), and
@@ -59,7 +57,8 @@ final class AggregatedAllreduce implements AutoCloseable {
     private final List<InetSocketAddress> remaining;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment vote = arena.allocate(2 * Long.BYTES, Long.BYTES);
-    private final Set<String> loggedSkips = new HashSet<>();
+    /** Which types and reductions the aggregator does not take were logged already, by ordinal. */
+    private final boolean[][] loggedSkips = new boolean[DataType.values().length][ReduceOp.values().length];
     private AggregatorLink link;
 
     AggregatedAllreduce(int rank, int size, QpContext context, CommunicatorConfig config,
@@ -84,7 +83,8 @@ final class AggregatedAllreduce implements AutoCloseable {
             throws CollectiveException {
         long bytes = count * type.byteSize();
         if (link != null && !link.takes(type, op)) {
-            if (loggedSkips.add(type + " " + op)) {
+            if (!loggedSkips[type.ordinal()][op.ordinal()]) {
+                loggedSkips[type.ordinal()][op.ordinal()] = true;
                 LOG.log(System.Logger.Level.INFO, "rank " + rank + ": the aggregator at " + link.address
                         + " does not reduce " + type + " by " + op + ": such allreduces run on the hosts");
             }

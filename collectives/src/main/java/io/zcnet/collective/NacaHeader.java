@@ -133,6 +133,10 @@ public final class NacaHeader {
     /** Offset of the second reserved field (u32). */
     public static final long RESERVED1_OFFSET = offset("reserved1");
 
+    /** The codes' types and reductions, by code less one: {@code values()} would copy its array on every call. */
+    private static final DataType[] DATA_TYPES = DataType.values();
+    private static final ReduceOp[] REDUCTIONS = ReduceOp.values();
+
     private MemorySegment segment;
     private long base;
 
@@ -335,10 +339,10 @@ public final class NacaHeader {
             if (collective() != COLLECTIVE_ALLREDUCE) {
                 return "collective " + collective() + " is not ALLREDUCE (1)";
             }
-            if (dataType() < 1 || dataType() > DataType.values().length) {
+            if (dataType() < 1 || dataType() > DATA_TYPES.length) {
                 return "dtype " + dataType() + " is unknown";
             }
-            if (reduction() < 1 || reduction() > ReduceOp.values().length) {
+            if (reduction() < 1 || reduction() > REDUCTIONS.length) {
                 return "redop " + reduction() + " is unknown";
             }
             int element = dataType(dataType()).byteSize();
@@ -402,10 +406,10 @@ public final class NacaHeader {
      * @throws IllegalArgumentException for any other code
      */
     public static DataType dataType(int code) {
-        if (code < 1 || code > DataType.values().length) {
+        if (code < 1 || code > DATA_TYPES.length) {
             throw new IllegalArgumentException("dtype " + code + " is unknown");
         }
-        return DataType.values()[code - 1];
+        return DATA_TYPES[code - 1];
     }
 
     /**
@@ -424,10 +428,10 @@ public final class NacaHeader {
      * @throws IllegalArgumentException for any other code
      */
     public static ReduceOp reduction(int code) {
-        if (code < 1 || code > ReduceOp.values().length) {
+        if (code < 1 || code > REDUCTIONS.length) {
             throw new IllegalArgumentException("redop " + code + " is unknown");
         }
-        return ReduceOp.values()[code - 1];
+        return REDUCTIONS[code - 1];
     }
 
     @Override

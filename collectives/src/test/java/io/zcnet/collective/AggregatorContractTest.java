@@ -8,6 +8,7 @@ import io.zcnet.qp.QpContext;
 import io.zcnet.ring.EventLoopConfig;
 
 import java.lang.foreign.Arena;
+import java.lang.management.ManagementFactory;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
@@ -67,6 +68,34 @@ abstract class AggregatorContractTest {
             chunks += 200_000L * 4 / 1024 + 1;
             assertEquals(chunks, a.statistics().chunks(), "every chunk was reduced at the aggregator, once");
             assertEquals(0, a.statistics().failed());
+        }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void aggregatedAllreducesAllocateNothingOnTheRanksThreadOnceWarm() throws Exception {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        try (Aggregator a = Aggregator.start(new InetSocketAddress("127.0.0.1", 0), aggregatorConfig());
+             RankGroup group = RankGroup.start(2, engine(), ranks(1, 4, 4096, a.address()))) {
+            group.run(c -> {
+                try (Arena arena = Arena.ofShared()) {
+                    MemorySegment buffer = arena.allocate(64 * 1024, 64);
+                    int warm = 2000;
+                    int timed = 500;
+                    for (int i = 0; i < warm; i++) {
+                        c.allreduce(buffer, 16 * 1024, DataType.FLOAT, ReduceOp.SUM);
+                    }
+                    long before = threads.getCurrentThreadAllocatedBytes();
+                    for (int i = 0; i < timed; i++) {
+                        c.allreduce(buffer, 16 * 1024, DataType.FLOAT, ReduceOp.SUM);
+                    }
+                    long perOperation = (threads.getCurrentThreadAllocatedBytes() - before) / timed;
+                    assertTrue(perOperation < 16, "rank " + c.rank() + " allocated " + perOperation
+                            + " bytes per aggregated allreduce");
+                }
+            });
+            assertEquals(2500 * 16, a.statistics().chunks(), "every allreduce went through the aggregator");
         }
     }
 
