@@ -107,7 +107,7 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, QpConfig queuePair
      * @param secret the job's secret, 16 .. 64 bytes, as its ranks hold it
      */
     public AggregatorConfig withJob(int job, byte[] secret) {
-        Map<Integer, byte[]> more = new TreeMap<>(secrets);
+        Map<Integer, byte[]> more = new TreeMap<>(secrets());
         more.put(job, secret);
         return new AggregatorConfig(engine, queuePairs, more, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
                 maxJobBytes, maxMemoryBytes, maxPending, joinTimeout, dataTypes, reductions);
@@ -166,6 +166,17 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, QpConfig queuePair
     public AggregatorConfig withJoinTimeout(Duration timeout) {
         return new AggregatorConfig(engine, queuePairs, secrets, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
                 maxJobBytes, maxMemoryBytes, maxPending, timeout, dataTypes, reductions);
+    }
+
+    /**
+     * {@return the job secrets, each a copy} A secret is kept like a password: no caller can change the
+     * aggregator's own.
+     */
+    @Override
+    public Map<Integer, byte[]> secrets() {
+        Map<Integer, byte[]> copy = new TreeMap<>();
+        secrets.forEach((job, secret) -> copy.put(job, secret.clone()));
+        return copy;
     }
 
     /** {@return the secret of job {@code job}, or null if none was given} */
