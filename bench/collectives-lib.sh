@@ -4,7 +4,7 @@
 # each peer's ranks are started in their namespaces.
 # Defines: coll_ranks, coll_ns (rank k's namespace), coll_addr (rank k's address), coll_switch, coll_hub,
 #   coll_subnet, coll_build_dir, coll_shaping, coll_require_root, coll_require, coll_build, coll_build_mpi, coll_setup,
-#   coll_cleanup, coll_spawn, coll_mpirun.
+#   coll_cleanup, coll_spawn, coll_mpirun, coll_arguments, size_bytes.
 #
 # Topology (the "star"): namespace coll_switch holds bridge cb0; rank k's namespace holds one veth, eth0,
 # address 10.79.0.(k+1)/24, whose peer rk is a port of the bridge. tbf at rate R shapes both directions of
@@ -177,4 +177,28 @@ coll_mpirun() {
     tail -n 20 "$rx_work/$name" "$rx_work/$name.err" >&2 2>/dev/null || true
     return 1
   fi
+}
+
+# size_bytes 256M: 268435456 (K, M, G: powers of 1024).
+size_bytes() {
+  local n="${1%[KkMmGg]}" unit="${1: -1}"
+  [[ "$n" =~ ^[0-9]+$ ]] || die "not a size: $1 (a number, K, M or G after it)"
+  case "$unit" in
+    [Kk]) echo $((n << 10)) ;;
+    [Mm]) echo $((n << 20)) ;;
+    [Gg]) echo $((n << 30)) ;;
+    *) echo "$n" ;;
+  esac
+}
+
+# coll_arguments MAX MIN [rate-mbit] [max-size]: a script's two arguments (defaults 1000 and MAX) and MIN_SIZE
+# (default MIN) into rate, max_bytes and min_bytes, refused unless they make sense.
+coll_arguments() {
+  local default_max="$1" default_min="$2"
+  shift 2
+  rate="${1:-1000}"
+  [[ "$rate" =~ ^[0-9]+$ ]] && [ "$rate" -ge 1 ] || die "rate-mbit must be a whole number of Mbit/s"
+  max_bytes="$(size_bytes "${2:-$default_max}")"
+  min_bytes="$(size_bytes "${MIN_SIZE:-$default_min}")"
+  [ "$min_bytes" -ge 16 ] && [ "$min_bytes" -le "$max_bytes" ] || die "need 16 <= MIN_SIZE <= max-size"
 }

@@ -78,23 +78,7 @@ source "$root/bench/rx-lib.sh"
 # shellcheck source=collectives-lib.sh
 source "$root/bench/collectives-lib.sh"
 
-# size_bytes 256M: 268435456 (K, M, G: powers of 1024).
-size_bytes() {
-  local n="${1%[KkMmGg]}" unit="${1: -1}"
-  [[ "$n" =~ ^[0-9]+$ ]] || die "not a size: $1 (a number, K, M or G after it)"
-  case "$unit" in
-    [Kk]) echo $((n << 10)) ;;
-    [Mm]) echo $((n << 20)) ;;
-    [Gg]) echo $((n << 30)) ;;
-    *) echo "$n" ;;
-  esac
-}
-
-rate="${1:-1000}"
-[[ "$rate" =~ ^[0-9]+$ ]] && [ "$rate" -ge 1 ] || die "rate-mbit must be a whole number of Mbit/s"
-max_bytes="$(size_bytes "${2:-256M}")"
-min_bytes="$(size_bytes "${MIN_SIZE:-1K}")"
-[ "$min_bytes" -ge 16 ] && [ "$min_bytes" -le "$max_bytes" ] || die "need 16 <= MIN_SIZE <= max-size"
+coll_arguments 256M 1K "$@"
 budget="${BUDGET:-0.5}"
 warmup="${WARMUP:-0.2}"
 min_iters="${MIN_ITERS:-1}"

@@ -179,6 +179,32 @@ f.record_payload = ProtoField.bytes("zcnet.record.payload", "Message")
 f.record_msn = ProtoField.uint16("zcnet.record.msn", "MSN", base.DEC)
 f.record_rsn = ProtoField.uint32("zcnet.record.rsn", "Receive sequence number (RSN)", base.DEC)
 
+-- NACA: the header of an aggregation message at the start of a SEND's or WRITE with immediate's payload (section 20)
+local NACA_TYPES = { [1] = "CHALLENGE", [2] = "JOIN", [3] = "ACCEPT", [4] = "REFUSE", [5] = "CHUNK", [6] = "RESULT" }
+local NACA_DTYPES = { [0] = "none", [1] = "FLOAT", [2] = "DOUBLE", [3] = "INT", [4] = "LONG", [5] = "BFLOAT16", [6] = "FLOAT16" }
+local NACA_DTYPE_BYTES = { [1] = 4, [2] = 8, [3] = 4, [4] = 8, [5] = 2, [6] = 2 }
+local NACA_REDOPS = { [0] = "none", [1] = "SUM", [2] = "PROD", [3] = "MIN", [4] = "MAX" }
+f.naca = ProtoField.none("zcnet.naca", "NACA header")
+f.naca_magic = ProtoField.uint8("zcnet.naca.magic", "Magic", base.HEX)
+f.naca_version = ProtoField.uint8("zcnet.naca.version", "Version", base.DEC)
+f.naca_type = ProtoField.uint8("zcnet.naca.type", "Type", base.DEC, NACA_TYPES)
+f.naca_flags = ProtoField.uint8("zcnet.naca.flags", "Flags", base.HEX)
+f.naca_resend = ProtoField.bool("zcnet.naca.resend", "Resend", 8, nil, 0x01)
+f.naca_fallback = ProtoField.bool("zcnet.naca.fallback", "Fallback to the hosts", 8, nil, 0x02)
+f.naca_job = ProtoField.uint16("zcnet.naca.job", "Job", base.DEC)
+f.naca_collective = ProtoField.uint8("zcnet.naca.collective", "Collective", base.DEC, { [0] = "none", [1] = "ALLREDUCE" })
+f.naca_dtype_redop = ProtoField.uint8("zcnet.naca.dtype_redop", "Data type and reduction", base.HEX)
+f.naca_dtype = ProtoField.uint8("zcnet.naca.dtype", "Data type", base.DEC, NACA_DTYPES, 0xF0)
+f.naca_redop = ProtoField.uint8("zcnet.naca.redop", "Reduction", base.DEC, NACA_REDOPS, 0x0F)
+f.naca_ranks = ProtoField.uint16("zcnet.naca.ranks", "Ranks", base.DEC)
+f.naca_rank = ProtoField.uint16("zcnet.naca.rank", "Rank", base.DEC)
+f.naca_slot = ProtoField.uint16("zcnet.naca.slot", "Slot", base.DEC)
+f.naca_reserved = ProtoField.bytes("zcnet.naca.reserved", "Reserved")
+f.naca_sequence = ProtoField.uint32("zcnet.naca.sequence", "Chunk sequence", base.DEC)
+f.naca_length = ProtoField.uint32("zcnet.naca.length", "Body length", base.DEC)
+f.naca_operation = ProtoField.uint32("zcnet.naca.operation", "Operation", base.DEC)
+f.naca_error = ProtoField.string("zcnet.naca.error", "NACA validation error")
+
 f.hs_magic = ProtoField.uint32("zcnet.hs.magic", "Magic", base.HEX)
 f.hs_type = ProtoField.uint8("zcnet.hs.type", "Type", base.DEC, HS_TYPES)
 f.hs_version = ProtoField.uint8("zcnet.hs.version", "Version", base.DEC)
@@ -200,9 +226,11 @@ local expert_icrc = ProtoExpert.new("zcnet.icrc_bad", "ICRC does not match the f
     expert.severity.ERROR)
 local expert_invalid = ProtoExpert.new("zcnet.invalid", "Frame breaks a validation rule", expert.group.MALFORMED,
     expert.severity.ERROR)
+local expert_naca = ProtoExpert.new("zcnet.naca.invalid", "NACA header breaks a rule of section 20.2",
+    expert.group.MALFORMED, expert.severity.ERROR)
 local expert_nak = ProtoExpert.new("zcnet.nak", "Negative acknowledge: the queue pair ended", expert.group.RESPONSE_CODE,
     expert.severity.WARN)
-zcnet.experts = { expert_icrc, expert_invalid, expert_nak }
+zcnet.experts = { expert_icrc, expert_invalid, expert_naca, expert_nak }
 
 -- ---------------------------------------------------------------- layouts: {field, offset, size, {fields of its bits}}
 
@@ -222,6 +250,13 @@ local RECORD_DESCRIPTOR = {
 }
 local RECORD_LAYOUT = { RECORD_DESCRIPTOR }
 local RECORD_LAYOUT_IMMEDIATE = { RECORD_DESCRIPTOR, { f.record_imm_data, 4, 4 } }
+local NACA_LAYOUT = {
+    { f.naca_magic, 0, 1 }, { f.naca_version, 1, 1 }, { f.naca_type, 2, 1 },
+    { f.naca_flags, 3, 1, { f.naca_resend, f.naca_fallback } }, { f.naca_job, 4, 2 }, { f.naca_collective, 6, 1 },
+    { f.naca_dtype_redop, 7, 1, { f.naca_dtype, f.naca_redop } }, { f.naca_ranks, 8, 2 }, { f.naca_rank, 10, 2 },
+    { f.naca_slot, 12, 2 }, { f.naca_reserved, 14, 2 }, { f.naca_sequence, 16, 4 }, { f.naca_length, 20, 4 },
+    { f.naca_operation, 24, 4 }, { f.naca_reserved, 28, 4 },
+}
 local HANDSHAKE_LAYOUT = {
     { f.hs_magic, 0, 4 }, { f.hs_type, 4, 1 }, { f.hs_version, 5, 1 },
     { f.hs_flags, 6, 2, { f.hs_flag_icrc, f.hs_flag_psk } }, { f.hs_segment_size, 8, 4 },
@@ -407,6 +442,73 @@ local function dissect_handshake(tvb, pinfo, tree)
     return info
 end
 
+-- ---------------------------------------------------------------- NACA (section 20)
+
+-- Why the NACA header at the start of tvb breaks a rule of section 20.2 for a message of message_bytes, or nil
+-- (NacaHeader.validate, in the same order and words).
+local function naca_problem(tvb, message_bytes)
+    local typ, flags = tvb(2, 1):uint(), tvb(3, 1):uint()
+    local name = NACA_TYPES[typ]
+    if band(flags, 0xFC) ~= 0 or (band(flags, 1) ~= 0 and typ ~= 5) or (band(flags, 2) ~= 0 and typ ~= 4) then
+        return string.format("flags 0x%x are not allowed on %s", flags, name)
+    end
+    if tvb(14, 2):uint() ~= 0 or tvb(28, 4):uint() ~= 0 then return "a reserved field is not zero" end
+    local length = tvb(20, 4):uint()
+    if message_bytes ~= 32 + length then
+        return string.format("length %d does not match the %d-byte message", length, message_bytes)
+    end
+    local collective, dtype, redop = tvb(6, 1):uint(), rshift(tvb(7, 1):uint(), 4), band(tvb(7, 1):uint(), 0x0F)
+    if typ == 5 or typ == 6 then
+        if collective ~= 1 then return string.format("collective %d is not ALLREDUCE (1)", collective) end
+        if not NACA_DTYPE_BYTES[dtype] then return string.format("dtype %d is unknown", dtype) end
+        if redop < 1 or redop > 4 then return string.format("redop %d is unknown", redop) end
+        if length == 0 or length > 8388608 or length % NACA_DTYPE_BYTES[dtype] ~= 0 then
+            return string.format("length %d is not 1..8388608 bytes of whole %s elements", length, NACA_DTYPES[dtype])
+        end
+    elseif collective ~= 0 or tvb(7, 1):uint() ~= 0 or tvb(12, 2):uint() ~= 0 or tvb(16, 4):uint() ~= 0
+        or tvb(24, 4):uint() ~= 0 then
+        return name .. " carries a collective, dtype, redop, slot, sequence or operation"
+    end
+    local job, ranks, rank = tvb(4, 2):uint(), tvb(8, 2):uint(), tvb(10, 2):uint()
+    if typ == 1 then
+        if job ~= 0 or ranks ~= 0 or rank ~= 0 then return "CHALLENGE names a job, ranks or rank" end
+    elseif ranks < 1 or ranks > 64 or rank >= ranks then
+        return string.format("rank %d of %d ranks is outside 1..64 ranks", rank, ranks)
+    end
+    if typ == 1 and length ~= 16 then return "CHALLENGE body is not 16 bytes" end
+    if typ == 2 and length ~= 48 then return "JOIN body is not 48 bytes" end
+    if typ == 3 and length ~= 16 then return "ACCEPT body is not 16 bytes" end
+    if typ == 4 and (length < 1 or length > 200) then return "REFUSE reason is not 1..200 bytes" end
+    return nil
+end
+
+-- Shows the NACA header at the start of the payload (payload_at) of the first frame of a SEND or WRITE with
+-- immediate, when it starts with the magic and version and names a known type; a single-frame message is also
+-- validated. Returns the text for the info column, or nil.
+local function dissect_naca(tvb, t, opcode, payload_at, length, offset)
+    local carrier = opcode == 0x04 or opcode == 0x00 or opcode == 0x06 or opcode == 0x0B
+    if not carrier or offset ~= 0 or length < 32 or tvb:len() < payload_at + 32 then return nil end
+    local h = tvb(payload_at, 32):tvb()
+    local typ = h(2, 1):uint()
+    if h(0, 1):uint() ~= 0x4e or h(1, 1):uint() ~= 1 or not NACA_TYPES[typ] then return nil end
+    local nt = t:add(f.naca, tvb(payload_at, 32))
+    add_layout(nt, h, NACA_LAYOUT)
+    local info = string.format(" NACA %s job=%d rank=%d/%d", NACA_TYPES[typ], h(4, 2):uint(), h(10, 2):uint(),
+        h(8, 2):uint())
+    if typ == 5 or typ == 6 then
+        info = info .. string.format(" slot=%d seq=%d op=%d", h(12, 2):uint(), h(16, 4):uint(), h(24, 4):uint())
+    end
+    nt:set_text("NACA header:" .. info)
+    local single = OP[opcode] and OP[opcode].last
+    local problem = single and naca_problem(h, length) or nil
+    if problem then
+        nt:add(f.naca_error, problem):set_generated()
+        nt:add_proto_expert_info(expert_naca, problem)
+        info = info .. " [" .. problem .. "]"
+    end
+    return info
+end
+
 -- ---------------------------------------------------------------- one frame
 
 local function dissect_frame(tvb, pinfo, tree)
@@ -452,6 +554,7 @@ local function dissect_frame(tvb, pinfo, tree)
     end
     if length > 0 then
         t:add(f.payload, tvb(32 + ext_length, length))
+        info = info .. (dissect_naca(tvb, t, opcode, 32 + ext_length, length, offset) or "")
     end
     if opcode == SEND_PACKED and ext_length == 4 then
         local records = packed_records(tvb, length)

@@ -88,6 +88,8 @@ public final class Communicator implements AutoCloseable {
     private final OperationPlan plan;
     private final ScheduleRunner runner;
     private final CallGate gate;
+    /** Allreduces through an aggregator, or null when none is configured. */
+    private final AggregatedAllreduce aggregated;
     /** Why the release of what this rank holds failed, for every later close to say again; null if it did not. */
     private IllegalStateException releaseFailure;
 
@@ -107,6 +109,8 @@ public final class Communicator implements AutoCloseable {
         this.coresShared = mesh.coresShared();
         this.plan = new OperationPlan(rank, size, config, coresShared);
         this.runner = new ScheduleRunner(rank, size, links, context, config, mesh, plan);
+        this.aggregated = config.aggregation().isEnabled()
+                ? new AggregatedAllreduce(rank, size, context, config, mesh.listens(), plan, runner) : null;
     }
 
     /**
@@ -256,7 +260,10 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Reduces the first {@code count} elements of every rank's {@code input} with {@code op} into every
-     * rank's {@code output}. In place when {@code input} and {@code output} start at the same address.
+     * rank's {@code output}. In place when {@code input} and {@code output} start at the same address. With an
+     * aggregator configured ({@link CommunicatorConfig#withAggregators}) and AUTO, the elements go through the
+     * {@link Aggregator} in chunks and come back summed; where it cannot serve (absent, refusing, a type it does not
+     * take) or fails in the middle, the hosts do it, or finish it, with the same result, and one log line says why.
      *
      * @param input     the {@code count} elements this rank contributes
      * @param output    room for the {@code count} elements of the result; {@code input} itself for in place
@@ -272,7 +279,13 @@ public final class Communicator implements AutoCloseable {
             Algorithm algorithm) throws CollectiveException {
         try (CallGate.Admission _ = gate.enter()) {
             plan.allreduce(input, output, count, type, op, algorithm);
-            runner.perform();
+            if (aggregated != null && algorithm == Algorithm.AUTO && plan.schedule != null && !links.isBroken()
+                    && aggregated.applies()) {
+                plan.release();
+                aggregated.allreduce(input, output, count, type, op);
+            } else {
+                runner.perform();
+            }
         }
     }
 
@@ -562,6 +575,9 @@ public final class Communicator implements AutoCloseable {
     private void release() {
         gate.shut();
         Teardown teardown = new Teardown();
+        if (aggregated != null) {
+            teardown.run(aggregated::close);
+        }
         teardown.run(links::abort);
         teardown.run(context::close);
         teardown.run(staging::close);

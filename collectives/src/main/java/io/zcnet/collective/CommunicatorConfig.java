@@ -4,7 +4,9 @@ import io.zcnet.qp.QpConfig;
 import io.zcnet.ring.EventLoopConfig;
 
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * How a rank joins and runs a communicator; immutable, thread-safe. Every rank must use the same
@@ -50,10 +52,13 @@ import java.time.Duration;
  *                          for latency, not for the bandwidth of large messages
  * @param coreSharing       whether the ranks compete for CPU cores, which decides how small allreduces run
  *                          ({@link CoreSharing}); any rank's SHARED or DEDICATED applies to all
+ * @param aggregation       whether allreduces go through an {@link Aggregator}, and which
+ *                          ({@link #withAggregators}); {@link AggregationConfig#NONE}: all run on the hosts
  */
 public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePairs, int slots, int slotBytes,
         Duration timeout, Duration connectTimeout, InetAddress listenAddress, boolean hostStore,
-        long smallMessageBytes, long loopThreadBytes, boolean busyPoll, CoreSharing coreSharing) {
+        long smallMessageBytes, long loopThreadBytes, boolean busyPoll, CoreSharing coreSharing,
+        AggregationConfig aggregation) {
 
     /** Most staging slots per peer and direction. */
     public static final int MAX_SLOTS = 64;
@@ -63,7 +68,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
     /**
      * Checks every component's range.
      *
-     * @throws IllegalArgumentException if {@code engine}, {@code queuePairs} or {@code coreSharing} is null,
+     * @throws IllegalArgumentException if {@code engine}, {@code queuePairs}, {@code coreSharing} or {@code aggregation} is null,
      *                                  {@code slots} is outside 1 .. {@link #MAX_SLOTS} or not below both queue
      *                                  depths, {@code slotBytes}
      *                                  is not a multiple of 64 in 64 .. {@link #MAX_SLOT_BYTES}, a timeout is
@@ -71,8 +76,8 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      *                                  {@code loopThreadBytes} is negative
      */
     public CommunicatorConfig {
-        if (engine == null || queuePairs == null || coreSharing == null) {
-            throw new IllegalArgumentException("engine, queuePairs and coreSharing are required");
+        if (engine == null || queuePairs == null || coreSharing == null || aggregation == null) {
+            throw new IllegalArgumentException("engine, queuePairs, coreSharing and aggregation are required");
         }
         if (slots < 1 || slots > MAX_SLOTS) {
             throw new IllegalArgumentException("slots " + slots + " outside 1.." + MAX_SLOTS);
@@ -121,7 +126,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
         return new CommunicatorConfig(EventLoopConfig.choiceFromProperty(),
                 QpConfig.defaults().withSegmentSize(SEGMENT_BYTES), 4, 256 * 1024,
                 Duration.ofSeconds(30), Duration.ofSeconds(60), null, true, 64 * 1024, Long.MAX_VALUE, false,
-                CoreSharing.DETECT);
+                CoreSharing.DETECT, AggregationConfig.NONE);
     }
 
     /**
@@ -131,7 +136,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withEngine(EventLoopConfig.Choice choice) {
         return new CommunicatorConfig(choice, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing, aggregation);
     }
 
     /**
@@ -141,7 +146,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withQueuePairs(QpConfig config) {
         return new CommunicatorConfig(engine, config, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing, aggregation);
     }
 
     /**
@@ -153,7 +158,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withSlots(int count, int bytes) {
         return new CommunicatorConfig(engine, queuePairs, count, bytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing, aggregation);
     }
 
     /**
@@ -164,7 +169,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withTimeouts(Duration operation, Duration connect) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, operation, connect, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing, aggregation);
     }
 
     /**
@@ -175,7 +180,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withListenAddress(InetAddress address) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, address,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing, aggregation);
     }
 
     /**
@@ -214,7 +219,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withHostStore(boolean host) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                host, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing);
+                host, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing, aggregation);
     }
 
     /**
@@ -224,7 +229,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withSmallMessageBytes(long bytes) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, bytes, loopThreadBytes, busyPoll, coreSharing);
+                hostStore, bytes, loopThreadBytes, busyPoll, coreSharing, aggregation);
     }
 
     /**
@@ -235,7 +240,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withLoopThreadBytes(long bytes) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, bytes, busyPoll, coreSharing);
+                hostStore, smallMessageBytes, bytes, busyPoll, coreSharing, aggregation);
     }
 
     /**
@@ -246,7 +251,7 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withBusyPoll(boolean on) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, on, coreSharing);
+                hostStore, smallMessageBytes, loopThreadBytes, on, coreSharing, aggregation);
     }
 
     /**
@@ -257,6 +262,33 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
      */
     public CommunicatorConfig withCoreSharing(CoreSharing sharing) {
         return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
-                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, sharing);
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, sharing, aggregation);
+    }
+
+    /**
+     * {@return this configuration sending allreduces through an aggregator, or not} Every allreduce of a type and
+     * reduction the aggregator takes then goes to it in chunks, several in flight, and comes back summed; when
+     * none is reachable, it refuses the job or a type, or it fails during an operation, the operation runs (or is
+     * finished) on the hosts with the same result, and one log line says why (collectives.md, "Aggregation in the
+     * network"). Every rank must be given the same.
+     *
+     * @param aggregation the job number, the aggregators and what to ask of them; {@link AggregationConfig#NONE}
+     *                    for none
+     */
+    public CommunicatorConfig withAggregation(AggregationConfig aggregation) {
+        return new CommunicatorConfig(engine, queuePairs, slots, slotBytes, timeout, connectTimeout, listenAddress,
+                hostStore, smallMessageBytes, loopThreadBytes, busyPoll, coreSharing, aggregation);
+    }
+
+    /**
+     * {@return this configuration sending allreduces through the closest of {@code aggregators}} As
+     * {@link #withAggregation} with 8 slots of 256 KiB.
+     *
+     * @param job         the job number the ranks share at the aggregator, 0 .. 65535
+     * @param aggregators where aggregators listen
+     */
+    public CommunicatorConfig withAggregators(int job, InetSocketAddress... aggregators) {
+        return withAggregation(new AggregationConfig(job, List.of(aggregators), AggregationConfig.NONE.slots(),
+                AggregationConfig.NONE.chunkBytes()));
     }
 }

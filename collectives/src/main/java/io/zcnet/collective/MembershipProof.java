@@ -32,13 +32,25 @@ final class MembershipProof {
 
     /** The proof under {@code secret}; without one, {@value #LENGTH} zero bytes, which prove nothing. */
     static byte[] of(byte[] secret, byte[] nonce, byte[] header) {
+        return of(secret, LABEL, nonce, header);
+    }
+
+    /**
+     * The proof under {@code secret} with another label, for another use of the same secret (the NACA JOIN
+     * to an aggregator, {@link NacaJoin}); without a secret, {@value #LENGTH} zero bytes.
+     */
+    static byte[] of(byte[] secret, String label, byte[] nonce, byte[] header) {
+        return of(secret, label.getBytes(StandardCharsets.US_ASCII), nonce, header);
+    }
+
+    private static byte[] of(byte[] secret, byte[] label, byte[] nonce, byte[] header) {
         if (secret == null) {
             return new byte[LENGTH];
         }
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(secret, "HmacSHA256"));
-            mac.update(LABEL);
+            mac.update(label);
             mac.update(nonce);
             mac.update(header);
             return mac.doFinal();
@@ -50,5 +62,10 @@ final class MembershipProof {
     /** Constant-time, so a wrong proof's timing says nothing about the right one. */
     static boolean holds(byte[] secret, byte[] nonce, byte[] header, byte[] proof) {
         return MessageDigest.isEqual(of(secret, nonce, header), proof);
+    }
+
+    /** {@link #holds(byte[], byte[], byte[], byte[])} for a proof under {@code label}. */
+    static boolean holds(byte[] secret, String label, byte[] nonce, byte[] header, byte[] proof) {
+        return MessageDigest.isEqual(of(secret, label, nonce, header), proof);
     }
 }

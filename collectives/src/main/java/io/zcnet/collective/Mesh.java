@@ -40,9 +40,9 @@ final class Mesh {
     /**
      * A rank's links to every rank (null at its own), every queue pair connected and identified, and whether the
      * ranks share CPU cores ({@link CoreSharing#shared}, decided alike on every rank from the same cards), and
-     * which ranks run on this rank's kernel.
+     * which ranks run on this rank's kernel, and where every rank listens (the only topology a rank knows).
      */
-    record Connected(Link[] links, boolean coresShared, boolean[] sameKernel) {
+    record Connected(Link[] links, boolean coresShared, boolean[] sameKernel, InetSocketAddress[] listens) {
     }
 
     static Connected connect(int rank, int size, QpContext context, Staging staging, RendezvousClient store,
@@ -79,7 +79,11 @@ final class Mesh {
             for (int r = 0; r < size; r++) {
                 sameKernel[r] = cards[r].kernel().equals(mine.kernel());
             }
-            return new Connected(links, CoreSharing.shared(cards), sameKernel);
+            InetSocketAddress[] listens = new InetSocketAddress[size];
+            for (int r = 0; r < size; r++) {
+                listens[r] = cards[r].listen();
+            }
+            return new Connected(links, CoreSharing.shared(cards), sameKernel, listens);
         } catch (IOException | RuntimeException e) {
             for (QueuePair qp : opened) {
                 qp.close();

@@ -147,6 +147,15 @@ final class AllreduceCommand implements Callable<Integer> {
     boolean fromEnv;
 
     /** Set by this command on the ranks it starts: they halt when the process that started them ends. */
+    @Option(names = "--aggregator", paramLabel = "HOST:PORT", split = ",",
+            description = "Allreduce through an aggregation node (zcnet aggregator), the closest of these; the hosts"
+                    + " reduce when it cannot (and finish when it fails).")
+    List<String> aggregators;
+
+    @Option(names = "--job", defaultValue = "1", paramLabel = "N",
+            description = "The job number at the aggregator, the same on every rank. Default: ${DEFAULT-VALUE}.")
+    int job;
+
     @Option(names = "--parent-pid", hidden = true)
     Long parentPid;
 
@@ -164,6 +173,7 @@ final class AllreduceCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--subflows must be 1.." + QpConfig.MAX_SUBFLOWS + ", got " + subflows);
         }
         engine.choice(); // refuses an unknown engine here, before any rank starts
+        aggregatorAddresses(); // and an aggregator address that does not resolve
         sharing();
         if (fromEnv) {
             return environmentMode(plan);
@@ -224,7 +234,13 @@ final class AllreduceCommand implements Callable<Integer> {
     private CommunicatorConfig config() {
         CommunicatorConfig defaults = CommunicatorConfig.defaults();
         return defaults.withEngine(engine.choice()).withQueuePairs(defaults.queuePairs().withSubflows(subflows))
-                .withBusyPoll(busyPoll).withCoreSharing(sharing());
+                .withBusyPoll(busyPoll).withCoreSharing(sharing())
+                .withAggregators(job, aggregatorAddresses().toArray(InetSocketAddress[]::new));
+    }
+
+    private List<InetSocketAddress> aggregatorAddresses() {
+        return aggregators == null ? List.of()
+                : aggregators.stream().map(a -> BulkCommand.hostAndPort("--aggregator", a.strip())).toList();
     }
 
     /** How a rank joins: {@link Communicator#rendezvous} or {@link Communicator#fromEnvironment}. */
@@ -243,6 +259,7 @@ final class AllreduceCommand implements Callable<Integer> {
                 out.println("# zcnet allreduce: " + comm.size() + " ranks, engine "
                         + comm.engine().name().toLowerCase(Locale.ROOT) + ", store " + store + ", " + subflows
                         + " subflow(s) per queue pair, float32 sum" + (busyPoll ? ", busy-polling" : "")
+                        + (aggregators == null ? "" : ", aggregator " + String.join(",", aggregators) + " job " + job)
                         + (comm.coresShared() ? ", ranks share cores" : ""));
                 out.flush();
             }
@@ -358,6 +375,9 @@ final class AllreduceCommand implements Callable<Integer> {
                 "--parent-pid", String.valueOf(ProcessHandle.current().pid())));
         if (busyPoll) {
             args.add("--busy-poll");
+        }
+        if (aggregators != null) {
+            args.addAll(List.of("--aggregator", String.join(",", aggregators), "--job", String.valueOf(job)));
         }
         return args;
     }

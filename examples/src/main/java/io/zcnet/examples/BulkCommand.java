@@ -330,11 +330,16 @@ final class BulkCommand implements Callable<Integer> {
 
     /** {@code HOST:PORT}. */
     static InetSocketAddress connectAddress(String text) {
+        return hostAndPort("--connect", text);
+    }
+
+    /** {@code HOST:PORT} as the value of {@code option}, which the message of a refusal names. */
+    static InetSocketAddress hostAndPort(String option, String text) {
         int colon = text.lastIndexOf(':');
         if (colon <= 0) {
-            throw new IllegalArgumentException("--connect needs HOST:PORT, got '" + text + "'");
+            throw new IllegalArgumentException(option + " needs HOST:PORT, got '" + text + "'");
         }
-        return resolve("--connect", text.substring(0, colon), port("--connect", text.substring(colon + 1), 1));
+        return resolve(option, text.substring(0, colon), port(option, text.substring(colon + 1), 1));
     }
 
     private static int port(String option, String text, int lowest) {

@@ -1,5 +1,6 @@
 package io.zcnet.examples;
 
+import io.zcnet.collective.NacaHeader;
 import io.zcnet.framing.FrameError;
 import io.zcnet.framing.FrameHeader;
 import io.zcnet.framing.FrameValidator;
@@ -33,7 +34,8 @@ import java.util.Map;
  * docs/wire-format.md, extension fields after the header's: {@code rkey} and {@code region_offset} of tagged frames,
  * the read request's five, and {@code rsn}, the receive a frame consumes, on every SEND frame and the last
  * frame of a WRITE with immediate; a SEND_PACKED frame's {@code records}, an array of one object per message
- * with its {@code msn}, {@code rsn}, {@code immediate_present}, {@code message_length} and {@code imm_data}), and
+ * with its {@code msn}, {@code rsn}, {@code immediate_present}, {@code message_length} and {@code imm_data}; the
+ * NACA header of an aggregation message, {@code naca}, where {@link NacaDump} finds one), and
  * with {@code --encode} turns such JSON lines back into frames so frames can be crafted by hand ({@code records}
  * is derived: a packed frame's bytes are its {@code payload_hex}). It lives here, not in message-framing,
  * because it does I/O: message-framing stays pure logic. A diagnostic tool, not a fast path: it allocates freely, but never in
@@ -215,6 +217,10 @@ final class WireDump {
             }
             sb.append(']');
         }
+        NacaHeader naca = NacaDump.find(segment, h);
+        if (naca != null) {
+            NacaDump.json(sb, naca, h);
+        }
         if (withPayload) {
             payloadHex(sb, segment, FrameHeader.LENGTH + h.extLength(), h.length());
         }
@@ -295,6 +301,10 @@ final class WireDump {
                 }
                 sb.append(']');
             }
+        }
+        NacaHeader naca = NacaDump.find(segment, h);
+        if (naca != null) {
+            NacaDump.text(sb, naca, h);
         }
         return sb.toString();
     }

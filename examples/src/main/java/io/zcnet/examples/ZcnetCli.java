@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
         description = "Zero-copy networking for the JVM: io_uring through FFM, with a NIO fallback.",
         subcommands = {DemoCommand.class, BulkCommand.class, AllreduceCommand.class, EchoServerCommand.class,
                 EchoClientCommand.class, InfoCommand.class, DumpCommand.class, QpServerCommand.class, QpLoadCommand.class,
-                QpFloodCommand.class,
+                QpFloodCommand.class, AggregatorCommand.class,
                 CommandLine.HelpCommand.class})
 public final class ZcnetCli implements Runnable {
 

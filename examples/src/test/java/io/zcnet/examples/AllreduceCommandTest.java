@@ -1,5 +1,7 @@
 package io.zcnet.examples;
 
+import io.zcnet.collective.Aggregator;
+import io.zcnet.collective.AggregatorConfig;
 import io.zcnet.ring.EventLoopConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -9,6 +11,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -164,6 +167,26 @@ class AllreduceCommandTest {
             mpirun.descendants().forEach(ProcessHandle::destroyForcibly);
             mpirun.destroyForcibly();
         }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = EventLoopConfig.Choice.class, names = {"URING", "NIO"})
+    void localRanksAllreduceThroughTheAggregatorGiven(EventLoopConfig.Choice engine) throws Exception {
+        assumeUsable(engine);
+        try (Aggregator aggregator = Aggregator.start(new InetSocketAddress("127.0.0.1", 0),
+                AggregatorConfig.defaults().withEngine(engine).withOpen(true))) {
+            String at = "127.0.0.1:" + aggregator.address().getPort();
+            String output = run(0, "allreduce", "--ranks", "2", "--engine", engine.name().toLowerCase(Locale.ROOT),
+                    "--aggregator", at, "--job", "3", "--min-bytes", "64K", "--max-bytes", "1M", "--budget", "0.02",
+                    "--warmup", "0.01");
+            assertTrue(output.contains(", aggregator " + at + " job 3"), output);
+            assertEquals(5, rows(output, false).size(), output);
+            assertTrue(output.contains("all checks ok"), output);
+            // 64K to 1M in 256 KiB chunks: each run of a size is whole chunks through the aggregator.
+            assertTrue(aggregator.statistics().chunks() >= 1 + 1 + 1 + 2 + 4, aggregator.statistics().toString());
+            assertEquals(0, aggregator.statistics().failed());
+        }
+        assertTrue(run(1, "allreduce", "--aggregator", "nohost").contains("--aggregator needs HOST:PORT"));
     }
 
     @Test

@@ -3,8 +3,11 @@ package io.zcnet.examples;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -80,5 +83,46 @@ final class CaptureTools {
         } catch (IOException | InterruptedException e) {
             return false;
         }
+    }
+
+    // ---------------------------------------------------------------- captures written by hand
+
+    /** The client port of the {@code index}-th connection of {@link #pcap}. */
+    static int clientPort(int index) {
+        return 40_000 + index;
+    }
+
+    /** A pcap (raw IPv4) with one TCP connection to {@code port} per frame: handshake, then the frame. */
+    static byte[] pcap(List<byte[]> frames, int port) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteBuffer header = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN);
+        header.putInt(0xa1b2c3d4).putShort((short) 2).putShort((short) 4).putInt(0).putInt(0).putInt(262_144).putInt(101);
+        out.writeBytes(header.array());
+        for (int i = 0; i < frames.size(); i++) {
+            int client = clientPort(i);
+            record(out, i, tcp(client, port, 1000, 0, 0x02, new byte[0]));
+            record(out, i, tcp(port, client, 5000, 1001, 0x12, new byte[0]));
+            record(out, i, tcp(client, port, 1001, 5001, 0x18, frames.get(i)));
+        }
+        return out.toByteArray();
+    }
+
+    private static void record(ByteArrayOutputStream out, int second, byte[] packet) {
+        ByteBuffer r = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
+        r.putInt(second).putInt(0).putInt(packet.length).putInt(packet.length);
+        out.writeBytes(r.array());
+        out.writeBytes(packet);
+    }
+
+    /** An IPv4 packet 127.0.0.1 to 127.0.0.1 carrying one TCP segment (checksums left 0: tshark does not check them). */
+    private static byte[] tcp(int from, int to, long seq, long ack, int flags, byte[] payload) {
+        ByteBuffer b = ByteBuffer.allocate(40 + payload.length);
+        b.put((byte) 0x45).put((byte) 0).putShort((short) (40 + payload.length)).putShort((short) 0)
+                .putShort((short) 0x4000).put((byte) 64).put((byte) 6).putShort((short) 0)
+                .putInt(0x7F000001).putInt(0x7F000001);
+        b.putShort((short) from).putShort((short) to).putInt((int) seq).putInt((int) ack).put((byte) 0x50)
+                .put((byte) flags).putShort((short) 65535).putShort((short) 0).putShort((short) 0);
+        b.put(payload);
+        return b.array();
     }
 }

@@ -13,10 +13,8 @@ import io.zcnet.framing.PackedSends;
 import io.zcnet.framing.ReadRequestExtension;
 import io.zcnet.framing.Segmenter;
 
-import java.io.ByteArrayOutputStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -67,7 +65,7 @@ class DissectorValidationTest {
      */
     private Set<String> check(Map<String, byte[]> cases, int segment) throws Exception {
         Path capture = dir.resolve("hostile-" + segment + ".pcap");
-        Files.write(capture, pcap(new ArrayList<>(cases.values())));
+        Files.write(capture, CaptureTools.pcap(new ArrayList<>(cases.values()), PORT));
         String out = CaptureTools.run(List.of("tshark", "-n", "-r", capture.toString(), "-X",
                 "lua_script:" + CaptureTools.DISSECTOR, "-o", "zcnet.tcp_port:" + PORT, "-o",
                 "zcnet.segment_size:" + segment, "-Y", "zcnet", "-T", "fields", "-E", "separator=/t", "-e", "tcp.srcport",
@@ -85,7 +83,7 @@ class DissectorValidationTest {
         for (Map.Entry<String, byte[]> c : cases.entrySet()) {
             String expected = verdict(c.getValue(), segment);
             errors.add(expected);
-            String actual = verdicts.get(clientPort(i++));
+            String actual = verdicts.get(CaptureTools.clientPort(i++));
             if (!expected.equals(actual)) {
                 wrong.add(c.getKey() + ": validator " + expected + ", dissector " + actual);
             }
@@ -239,45 +237,5 @@ class DissectorValidationTest {
         byte[] copy = frame.clone();
         change.accept(ByteBuffer.wrap(copy));
         return copy;
-    }
-
-    // ---------------------------------------------------------------- the capture
-
-    private static int clientPort(int index) {
-        return 40_000 + index;
-    }
-
-    /** A pcap (raw IPv4) with one TCP connection to {@link #PORT} per frame: handshake, then the frame. */
-    private static byte[] pcap(List<byte[]> frames) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteBuffer header = ByteBuffer.allocate(24).order(ByteOrder.LITTLE_ENDIAN);
-        header.putInt(0xa1b2c3d4).putShort((short) 2).putShort((short) 4).putInt(0).putInt(0).putInt(262_144).putInt(101);
-        out.writeBytes(header.array());
-        for (int i = 0; i < frames.size(); i++) {
-            int client = clientPort(i);
-            record(out, i, tcp(client, PORT, 1000, 0, 0x02, new byte[0]));
-            record(out, i, tcp(PORT, client, 5000, 1001, 0x12, new byte[0]));
-            record(out, i, tcp(client, PORT, 1001, 5001, 0x18, frames.get(i)));
-        }
-        return out.toByteArray();
-    }
-
-    private static void record(ByteArrayOutputStream out, int second, byte[] packet) {
-        ByteBuffer r = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
-        r.putInt(second).putInt(0).putInt(packet.length).putInt(packet.length);
-        out.writeBytes(r.array());
-        out.writeBytes(packet);
-    }
-
-    /** An IPv4 packet 127.0.0.1 to 127.0.0.1 carrying one TCP segment (checksums left 0: tshark does not check them). */
-    private static byte[] tcp(int from, int to, long seq, long ack, int flags, byte[] payload) {
-        ByteBuffer b = ByteBuffer.allocate(40 + payload.length);
-        b.put((byte) 0x45).put((byte) 0).putShort((short) (40 + payload.length)).putShort((short) 0)
-                .putShort((short) 0x4000).put((byte) 64).put((byte) 6).putShort((short) 0)
-                .putInt(0x7F000001).putInt(0x7F000001);
-        b.putShort((short) from).putShort((short) to).putInt((int) seq).putInt((int) ack).put((byte) 0x50)
-                .put((byte) flags).putShort((short) 65535).putShort((short) 0).putShort((short) 0);
-        b.put(payload);
-        return b.array();
     }
 }

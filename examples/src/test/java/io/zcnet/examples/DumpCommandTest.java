@@ -97,4 +97,27 @@ class DumpCommandTest {
         String all = new String(out, StandardCharsets.UTF_8) + new String(errors.toByteArray(), StandardCharsets.UTF_8);
         assertTrue(all.contains("at byte 0") && all.contains("TRUNCATED"), "error names position and cause: " + all);
     }
+
+    @Test
+    void aNacaMessageShowsItsHeaderAndARefusedOneWhy(@TempDir Path dir) throws Exception {
+        // The CHUNK and the split-element CHUNK of docs/wire-format.md, section 20.5, as SENDs to an aggregator.
+        String chunk = "4e0105000007011100040002000300000000000b000000100000000200000000"
+                + "0000803f000000400000404000008040";
+        String split = "4e0105010007012100040002000300000000000b000000060000000200000000000000000000";
+        Path json = dir.resolve("naca.jsonl");
+        Files.writeString(json, "{\"opcode\":\"SEND_ONLY\",\"msn\":1,\"rsn\":0,\"payload_hex\":\"" + chunk + "\"}\n"
+                + "{\"opcode\":\"SEND_ONLY\",\"msn\":2,\"rsn\":1,\"payload_hex\":\"" + split + "\"}\n");
+        Path raw = dir.resolve("naca.bin");
+        Files.write(raw, runCapturingStdout(0, "dump", "--encode", json.toString()));
+        String[] text = new String(runCapturingStdout(0, "dump", raw.toString()), StandardCharsets.UTF_8).strip()
+                .split("\n");
+        assertTrue(text[0].endsWith(" naca=[CHUNK job=7 rank=2/4 slot=3 seq=11 op=2 FLOAT SUM len=16]"), text[0]);
+        assertTrue(text[1].contains(" naca=[CHUNK job=7 rank=2/4 slot=3 seq=11 op=2 DOUBLE SUM len=6 resend error=")
+                && text[1].contains("whole DOUBLE elements"), text[1]);
+        String[] lines = new String(runCapturingStdout(0, "dump", "--json", raw.toString()), StandardCharsets.UTF_8)
+                .strip().split("\n");
+        assertTrue(lines[0].contains(",\"naca\":{\"type\":\"CHUNK\",\"flags\":0,\"job\":7,\"collective\":1,\"dtype\":1,"
+                + "\"redop\":1,\"ranks\":4,\"rank\":2,\"slot\":3,\"sequence\":11,\"length\":16,\"operation\":2}"), lines[0]);
+        assertTrue(lines[1].contains("\"error\":"), lines[1]);
+    }
 }

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Allreduce through an aggregation node (network-assisted collectives, docs/wire-format.md section 20) against
+# the hosts' own ring and Gloo's, on the star of bench/collectives.sh: four ranks (RANKS), each in a network
+# namespace of its own, on a bridge in a switch namespace, every rank's link shaped to RATE both ways with tc tbf
+# (bench/collectives-lib.sh: the topology, why B = RATE). The aggregator (./zcnet aggregator) runs in the switch
+# namespace, on the bridge's own address (10.79.0.254), so its traffic to and from each rank crosses that rank's
+# shaped link and nothing else: it stands where a switch's aggregation engine would.
+# Measured, float32 sum, per size (MIN_SIZE doubling to max-size):
+#   zcnet:ring        ./zcnet allreduce --ops allreduce:ring, the hosts alone
+#   zcnet+aggregator  ./zcnet allreduce --aggregator 10.79.0.254:7300: every chunk to the aggregator and back
+#   gloo:ring_chunked Gloo's reduce-scatter-then-allgather ring over its TCP transport (bench/collectives/gloo_bench.cc)
+# busbw as nccl-tests defines it, algbw * 2(n-1)/n, so the hosts' bound is busbw <= B: a ring must send and receive
+# 2(n-1)/n of the data at every rank. Through an aggregator each rank sends the data once and receives it once, so
+# its bound is algbw <= B, busbw <= 2(n-1)/n B (1.5 B for four ranks): the figure that shows what the network's
+# help is worth.
+#   bench/naca.sh [rate-mbit] [max-size]   default 1000 Mbit/s and 64M (K, M, G: powers of 1024)
+# Prints a table (busbw in Gbit/s and its ratio to B, per size and implementation) and writes a plot of busbw
+# against size, bench/target/naca/busbw.svg (gnuplot; its data beside it, busbw.dat), then one line per
+# implementation: its busbw at the largest size.
+# Needs root, ip, tc, ping, g++, Gloo, gnuplot (installed when missing, as bench/collectives.sh does).
+# Environment: MIN_SIZE (default 64K), BUDGET (seconds of timed operations per size, default 0.5), WARMUP
+#   (default 0.2), MIN_ITERS (1), MAX_ITERS (1000), RANKS (default 4, 2 to 8), ZCNET_JIT_WARMUP (seconds of
+#   untimed operations before zcnet's first size, default 20), IMPLS (default "ring aggregator gloo"), KEEP_LOGS
+#   (a directory to copy every program's output into).
+# A small run to see that it works: RANKS=4 MIN_SIZE=64K BUDGET=0.05 WARMUP=0.02 ZCNET_JIT_WARMUP=0 bench/naca.sh 200 1M
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=rx-lib.sh
+source "$root/bench/rx-lib.sh"
+# shellcheck source=collectives-lib.sh
+source "$root/bench/collectives-lib.sh"
+
+coll_arguments 64M 64K "$@"
+impls="${IMPLS:-ring aggregator gloo}"
+jit_warmup="${ZCNET_JIT_WARMUP:-20}"
+zcnet_port=7100
+aggregator="$coll_hub:7300"
+out_dir="$root/bench/target/naca"
+b_gbps="$(rx_divide "$rate" 1000 %.3f)"
+common=(--min-bytes "$min_bytes" --max-bytes "$max_bytes" --budget "${BUDGET:-0.5}" --warmup "${WARMUP:-0.2}"
+  --min-iters "${MIN_ITERS:-1}" --max-iters "${MAX_ITERS:-1000}")
+# As bench/collectives.sh: generous for the sizes' warm-ups and batches, and the largest at a quarter of the rate.
+run_limit="$(awk -v m="$max_bytes" -v r="$rate" -v j="$jit_warmup" 'BEGIN { printf "%.0f", 120 + 2 * j + 40 * 3 * m * 8 / (r * 1e6) }')"
+
+coll_require_root
+coll_require
+require_package gnuplot gnuplot-nox
+coll_build
+on_exit() {
+  if [ -n "${KEEP_LOGS:-}" ]; then mkdir -p "$KEEP_LOGS" && cp -r "$rx_work"/. "$KEEP_LOGS"/ || true; fi
+  coll_cleanup # the aggregator and any rank left in the namespaces, then the namespaces
+  rx_cleanup
+}
+trap on_exit EXIT
+echo "bench: building zcnet ..." >&2
+"$root/zcnet" build >"$rx_work/zcnet-build.log" 2>&1 || { cat "$rx_work/zcnet-build.log" >&2; die "zcnet build failed"; }
+coll_setup "$rate"
+results="$rx_work/results"
+: >"$results"
+
+# zcnet_cmd K: rank K's ./zcnet allreduce (bench/collectives.sh's hook), with zcnet_args.
+zcnet_args=()
+zcnet_cmd() {
+  local peers
+  peers="$(IFS=,; echo "${coll_addr[*]}")"
+  coll_cmd=(env ZCNET_NO_BUILD=1 "$root/zcnet" allreduce --rank "$1" --ranks "$coll_ranks" --peers "$peers"
+    --port "$zcnet_port" --jit-warmup "$jit_warmup" "${zcnet_args[@]}" "${common[@]}")
+}
+# gloo_cmd K: rank K's gloo_bench.
+gloo_cmd() {
+  coll_cmd=("$coll_build_dir/gloo_bench" --rank "$1" --ranks "$coll_ranks" --addr "${coll_addr[$1]}"
+    --store "$rx_work/gloo-store" --prefix naca --ops allreduce:ring_chunked "${common[@]}")
+}
+# collect IMPL NAME FN: the ranks of FN, their RESULT lines into $results as implementation IMPL.
+collect() {
+  local status=0
+  coll_spawn "$2" "$run_limit" "$3" || status=$?
+  sed -n 's/^RESULT //p' "$coll_out" | sed "s/^impl=[^ ]* /impl=$1 /; s/ impl=[^ ]* / impl=$1 /" >>"$results"
+  return "$status"
+}
+
+# The aggregator, in the switch namespace; ended by coll_cleanup with everything else there.
+start_aggregator() {
+  ip netns exec "$coll_switch" env ZCNET_NO_BUILD=1 "$root/zcnet" aggregator --listen "$aggregator" --report 0 \
+    >"$rx_work/aggregator" 2>"$rx_work/aggregator.err" &
+  rx_pids+=($!)
+  local i
+  for i in $(seq 1 100); do
+    grep -q 'listening on' "$rx_work/aggregator" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  cat "$rx_work/aggregator" "$rx_work/aggregator.err" >&2
+  die "the aggregator did not start"
+}
+
+rx_header "bench/naca.sh: allreduce through an aggregator, the hosts' ring and Gloo's, $coll_ranks ranks in network namespaces, every link shaped to $rate Mbit/s both ways; sizes $min_bytes..$max_bytes bytes, float32 sum"
+echo "# topology: bridge cb0 in $coll_switch, the aggregator there at $aggregator; rank k in ${coll_ns[0]%0}k at 10.79.0.(k+1)/24; $coll_shaping on both ends of every rank's link; B = $b_gbps Gbit/s"
+echo "# load before: $(uptime)"
+for impl in $impls; do
+  start=$SECONDS
+  case "$impl" in
+    ring) zcnet_args=(--ops allreduce:ring); collect zcnet:ring zcnet-ring zcnet_cmd ;;
+    aggregator)
+      start_aggregator
+      zcnet_args=(--ops allreduce --aggregator "$aggregator" --job 1)
+      collect zcnet+aggregator zcnet-aggregator zcnet_cmd
+      if grep -q 'on the hosts' "$rx_work"/zcnet-aggregator.*.err; then
+        echo "# zcnet+aggregator: some allreduces ran on the hosts, the ranks said:"; grep -h 'on the hosts' "$rx_work"/zcnet-aggregator.*.err | head -n 4
+      fi ;;
+    gloo) mkdir -p "$rx_work/gloo-store"; collect gloo:ring_chunked gloo gloo_cmd ;;
+    *) die "unknown implementation $impl (IMPLS takes ring, aggregator, gloo)" ;;
+  esac || echo "# $impl: FAILED (see above); its figures are missing"
+  echo "# $impl: $((SECONDS - start)) s"
+done
+echo "# load after: $(uptime)"
+
+# The table, and the plot's data: a column per implementation, busbw in Gbit/s per size.
+mkdir -p "$out_dir"
+awk -v b="$b_gbps" -v dat="$out_dir/busbw.dat" '
+  function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+  { col = field("impl"); size = field("bytes") + 0
+    if (!(col in seen)) { seen[col] = 1; cols[++ncol] = col }
+    if (!(size in sizes)) { sizes[size] = 1; list[++nsize] = size }
+    v[col, size] = field("busbw_gbps"); ok[col, size] = field("check") == "ok" }
+  function human(n) { return n >= 1073741824 ? n / 1073741824 "G" : n >= 1048576 ? n / 1048576 "M" : n >= 1024 ? n / 1024 "K" : n }
+  END {
+    for (i = 1; i <= nsize; i++) for (j = i + 1; j <= nsize; j++) if (list[j] < list[i]) { t = list[i]; list[i] = list[j]; list[j] = t }
+    printf "\nallreduce busbw in Gbit/s (ratio to B = %s Gbit/s; hosts: busbw <= B; through an aggregator: <= 2(n-1)/n B)\n%-6s", b, "size"
+    printf "# size" > dat
+    for (c = 1; c <= ncol; c++) { printf "  %-22s", cols[c]; printf " \"%s\"", cols[c] > dat }
+    printf "\n"; printf "\n" > dat
+    for (i = 1; i <= nsize; i++) {
+      printf "%-6s", human(list[i]); printf "%d", list[i] > dat
+      for (c = 1; c <= ncol; c++) {
+        have = (cols[c], list[i]) in v
+        printf "  %-22s", have ? sprintf("%.3f (%.2f)%s", v[cols[c], list[i]], v[cols[c], list[i]] / b, ok[cols[c], list[i]] ? "" : "!") : "n/a"
+        printf " %s", have ? v[cols[c], list[i]] : "NaN" > dat
+      }
+      printf "\n"; printf "\n" > dat
+    }
+  }' "$results"
+ncols="$(awk 'NR == 1 { print NF - 2 }' "$out_dir/busbw.dat")"
+if [ "${ncols:-0}" -ge 1 ]; then
+  gnuplot <<PLOT
+set terminal svg size 900,540 dynamic
+set output "$out_dir/busbw.svg"
+set title "allreduce, $coll_ranks ranks, links shaped to $rate Mbit/s (B = $b_gbps Gbit/s)"
+set xlabel "size (bytes)"
+set ylabel "busbw (Gbit/s, nccl-tests)"
+set logscale x 2
+set key left top
+set grid
+plot for [c=2:$((ncols + 1))] "$out_dir/busbw.dat" using 1:c with linespoints title columnheader(c), \
+  $b_gbps title "B" with lines dashtype 2
+PLOT
+  echo "# plot: $out_dir/busbw.svg (data: $out_dir/busbw.dat)"
+fi
+echo
+awk -v b="$b_gbps" -v max="$max_bytes" '
+  function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+  field("bytes") == max { printf "allreduce-%s busbw %.3f Gbit/s at %d bytes, %.2f of B = %s Gbit/s%s\n", field("impl"),
+    field("busbw_gbps"), max, field("busbw_gbps") / b, b, field("check") == "ok" ? "" : " (check FAILED)" }' "$results"
