@@ -104,6 +104,11 @@ final class AllreduceCommand implements Callable<Integer> {
             description = "TCP connections per queue pair. Default: ${DEFAULT-VALUE}.")
     int subflows;
 
+    @Option(names = "--slots", paramLabel = "N",
+            description = "Staging slots per peer and direction (CommunicatorConfig.withSlots): how many messages"
+                    + " to one peer may be in flight. Default: the configuration's.")
+    Integer slots;
+
     @Mixin
     EngineOption engine;
 
@@ -223,8 +228,9 @@ final class AllreduceCommand implements Callable<Integer> {
 
     private CommunicatorConfig config() {
         CommunicatorConfig defaults = CommunicatorConfig.defaults();
-        return defaults.withEngine(engine.choice()).withQueuePairs(defaults.queuePairs().withSubflows(subflows))
-                .withBusyPoll(busyPoll).withCoreSharing(sharing());
+        CommunicatorConfig config = defaults.withEngine(engine.choice())
+                .withQueuePairs(defaults.queuePairs().withSubflows(subflows)).withBusyPoll(busyPoll).withCoreSharing(sharing());
+        return slots == null ? config : config.withSlots(slots, config.slotBytes());
     }
 
     /** How a rank joins: {@link Communicator#rendezvous} or {@link Communicator#fromEnvironment}. */
