@@ -48,7 +48,8 @@
 #   during each implementation's runs, rank 0's sockets every PROBE_INTERVAL s, every rank's TCP counters
 #   and every qdisc's, bench/collectives-lib.sh's coll_probe_start), and the network's
 #   conditions BUCKET, QUEUE_MS, LOSS and SUBFLOWS (bench/collectives-lib.sh's header; the defaults are the
-#   shaping above, no loss, one subflow).
+#   shaping above, no loss, one subflow). bench/collectives-matrix.sh runs this once per cell of such
+#   conditions and compares the 64 MiB operations.
 #
 # Open MPI here: mpirun runs in the switch namespace and treats each rank's address as a host; its
 # plm_rsh_agent, netns-agent.sh, starts Open MPI's daemon for a host in that host's namespace (and in a UTS
