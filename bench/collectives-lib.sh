@@ -3,8 +3,21 @@
 # network is the bottleneck; the Gloo and Open MPI peer programs (bench/collectives/) built for it; and how
 # each peer's ranks are started in their namespaces.
 # Defines: coll_ranks, coll_ns (rank k's namespace), coll_addr (rank k's address), coll_switch, coll_hub,
-#   coll_subnet, coll_build_dir, coll_shaping, coll_require_root, coll_require, coll_build, coll_build_mpi, coll_setup,
-#   coll_cleanup, coll_spawn, coll_mpirun, coll_arguments, size_bytes.
+#   coll_subnet, coll_build_dir, coll_shaping, coll_bytes, coll_bucket, coll_queue_ms, coll_loss, coll_subflows,
+#   coll_conditions, coll_probe_start, coll_probe_stop, coll_loss_dropped, coll_require_root, coll_require,
+#   coll_build, coll_build_mpi, coll_setup, coll_cleanup, coll_spawn, coll_mpirun, coll_arguments.
+#
+# The network's conditions, from the environment (each checked before anything is created):
+#   BUCKET    tbf's burst on every shaped end, bytes (K, M: powers of 1024), 64K to 1M; default lib.sh's
+#             tbf_shape: the larger of 64 KiB and 4 ms of the rate. A shallow bucket is a switch with little
+#             buffer for bursts: a sender whose packets come in bunches gets them queued or dropped.
+#   QUEUE_MS  tbf's latency, the queue in front of the bucket, ms, 5 to 50; default 50. A short queue
+#             drops what a window larger than the path holds puts in it.
+#   LOSS      percent of the rank links' TCP packets the switch drops at random, 0.05 to 0.5 (up to two
+#             decimals); default none. An nft rule in the bridge family on the switch: on frames
+#             forwarded from one port rk to another, `numgen random mod 10000 < LOSS*100` drops.
+#   SUBFLOWS  zcnet's TCP connections per queue pair (./zcnet allreduce --subflows), 1 or 2; default 1.
+# coll_conditions says them in one line (the header's and the matrix's).
 #
 # Topology (the "star"): namespace coll_switch holds bridge cb0; rank k's namespace holds one veth, eth0,
 # address 10.79.0.(k+1)/24, whose peer rk is a port of the bridge. tbf at rate R shapes both directions of
@@ -41,6 +54,41 @@ coll_subnet=10.79.0.0/24
 coll_build_dir="$root/bench/target/collectives"
 coll_shaping=""
 
+# coll_bytes NAME 64K: 65536 (K, M, G: powers of 1024); dies naming NAME when the value is not a size.
+coll_bytes() {
+  local name="$1" v="$2" n="${2%[KkMmGg]}"
+  [[ "$n" =~ ^[0-9]+$ ]] || die "$name must be a number of bytes, K, M or G after it (e.g. 64K), not '$v'"
+  case "${v: -1}" in
+    [Kk]) echo $((n << 10)) ;;
+    [Mm]) echo $((n << 20)) ;;
+    [Gg]) echo $((n << 30)) ;;
+    *) echo "$n" ;;
+  esac
+}
+coll_bucket=""
+if [ -n "${BUCKET:-}" ]; then
+  coll_bucket="$(coll_bytes BUCKET "$BUCKET")" || exit 1
+  [ "$coll_bucket" -ge 65536 ] && [ "$coll_bucket" -le 1048576 ] \
+    || die "BUCKET must be 64K to 1M (65536 to 1048576 bytes), not $BUCKET"
+fi
+coll_queue_ms="${QUEUE_MS:-50}"
+[[ "$coll_queue_ms" =~ ^[0-9]+$ ]] && [ "$coll_queue_ms" -ge 5 ] && [ "$coll_queue_ms" -le 50 ] \
+  || die "QUEUE_MS must be a whole number of milliseconds, 5 to 50, not '$coll_queue_ms'"
+coll_loss="${LOSS:-}"
+# In ten-thousandths: nft's numgen draws a whole number.
+coll_loss_per_10k=0
+if [ -n "$coll_loss" ]; then
+  [[ "$coll_loss" =~ ^0?\.[0-9]{1,2}$ ]] || die "LOSS must be a percentage, 0.05 to 0.5 with up to two decimals, not '$coll_loss'"
+  coll_loss_per_10k="$(awk -v p="$coll_loss" 'BEGIN { printf "%d", p * 100 + 0.5 }')"
+  [ "$coll_loss_per_10k" -ge 5 ] && [ "$coll_loss_per_10k" -le 50 ] || die "LOSS must be 0.05 to 0.5 (percent), not $coll_loss"
+fi
+coll_subflows="${SUBFLOWS:-1}"
+[[ "$coll_subflows" =~ ^[12]$ ]] || die "SUBFLOWS must be 1 or 2, not '$coll_subflows'"
+
+coll_conditions() {
+  echo "bucket ${coll_bucket:-default} B, queue ${coll_queue_ms} ms, loss ${coll_loss:-0}%, zcnet subflows $coll_subflows"
+}
+
 # Stops before anything is created when this is not root: namespaces and qdiscs need it.
 coll_require_root() {
   [ "$(id -u)" = 0 ] || die "needs root: it creates network namespaces, a bridge and tbf qdiscs (nothing was created)"
@@ -52,6 +100,7 @@ coll_require() {
   require_package tc iproute2
   require_package unshare util-linux
   require_package ping iputils-ping
+  [ -z "$coll_loss" ] || require_package nft nftables
   require_package g++ g++
   require_package /usr/include/gloo/config.h libgloo-dev
   require_package mpirun openmpi-bin
@@ -100,15 +149,95 @@ coll_setup() {
     ip -n "${coll_ns[$k]}" addr add "${coll_addr[$k]}/24" dev eth0
     ip -n "${coll_ns[$k]}" link set eth0 up
     ip -n "$coll_switch" link set "r$k" up
-    tbf_shape "${coll_ns[$k]}" eth0 "$rate" >/dev/null
-    coll_shaping="$(tbf_shape "$coll_switch" "r$k" "$rate")"
+    coll_shape "${coll_ns[$k]}" eth0 "$rate" >/dev/null
+    coll_shaping="$(coll_shape "$coll_switch" "r$k" "$rate")"
   done
+  [ -z "$coll_loss" ] || coll_drop_at_random
   ip netns exec "$coll_switch" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
   # Every rank reaches every other before anything is measured.
   for k in $(seq 1 $((coll_ranks - 1))); do
     ip netns exec "${coll_ns[0]}" ping -c 1 -W 2 "${coll_addr[$k]}" >/dev/null \
       || die "rank 0 cannot reach rank $k (${coll_addr[$k]})"
   done
+}
+
+# coll_shape NS DEV RATE_MBIT: lib.sh's tbf_shape, unless BUCKET or QUEUE_MS is set: then tbf with those.
+coll_shape() {
+  if [ -z "$coll_bucket" ] && [ "$coll_queue_ms" = 50 ]; then tbf_shape "$@"; return; fi
+  local burst="$coll_bucket"
+  if [ -z "$burst" ]; then
+    burst=$(($3 * 1000000 / 8 / 250))
+    [ "$burst" -ge 65536 ] || burst=65536
+  fi
+  tc -n "$1" qdisc replace dev "$2" root tbf rate "${3}mbit" burst "$burst" latency "${coll_queue_ms}ms"
+  echo "tbf rate ${3}mbit burst $burst latency ${coll_queue_ms}ms"
+}
+
+# coll_drop_at_random: the switch drops LOSS percent of the TCP packets it forwards between rank ports, at
+# random (a bridge-family rule, so it sees the frames the bridge forwards; the hub's own traffic, Open
+# MPI's launcher, goes to cb0 and is not dropped). Counted: nft list ruleset -a in the switch namespace.
+coll_drop_at_random() {
+  ip netns exec "$coll_switch" nft -f - <<NFT || die "could not add the loss rule (nft, table bridge zcco_loss)"
+table bridge zcco_loss {
+  chain forward {
+    type filter hook forward priority 0; policy accept;
+    iifname "r*" oifname "r*" ip protocol tcp numgen random mod 10000 < $coll_loss_per_10k counter drop
+  }
+}
+NFT
+}
+
+# coll_loss_dropped: how many packets the loss rule dropped so far ("" without one).
+coll_loss_dropped() {
+  [ -n "$coll_loss" ] || return 0
+  ip netns exec "$coll_switch" nft list table bridge zcco_loss | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'
+}
+
+# coll_probe_start DIR NAME: until coll_probe_stop, every PROBE_INTERVAL seconds (default 0.5), rank 0's
+# sockets as the kernel sees them (ss -tin: congestion control, cwnd, rtt, retransmissions, bytes in flight,
+# pacing rate) into DIR/NAME.ss (bench/collectives-ss.py sums them up); at the stop, what changed since the
+# start in every rank's TCP counters (nstat: DIR/NAME.nstat) and in every qdisc's (DIR/NAME.tc: per shaped
+# end, packets sent, dropped and overlimits). bench/collectives.sh's PROBE_DIR.
+coll_probe_pid=""
+coll_probe_name=""
+coll_probe_start() {
+  local dir="$1" k
+  coll_probe_name="$dir/$2"
+  mkdir -p "$dir"
+  # nstat keeps its last counts per user, not per namespace: a history file per rank.
+  for k in $(seq 0 $((coll_ranks - 1))); do NSTAT_HISTORY="$rx_work/nstat.$k" ip netns exec "${coll_ns[$k]}" nstat -n; done
+  coll_qdisc_counters >"$coll_probe_name.tc.start"
+  # One loop inside the namespace: an `ip netns exec` per sample would cost more than the sample.
+  ip netns exec "${coll_ns[0]}" bash -c 'while :; do echo "== $(date +%s.%N)"; ss -tin state established; sleep "$1"; done' \
+    probe "${PROBE_INTERVAL:-0.5}" >"$coll_probe_name.ss" 2>&1 &
+  coll_probe_pid=$!
+  rx_pids+=("$coll_probe_pid")
+}
+coll_probe_stop() {
+  local k
+  [ -n "$coll_probe_pid" ] || return 0
+  kill "$coll_probe_pid" 2>/dev/null || true
+  wait "$coll_probe_pid" 2>/dev/null || true
+  coll_probe_pid=""
+  for k in $(seq 0 $((coll_ranks - 1))); do
+    echo "== rank $k"
+    NSTAT_HISTORY="$rx_work/nstat.$k" ip netns exec "${coll_ns[$k]}" nstat | grep -E 'TcpOutSegs|TcpRetransSegs|TCPLossProbes|TCPTimeouts|TCPLostRetransmit|TCPFastRetrans|TCPSpuriousRTOs|TCPDSACKRecv |TCPSACKReorder|TCPSlowStartRetrans' || true
+  done >"$coll_probe_name.nstat"
+  coll_qdisc_counters | awk 'NR == FNR { p[$1] = $2; d[$1] = $3; o[$1] = $4; next }
+    { printf "%-10s sent %d pkt, dropped %d, overlimits %d\n", $1, $2 - p[$1], $3 - d[$1], $4 - o[$1] }' \
+    "$coll_probe_name.tc.start" - >"$coll_probe_name.tc"
+  rm -f "$coll_probe_name.tc.start"
+}
+# coll_qdisc_counters: one line per shaped end: its name, packets sent, dropped, overlimits (tc -s).
+coll_qdisc_counters() {
+  local k
+  for k in $(seq 0 $((coll_ranks - 1))); do
+    tc -n "${coll_ns[$k]}" -s qdisc show dev eth0 | coll_qdisc_line "rank$k"
+    tc -n "$coll_switch" -s qdisc show dev "r$k" | coll_qdisc_line "switch-r$k"
+  done
+}
+coll_qdisc_line() {
+  sed -n "s/.*Sent [0-9]* bytes \([0-9]*\) pkt (dropped \([0-9]*\), overlimits \([0-9]*\).*/$1 \1 \2 \3/p" | head -n 1
 }
 
 # Ends what still runs in the namespaces (all of it started by this run: a rank or an Open MPI daemon left
@@ -179,18 +308,6 @@ coll_mpirun() {
   fi
 }
 
-# size_bytes 256M: 268435456 (K, M, G: powers of 1024).
-size_bytes() {
-  local n="${1%[KkMmGg]}" unit="${1: -1}"
-  [[ "$n" =~ ^[0-9]+$ ]] || die "not a size: $1 (a number, K, M or G after it)"
-  case "$unit" in
-    [Kk]) echo $((n << 10)) ;;
-    [Mm]) echo $((n << 20)) ;;
-    [Gg]) echo $((n << 30)) ;;
-    *) echo "$n" ;;
-  esac
-}
-
 # coll_arguments MAX MIN [rate-mbit] [max-size]: a script's two arguments (defaults 1000 and MAX) and MIN_SIZE
 # (default MIN) into rate, max_bytes and min_bytes, refused unless they make sense.
 coll_arguments() {
@@ -198,7 +315,7 @@ coll_arguments() {
   shift 2
   rate="${1:-1000}"
   [[ "$rate" =~ ^[0-9]+$ ]] && [ "$rate" -ge 1 ] || die "rate-mbit must be a whole number of Mbit/s"
-  max_bytes="$(size_bytes "${2:-$default_max}")"
-  min_bytes="$(size_bytes "${MIN_SIZE:-$default_min}")"
+  max_bytes="$(coll_bytes max-size "${2:-$default_max}")" || exit 1
+  min_bytes="$(coll_bytes MIN_SIZE "${MIN_SIZE:-$default_min}")" || exit 1
   [ "$min_bytes" -ge 16 ] && [ "$min_bytes" -le "$max_bytes" ] || die "need 16 <= MIN_SIZE <= max-size"
 }

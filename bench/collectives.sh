@@ -43,7 +43,13 @@
 #   untimed operations of every kind at sizes up to 1 MiB before zcnet's first timed size, default 30: four
 #   JVMs on two cores compile that long, and the per-size warm-up is too short for it), QUIET_WAIT (seconds to
 #   wait, before each implementation's runs, for 3 s in which under 15% of the CPUs were busy; default 0:
-#   not at all), KEEP_LOGS (a directory to copy every program's output into).
+#   not at all), KEEP_LOGS (a directory to copy every program's output into), NO_LATENCY (1: the bandwidth
+#   runs only), ZCNET_ARGS (more options for every zcnet rank, e.g. "--slots 8"), PROBE_DIR (a directory:
+#   during each implementation's runs, rank 0's sockets every PROBE_INTERVAL s, every rank's TCP counters
+#   and every qdisc's, bench/collectives-lib.sh's coll_probe_start), and the network's
+#   conditions BUCKET, QUEUE_MS, LOSS and SUBFLOWS (bench/collectives-lib.sh's header; the defaults are the
+#   shaping above, no loss, one subflow). bench/collectives-matrix.sh runs this once per cell of such
+#   conditions and compares the 64 MiB operations.
 #
 # Open MPI here: mpirun runs in the switch namespace and treats each rank's address as a host; its
 # plm_rsh_agent, netns-agent.sh, starts Open MPI's daemon for a host in that host's namespace (and in a UTS
@@ -67,7 +73,7 @@
 # gloo_bench.cc's header defines them (float32 sum; agree on counts after each batch), and rank 0 printing
 # one line per operation and size:
 #   RESULT impl=zcnet op=OP algo=ALGO ranks=4 bytes=B warmup=N iters=N avg_us=T min_us=T p50_us=T
-#          algbw_gbps=X busbw_gbps=X check=ok|FAILED
+#          max_us=T cpu_us=T algbw_gbps=X busbw_gbps=X check=ok|FAILED
 # The latency run is the same command with --ops allreduce --min-bytes 8 --max-bytes 8. zcnet_cmd below
 # builds that command line; the rest (tables, last lines) takes impl=zcnet like the others.
 set -euo pipefail
@@ -140,7 +146,7 @@ zcnet_cmd() {
   local peers
   peers="$(IFS=,; echo "${coll_addr[*]}")"
   coll_cmd=(env ZCNET_NO_BUILD=1 "$root/zcnet" allreduce --rank "$1" --ranks "$coll_ranks" --peers "$peers"
-    --port "$zcnet_port" "${zcnet_args[@]}")
+    --port "$zcnet_port" --subflows "$coll_subflows" ${ZCNET_ARGS:-} "${zcnet_args[@]}")
 }
 # ---------------------------------------------------------------- (end of the hook)
 
@@ -180,7 +186,7 @@ gloo_collect() {
 # run_impl IMPL: its bandwidth runs (unless ONLY_LATENCY=1), then its latency runs.
 run_impl() {
   if [ "${ONLY_LATENCY:-0}" != 1 ]; then run_bandwidth "$1" || return 1; fi
-  run_latency "$1"
+  [ "${NO_LATENCY:-0}" = 1 ] || run_latency "$1"
 }
 
 # run_bandwidth IMPL: every operation and size, by the interface in the header.
@@ -225,6 +231,7 @@ run_latency() {
 rx_header "bench/collectives.sh: allreduce, allgather, reduce-scatter among $coll_ranks ranks in network namespaces, every link shaped to $rate Mbit/s both ways; sizes $min_bytes..$max_bytes bytes, float32 sum"
 echo "# topology: bridge cb0 in $coll_switch; rank k in ${coll_ns[0]%0}k at 10.79.0.(k+1)/24 on a veth whose bridge port rk" \
   "is shaped too: $coll_shaping on both ends of every rank's link; B = $b_gbps Gbit/s per rank each way"
+echo "# conditions: $(coll_conditions)"
 echo "# peers: Gloo $(dpkg-query -W -f '${Version}' libgloo-dev 2>/dev/null || echo '?') (TCP transport, FileStore rendezvous)," \
   "Open MPI $(dpkg-query -W -f '${Version}' openmpi-bin 2>/dev/null || echo '?') (pml ob1, btl tcp,self, mpi_yield_when_idle 1," \
   "mpirun in the switch namespace, ranks started by netns-agent.sh), $(g++ --version | head -n 1)"
@@ -236,13 +243,17 @@ echo "# load before: $(uptime)"
 for impl in $impls; do
   rx_wait_quiet "${QUIET_WAIT:-0}"
   start=$SECONDS
+  [ -z "${PROBE_DIR:-}" ] || coll_probe_start "$PROBE_DIR" "$impl"
   if run_impl "$impl"; then
+    [ -z "${PROBE_DIR:-}" ] || coll_probe_stop
     echo "# $impl: $((SECONDS - start)) s (load $(cut -d ' ' -f 1 /proc/loadavg))"
   else
+    [ -z "${PROBE_DIR:-}" ] || coll_probe_stop
     echo "# $impl: FAILED after $((SECONDS - start)) s (see above); its figures are missing"
   fi
 done
 echo "# load after: $(uptime)"
+[ -z "$coll_loss" ] || echo "# the switch dropped $(coll_loss_dropped) TCP packets at random (LOSS=$coll_loss%)"
 if grep -q 'check=FAILED' "$results"; then echo "# some results were wrong: marked ! below"; fi
 
 # The tables: one per operation; a column per impl:algo that ran it, "busbw (ratio to B)".

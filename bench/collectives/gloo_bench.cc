@@ -2,7 +2,7 @@
 // bench/collectives.sh. Every rank runs the same command line (but --rank and --addr); rank 0 prints one
 // line per operation, algorithm and size, the others print nothing but errors:
 //   RESULT impl=gloo op=OP algo=ALGO ranks=N bytes=B warmup=N iters=N avg_us=T min_us=T p50_us=T
-//          algbw_gbps=X busbw_gbps=X check=ok|FAILED
+//          max_us=T cpu_us=T algbw_gbps=X busbw_gbps=X check=ok|FAILED
 // (mpi_bench.c prints the same with impl=mpi, and so will zcnet: bench/collectives.sh reads them all).
 //
 //   gloo_bench --rank K --ranks N --addr A --store DIR --prefix P [--ops LIST] [--min-bytes B]
@@ -35,7 +35,9 @@
 // leaves partial sums in the rest of its buffer.
 // Times: each rank times each operation; avg = the slowest rank's mean, min = the slowest rank's fastest,
 // p50 = the slowest rank's median (the one to read on a machine with fewer cores than ranks, where the
-// mean carries the time slices a waiting rank spends off the core).
+// mean carries the time slices a waiting rank spends off the core), max = the slowest rank's slowest
+// operation (max / p50 is the spread), cpu = the largest of the ranks' process CPU time (user and system,
+// getrusage) per timed operation.
 // algbw = bytes / avg; busbw = algbw * 2(n-1)/n (allreduce) or * (n-1)/n (allgather, reduce-scatter),
 // as nccl-tests defines them; in Gbit/s (10^9 bits).
 
@@ -52,6 +54,8 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -297,8 +301,8 @@ class Agree {
   explicit Agree(const std::shared_ptr<gloo::Context>& ctx)
       : values_(4), impl_(new gloo::AllreduceRing<double>(ctx, {values_.data()}, 4,
                                                           gloo::ReductionFunction<double>::max)) {}
-  std::vector<double> max(double a, double b, double c, double d = 0) {
-    values_ = {a, b, c, d};
+  std::vector<double> max(double a, double b, double c, double d = 0, double e = 0, double f = 0) {
+    values_ = {a, b, c, d, e, f};
     impl_->run();
     return values_;
   }
@@ -328,6 +332,7 @@ struct Batches {
   long ops = 0;
   double total = 0;          // this rank's seconds in the operations
   double fastest = 1e300;    // this rank's fastest operation
+  double slowest = 0;        // and its slowest
   std::vector<double> times;  // this rank's seconds per operation
 
   double median() {
@@ -355,6 +360,7 @@ Batches run_batches(Collective& c, Agree& agree, int& since_fill, double seconds
       since_fill++;
       b.total += t;
       b.fastest = std::min(b.fastest, t);
+      b.slowest = std::max(b.slowest, t);
       b.times.push_back(t);
     }
     b.ops += batch;
@@ -363,6 +369,13 @@ Batches run_batches(Collective& c, Agree& agree, int& since_fill, double seconds
     batch = std::min(batch * 2, max_ops - b.ops);
   }
   return b;
+}
+
+// This process's CPU time so far, user and system, all threads (as zcnet's RankBenchmark reports it).
+double cpu_seconds() {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 // Runs op:algo at one size; returns false if a check failed on any rank.
@@ -384,10 +397,12 @@ bool measure(const std::shared_ptr<gloo::Context>& ctx, Agree& agree, const Opti
   // More warm-up only while the first operation took less than --warmup (a large size warms up at once).
   const Batches warm =
       agreed[0] < o.warmup ? run_batches(*c, agree, since_fill, o.warmup - agreed[0], 0, o.max_iters) : Batches();
+  const double cpu_before = cpu_seconds();
   Batches timed = run_batches(*c, agree, since_fill, o.budget, o.min_iters, o.max_iters);
+  const double cpu_per_op = (cpu_seconds() - cpu_before) / timed.ops;
   const bool rechecked = !c->can_recheck() || c->check(since_fill);
   const std::vector<double> slowest = agree.max(timed.total / timed.ops, timed.fastest, timed.median(),
-                                                rechecked ? 0 : 1);
+                                                rechecked ? 0 : 1, timed.slowest, cpu_per_op);
   ok = ok && slowest[3] == 0;
 
   if (ctx->rank == 0) {
@@ -395,9 +410,9 @@ bool measure(const std::shared_ptr<gloo::Context>& ctx, Agree& agree, const Opti
     const double algbw = bytes * 8 / slowest[0] / 1e9;
     std::printf(
         "RESULT impl=gloo op=%s algo=%s ranks=%d bytes=%zu warmup=%ld iters=%ld avg_us=%.2f min_us=%.2f "
-        "p50_us=%.2f algbw_gbps=%.4f busbw_gbps=%.4f check=%s\n",
+        "p50_us=%.2f max_us=%.2f cpu_us=%.2f algbw_gbps=%.4f busbw_gbps=%.4f check=%s\n",
         op.c_str(), algo.c_str(), n, bytes, warm.ops + 1, timed.ops, slowest[0] * 1e6, slowest[1] * 1e6,
-        slowest[2] * 1e6, algbw,
+        slowest[2] * 1e6, slowest[4] * 1e6, slowest[5] * 1e6, algbw,
         algbw * factor, ok ? "ok" : "FAILED");
     std::fflush(stdout);
   }

@@ -14,6 +14,7 @@
  * operation and again after the timed ones, for every operation. */
 
 #include <mpi.h>
+#include <sys/resource.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,12 +115,12 @@ static int check(const struct collective *c) {
   return 0;
 }
 
-/* The largest of each rank's four values, on every rank. */
-static void agree(double v[4]) { MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); }
+/* The largest of each rank's six values, on every rank. */
+static void agree(double v[6]) { MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); }
 
 struct batches {
   long ops;
-  double total, fastest;
+  double total, fastest, slowest;
   double *times; /* seconds per operation, max_ops of room */
 };
 
@@ -137,7 +138,7 @@ static double median(struct batches *b) {
 /* gloo_bench.cc's run_batches: batches of 1, 2, 4, ... until the slowest rank spent `seconds` (and
  * min_ops ran) or max_ops ran; the ranks agree after each batch, off the clock. */
 static struct batches run_batches(struct collective *c, double seconds, long min_ops, long max_ops, double *times) {
-  struct batches b = {0, 0, 1e300, times};
+  struct batches b = {0, 0, 1e300, 0, times};
   long batch = 1;
   while (b.ops < max_ops) {
     for (long i = 0; i < batch; i++) {
@@ -146,15 +147,23 @@ static struct batches run_batches(struct collective *c, double seconds, long min
       double t = MPI_Wtime() - start;
       b.total += t;
       if (t < b.fastest) b.fastest = t;
+      if (t > b.slowest) b.slowest = t;
       b.times[b.ops + i] = t;
     }
     b.ops += batch;
-    double v[4] = {b.total, 0, 0, 0};
+    double v[6] = {b.total, 0, 0, 0, 0, 0};
     agree(v);
     if (b.ops >= min_ops && v[0] >= seconds) break;
     batch = batch * 2 < max_ops - b.ops ? batch * 2 : max_ops - b.ops;
   }
   return b;
+}
+
+/* This process's CPU time so far, user and system (gloo_bench.cc's cpu_seconds). */
+static double cpu_seconds(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 static const char *op_name(enum op op) {
@@ -178,13 +187,15 @@ static int measure(const struct options *o, enum op op, size_t bytes) {
   MPI_Barrier(MPI_COMM_WORLD);
   double start = MPI_Wtime();
   run(&c);
-  double first[4] = {MPI_Wtime() - start, check(&c) ? 0 : 1, 0, 0};
+  double first[6] = {MPI_Wtime() - start, check(&c) ? 0 : 1, 0, 0, 0, 0};
   agree(first);
   int ok = first[1] == 0;
-  struct batches warm = {0, 0, 0, times};
+  struct batches warm = {0, 0, 0, 0, times};
   if (first[0] < o->warmup) warm = run_batches(&c, o->warmup - first[0], 0, o->max_iters, times);
+  double cpu_before = cpu_seconds();
   struct batches timed = run_batches(&c, o->budget, o->min_iters, o->max_iters, times);
-  double slowest[4] = {timed.total / timed.ops, timed.fastest, median(&timed), check(&c) ? 0 : 1};
+  double cpu_per_op = (cpu_seconds() - cpu_before) / timed.ops;
+  double slowest[6] = {timed.total / timed.ops, timed.fastest, median(&timed), check(&c) ? 0 : 1, timed.slowest, cpu_per_op};
   agree(slowest);
   ok = ok && slowest[3] == 0;
 
@@ -192,8 +203,9 @@ static int measure(const struct options *o, enum op op, size_t bytes) {
     double factor = op == ALLREDUCE ? 2.0 * (ranks - 1) / ranks : (double)(ranks - 1) / ranks;
     double algbw = bytes * 8 / slowest[0] / 1e9;
     printf("RESULT impl=mpi op=%s algo=%s ranks=%d bytes=%zu warmup=%ld iters=%ld avg_us=%.2f min_us=%.2f "
-           "p50_us=%.2f algbw_gbps=%.4f busbw_gbps=%.4f check=%s\n",
-           op_name(op), o->algo, ranks, bytes, warm.ops + 1, timed.ops, slowest[0] * 1e6, slowest[1] * 1e6, slowest[2] * 1e6, algbw,
+           "p50_us=%.2f max_us=%.2f cpu_us=%.2f algbw_gbps=%.4f busbw_gbps=%.4f check=%s\n",
+           op_name(op), o->algo, ranks, bytes, warm.ops + 1, timed.ops, slowest[0] * 1e6, slowest[1] * 1e6, slowest[2] * 1e6,
+           slowest[4] * 1e6, slowest[5] * 1e6, algbw,
            algbw * factor, ok ? "ok" : "FAILED");
     fflush(stdout);
   }

@@ -15,13 +15,16 @@ import java.util.List;
  * @param engine            the engine of the rank's queue-pair context ({@link EventLoopConfig.Choice#AUTO}:
  *                          io_uring where it runs, else NIO)
  * @param queuePairs        the configuration of every queue pair, subflows per queue pair included
- *                          ({@link QpConfig#withSubflows}); its queue depths must exceed {@code slots}. Its
+ *                          ({@link QpConfig#withSubflows}); its queue depths must exceed the ring neighbours'
+ *                          slots, 4 {@code slots} (at most 64). Its
  *                          pre-shared key is the job secret ({@link #withJobSecret})
  * @param slots             staging slots per peer and direction: how many messages to one peer may be in
- *                          flight at once (1 .. 64)
+ *                          flight at once (1 .. 64); four times as many, at most 64, to the two ring
+ *                          neighbours, whose links carry a ring's bytes
  * @param slotBytes         bytes per slot, the largest message: operations are cut into pieces of this size
- *                          (64 .. 8 MiB, a multiple of 64). Each rank holds {@code 2 (N-1) slots slotBytes}
- *                          bytes of registered staging memory
+ *                          (64 .. 8 MiB, a multiple of 64). Each rank holds {@code 2 ((N-3) slots + 2 r) slotBytes}
+ *                          bytes of registered staging memory, {@code r = min(4 slots, 64)} the ring neighbours'
+ *                          slots (one area of {@code r} for N = 2)
  * @param timeout           how long an operation may wait with nothing moving (no message arriving, no send
  *                          completing) before it fails; set it above the longest time one rank may enter an
  *                          operation after another. A peer that dies is noticed sooner: its connections
@@ -82,11 +85,13 @@ public record CommunicatorConfig(EventLoopConfig.Choice engine, QpConfig queuePa
         if (slots < 1 || slots > MAX_SLOTS) {
             throw new IllegalArgumentException("slots " + slots + " outside 1.." + MAX_SLOTS);
         }
-        // A link posts up to `slots` WRITEs and receives, one SEND and one receive more while connecting, and
-        // one empty WRITE more when closing.
-        if (slots >= queuePairs.sendQueueDepth() || slots >= queuePairs.receiveQueueDepth()) {
-            throw new IllegalArgumentException("slots " + slots + " needs queue depths above it, the queue pairs have "
-                    + queuePairs.sendQueueDepth() + "/" + queuePairs.receiveQueueDepth());
+        // A link posts up to its slots' WRITEs and receives, one SEND and one receive more while connecting, and
+        // one empty WRITE more when closing; a ring neighbour's link has the most slots.
+        int deepest = Staging.ringSlots(slots);
+        if (deepest >= queuePairs.sendQueueDepth() || deepest >= queuePairs.receiveQueueDepth()) {
+            throw new IllegalArgumentException("slots " + slots + " (" + deepest + " to the ring neighbours) needs queue"
+                    + " depths above " + deepest + ", the queue pairs have " + queuePairs.sendQueueDepth() + "/"
+                    + queuePairs.receiveQueueDepth());
         }
         if (slotBytes < 64 || slotBytes > MAX_SLOT_BYTES || slotBytes % 64 != 0) {
             throw new IllegalArgumentException("slotBytes " + slotBytes + " must be a multiple of 64 in 64.."

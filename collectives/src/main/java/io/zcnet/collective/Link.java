@@ -11,14 +11,15 @@ import java.lang.foreign.MemorySegment;
  * message is an RDMA WRITE with immediate of up to {@code slotBytes} from this rank's outbox slot
  * {@code n mod slots} into the peer's inbox slot {@code n mod slots}, {@code n} counting the messages of the
  * link since it was connected. Each rank's staging memory is two registered regions, inbox and outbox, cut
- * the same way: one area per peer, in rank order with the rank itself left out, of {@code slots} slots each.
+ * the same way: one area per peer, in rank order with the rank itself left out, of {@code slots} slots each
+ * ({@link Staging#slotsFor}: the ring neighbours' areas are deeper).
  *
  * <pre>
- * inbox of rank r, N ranks, S slots of B bytes:
- * +----------------------------+----------------------------+-----+------------------------------+
- * | from rank 0: slot 0 .. S-1 | from rank 1: slot 0 .. S-1 | ... | from rank N-1: slot 0 .. S-1 |
- * +----------------------------+----------------------------+-----+------------------------------+
- * area of peer p at (p &lt; r ? p : p - 1) * S * B; slot s at area + s * B
+ * inbox of rank r, N ranks, B bytes a slot, S_p slots from rank p (4 S from r - 1 and r + 1, else S):
+ * +------------------------------+------------------------------+-----+----------------------------------+
+ * | from rank 0: slot 0 .. S_0-1 | from rank 1: slot 0 .. S_1-1 | ... | from rank N-1: slot 0 .. S_N-1-1 |
+ * +------------------------------+------------------------------+-----+----------------------------------+
+ * area of peer p at the sum of S_q * B over the ranks q &lt; p but r; slot s at area + s * B
  * </pre>
  *
  * <h2>Flow control</h2>
@@ -76,7 +77,7 @@ final class Link {
     Link(int peer, QueuePair qp, Staging staging, int peerInboxKey, long peerInboxArea) {
         this.peer = peer;
         this.qp = qp;
-        this.slots = staging.slots;
+        this.slots = staging.slotsFor(peer);
         this.slotBytes = staging.slotBytes;
         this.outbox = staging.outbox.segment();
         this.outboxKey = staging.outbox.localKey();
@@ -88,6 +89,11 @@ final class Link {
         this.peerInboxArea = peerInboxArea;
         this.arrivedImmediate = new int[slots];
         this.arrivedBytes = new int[slots];
+    }
+
+    /** {@return how many messages this link may have in flight: its slots} */
+    int slots() {
+        return slots;
     }
 
     /** Posts the receives that stand for the inbox slots: one per slot, none of which holds data. */

@@ -56,16 +56,18 @@ final class Ring {
     }
 
     /**
-     * Runs {@code mode} over the blocks {@link #slicing} holds (set by the caller): {@code input} holds every
+     * Runs {@code mode} over the blocks {@link #slicing} holds (set by the caller), cut into slices as
+     * {@code slots} slots of {@code slotBytes} would cut them: {@code input} holds every
      * block (only block r for allgather), {@code output} every block (only block r for reduce-scatter; null
      * for reduce on a rank other than {@code root}). Input and output may be the same memory.
      */
     void run(int mode, MemorySegment input, MemorySegment output, DataType type, ReduceOp op, int root, int slots,
             int slotBytes) throws CollectiveException {
         int e = type.byteSize();
-        slicing.plan(e, slots, slotBytes);
         Link left = links.to((rank - 1 + size) % size);
         Link right = links.to((rank + 1) % size);
+        // Slices cut as for `slots`, as many in flight as the ring links' deeper areas hold (Staging).
+        slicing.plan(e, slots, Math.min(left.slots(), right.slots()), slotBytes);
         boolean reducing = mode != ALLGATHER;
         int firstStep = reducing ? 0 : size - 1;
         int lastStep = mode == REDUCE_SCATTER ? size - 2 : 2 * size - 3;

@@ -4,8 +4,8 @@ package io.zcnet.collective;
  * How a ring cuts N blocks into messages: every block is walked in loops, and each loop sends {@code pieces}
  * slices of the block per step, each at most a slot. All blocks use the same geometry (from the largest
  * one), so every rank sends the same number of messages per step; the slices of a short block are shorter,
- * or empty. A loop's slices in flight at once per link ({@code pieces}) stay below twice the slots, which
- * is what keeps the ring free of deadlock ({@link Ring}).
+ * or empty. A loop's slices in flight at once per link ({@code pieces}) are at most the links' slots, below
+ * twice them, which is what keeps the ring free of deadlock ({@link Ring}).
  *
  * <p>Slices are at least {@value #MIN_SLICE_BYTES} bytes where the block allows, so a small operation is one
  * message per step rather than many tiny ones. Mutable, reused by one thread for one operation at a time.
@@ -47,8 +47,14 @@ final class Slicing {
         }
     }
 
-    /** Picks the geometry for elements of {@code elementBytes} through {@code slots} slots of {@code slotBytes}. */
-    void plan(int elementBytes, int slots, int slotBytes) {
+    /**
+     * Picks the geometry for elements of {@code elementBytes} through links of at least {@code depth} slots of
+     * {@code slotBytes}: slices as large as spreading the largest block over {@code slots} slots makes them
+     * (at least {@link #MIN_SLICE_BYTES}, at most a slot), and as many of them per loop as the block has, up to
+     * {@code depth}. A block that fills {@code slots} slots is cut exactly as with links of {@code slots}; only a
+     * larger one has more slices in flight, as deep as its links are.
+     */
+    void plan(int elementBytes, int slots, int depth, int slotBytes) {
         long largest = 0;
         for (int b = 0; b + 1 < starts.length; b++) {
             largest = Math.max(largest, starts[b + 1] - starts[b]);
@@ -56,7 +62,7 @@ final class Slicing {
         long perSlot = slotBytes / elementBytes;
         long smallest = Math.max(1, MIN_SLICE_BYTES / elementBytes);
         sliceElements = Math.min(perSlot, Math.max(ceilDiv(largest, slots), smallest));
-        pieces = (int) Math.max(1, Math.min(slots, ceilDiv(largest, sliceElements)));
+        pieces = (int) Math.max(1, Math.min(depth, ceilDiv(largest, sliceElements)));
         loops = Math.max(1, ceilDiv(largest, pieces * sliceElements));
     }
 

@@ -104,6 +104,11 @@ final class AllreduceCommand implements Callable<Integer> {
             description = "TCP connections per queue pair. Default: ${DEFAULT-VALUE}.")
     int subflows;
 
+    @Option(names = "--slots", paramLabel = "N",
+            description = "Staging slots per peer and direction (CommunicatorConfig.withSlots): how many messages"
+                    + " to one peer may be in flight. Default: the configuration's.")
+    Integer slots;
+
     @Mixin
     EngineOption engine;
 
@@ -233,9 +238,10 @@ final class AllreduceCommand implements Callable<Integer> {
 
     private CommunicatorConfig config() {
         CommunicatorConfig defaults = CommunicatorConfig.defaults();
-        return defaults.withEngine(engine.choice()).withQueuePairs(defaults.queuePairs().withSubflows(subflows))
-                .withBusyPoll(busyPoll).withCoreSharing(sharing())
+        CommunicatorConfig config = defaults.withEngine(engine.choice())
+                .withQueuePairs(defaults.queuePairs().withSubflows(subflows)).withBusyPoll(busyPoll).withCoreSharing(sharing())
                 .withAggregators(job, aggregatorAddresses().toArray(InetSocketAddress[]::new));
+        return slots == null ? config : config.withSlots(slots, config.slotBytes());
     }
 
     private List<InetSocketAddress> aggregatorAddresses() {

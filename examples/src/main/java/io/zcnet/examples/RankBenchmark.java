@@ -57,7 +57,7 @@ final class RankBenchmark {
     private final Plan plan;
     private final int refillEvery;
     private final Arena agreeArena = Arena.ofShared();
-    private final MemorySegment agreed = agreeArena.allocate(ValueLayout.JAVA_DOUBLE, 4);
+    private final MemorySegment agreed = agreeArena.allocate(ValueLayout.JAVA_DOUBLE, 6);
     private int sinceFill;
 
     private RankBenchmark(Communicator comm, Plan plan) {
@@ -171,19 +171,23 @@ final class RankBenchmark {
             w.run();
             double first = (System.nanoTime() - start) / 1e9;
             sinceFill = 1;
-            double[] firstAgreed = agree(first, w.check(sinceFill) ? 0 : 1, 0, 0);
+            double[] firstAgreed = agree(first, w.check(sinceFill) ? 0 : 1, 0, 0, 0, 0);
             boolean ok = firstAgreed[1] == 0;
             // More warm-up only while the first operation took less than the warm-up time.
             long warmOps = firstAgreed[0] < plan.warmup()
                     ? batches(w, plan.warmup() - firstAgreed[0], 0, plan.maxIters()).count : 0;
+            double cpuBefore = processCpuSeconds();
             Batches timed = batches(w, plan.budget(), plan.minIters(), plan.maxIters());
+            double cpuPerOp = (processCpuSeconds() - cpuBefore) / timed.count;
             boolean lastOk = w.check(sinceFill);
-            double[] slowest = agree(timed.mean(), timed.fastest(), timed.median(), lastOk ? 0 : 1);
+            double[] slowest = agree(timed.mean(), timed.fastest(), timed.median(), lastOk ? 0 : 1, timed.slowest(),
+                    cpuPerOp);
             ok &= slowest[3] == 0;
             int n = comm.size();
             double algbw = bytes * 8 / slowest[0] / 1e9;
             return new CollectiveResult(op.label(), op.algoLabel(algorithm), n, bytes, warmOps + 1, timed.count,
-                    slowest[0] * 1e6, slowest[1] * 1e6, slowest[2] * 1e6, algbw, algbw * op.busFactor(n), ok);
+                    slowest[0] * 1e6, slowest[1] * 1e6, slowest[2] * 1e6, slowest[4] * 1e6, slowest[5] * 1e6, algbw,
+                    algbw * op.busFactor(n), ok);
         }
     }
 
@@ -207,7 +211,7 @@ final class RankBenchmark {
                 b.add(System.nanoTime() - start);
                 sinceFill++;
             }
-            if (b.count >= minOps && agree(b.total / 1e9, 0, 0, 0)[0] >= seconds) {
+            if (b.count >= minOps && agree(b.total / 1e9, 0, 0, 0, 0, 0)[0] >= seconds) {
                 break;
             }
             batch = Math.min(batch * 2, maxOps - b.count);
@@ -215,13 +219,24 @@ final class RankBenchmark {
         return b;
     }
 
-    /** The largest of every rank's four values, element by element. */
-    private double[] agree(double a, double b, double c, double d) throws CollectiveException {
+    /**
+     * This process's CPU time so far, user and system, all threads: what a rank costs per operation, which
+     * on a machine with fewer cores than ranks decides how fast the others can go. The kernel's work for the
+     * rank's sockets counts where it runs in the rank's system calls, not where softirqs run it elsewhere.
+     */
+    private static double processCpuSeconds() {
+        return ProcessHandle.current().info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
+    }
+
+    /** The largest of every rank's six values, element by element. */
+    private double[] agree(double a, double b, double c, double d, double e, double f) throws CollectiveException {
         agreed.setAtIndex(ValueLayout.JAVA_DOUBLE, 0, a);
         agreed.setAtIndex(ValueLayout.JAVA_DOUBLE, 1, b);
         agreed.setAtIndex(ValueLayout.JAVA_DOUBLE, 2, c);
         agreed.setAtIndex(ValueLayout.JAVA_DOUBLE, 3, d);
-        comm.allreduce(agreed, 4, DataType.DOUBLE, ReduceOp.MAX);
+        agreed.setAtIndex(ValueLayout.JAVA_DOUBLE, 4, e);
+        agreed.setAtIndex(ValueLayout.JAVA_DOUBLE, 5, f);
+        comm.allreduce(agreed, 6, DataType.DOUBLE, ReduceOp.MAX);
         return agreed.toArray(ValueLayout.JAVA_DOUBLE);
     }
 
@@ -230,6 +245,7 @@ final class RankBenchmark {
         long count;
         long total;
         private long fastest = Long.MAX_VALUE;
+        private long slowest;
         private long[] times = new long[64];
 
         void add(long nanos) {
@@ -239,6 +255,7 @@ final class RankBenchmark {
             times[(int) count++] = nanos;
             total += nanos;
             fastest = Math.min(fastest, nanos);
+            slowest = Math.max(slowest, nanos);
         }
 
         double mean() {
@@ -247,6 +264,10 @@ final class RankBenchmark {
 
         double fastest() {
             return fastest / 1e9;
+        }
+
+        double slowest() {
+            return slowest / 1e9;
         }
 
         /** The upper median, as gloo_bench's nth_element at count/2. */

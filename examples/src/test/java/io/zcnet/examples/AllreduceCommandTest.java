@@ -42,7 +42,7 @@ class AllreduceCommandTest {
     private static final Set<String> OPS = Set.of(ALL_OPS.split(","));
     /** The RESULT fields in the order bench/collectives.sh's header gives them. */
     private static final List<String> FIELDS = List.of("impl", "op", "algo", "ranks", "bytes", "warmup", "iters",
-            "avg_us", "min_us", "p50_us", "algbw_gbps", "busbw_gbps", "check");
+            "avg_us", "min_us", "p50_us", "max_us", "cpu_us", "algbw_gbps", "busbw_gbps", "check");
     private static final Pattern NAMESPACES = Pattern.compile("namespaces (zcar-\\S+)-r0\\.\\.");
 
     @ParameterizedTest(name = "{0}")
@@ -123,6 +123,8 @@ class AllreduceCommandTest {
             assertTrue(iters >= 2 && iters <= 50, line);
             double avg = Double.parseDouble(field(line, "avg_us"));
             assertTrue(Double.parseDouble(field(line, "min_us")) <= avg, line);
+            assertTrue(Double.parseDouble(field(line, "p50_us")) <= Double.parseDouble(field(line, "max_us")), line);
+            assertTrue(Double.parseDouble(field(line, "cpu_us")) > 0, line);
             double algbw = Double.parseDouble(field(line, "algbw_gbps"));
             assertEquals(Long.parseLong(field(line, "bytes")) * 8 / avg / 1e3, algbw, algbw * 0.01 + 1e-4, line);
             double factor = field(line, "op").equals("allreduce") ? 1 : 0.5; // 2(n-1)/n, (n-1)/n for n = 2
