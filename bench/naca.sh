@@ -149,6 +149,8 @@ set title "allreduce, $coll_ranks ranks, links shaped to $rate Mbit/s (B = $b_gb
 set xlabel "size (bytes)"
 set ylabel "busbw (Gbit/s, nccl-tests)"
 set logscale x 2
+# A range of its own, so that a run of one size (MIN_SIZE = max-size) still has an axis.
+set xrange [$((min_bytes / 2)):$((max_bytes * 2))]
 set key left top
 set grid
 plot for [c=2:$((ncols + 1))] "$out_dir/busbw.dat" using 1:c with linespoints title columnheader(c), \
