@@ -1,5 +1,6 @@
 # Sourced by the bench/ scripts: finds the JDK exactly as ./zcnet does and builds the benchmark jar.
-# Defines: root, bench_jar, JAVA_HOME (exported), build_benchmarks, run_jmh, require_package, tbf_shape, die.
+# Defines: root, bench_jar, JAVA_HOME (exported), build_benchmarks, run_jmh, require_package, tbf_shape, die,
+# start_qp_server, start_qp_hold.
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bench_jar="$root/jmh/target/benchmarks.jar"
@@ -55,6 +56,18 @@ tbf_shape() {
   [ "$burst" -ge 65536 ] || burst=65536
   tc -n "$1" qdisc replace dev "$2" root tbf rate "${3}mbit" burst "$burst" latency 50ms
   echo "tbf rate ${3}mbit burst $burst latency 50ms"
+}
+
+# start_qp_hold PORT N HOLD LOG: starts 'zcnet qp-load' opening N queue pairs to 127.0.0.1:PORT, driving them for a second
+# and holding them open and idle for HOLD seconds (its output to LOG, JAVA_OPTS as set), and waits until they are held;
+# sets load_pid (the launcher's) and load_jvm (its JVM's).
+start_qp_hold() {
+  local port="$1" n="$2" hold="$3" log="$4"
+  "$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps "$n" --seconds 1 --hold "$hold" >"$log" 2>&1 &
+  load_pid=$!
+  for _ in $(seq 1 600); do grep -q "open and idle" "$log" 2>/dev/null && break; sleep 0.2; done
+  grep -q "open and idle" "$log" || { cat "$log" >&2; die "qp-load did not get its queue pairs open"; }
+  load_jvm="$(pgrep -f "qp-load --connect 127.0.0.1:$port" | tail -n 1)"
 }
 
 # start_qp_server PORT LOG [JVM options...]: starts 'zcnet qp-server' on 127.0.0.1:PORT (its output to LOG, a line of

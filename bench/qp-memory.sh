@@ -33,12 +33,7 @@ sleep 2
 native_kib() { "$jcmd" "$1" VM.native_memory summary 2>/dev/null | awk '/^-[ ]+Other/ {sub(/.*committed=/, ""); sub(/KB.*/, ""); print; exit}'; }
 s_rss0="$(rss_kib "$server_jvm")"; s_heap0="$(heap_kib "$server_jvm")"; s_nat0="$(native_kib "$server_jvm")"
 
-JAVA_OPTS="-Dzcnet.engine=$engine" "$root/zcnet" qp-load --connect "127.0.0.1:$port" --qps "$n" --seconds 1 \
-  --hold "$hold" >"$work/load.log" 2>&1 &
-load_pid=$!
-for _ in $(seq 1 600); do grep -q "open and idle" "$work/load.log" 2>/dev/null && break; sleep 0.2; done
-grep -q "open and idle" "$work/load.log" || { cat "$work/load.log" >&2; die "qp-load did not get its queue pairs open"; }
-load_jvm="$(pgrep -f "qp-load --connect 127.0.0.1:$port" | tail -n 1)"
+JAVA_OPTS="-Dzcnet.engine=$engine" start_qp_hold "$port" "$n" "$hold" "$work/load.log"
 sleep 2
 # Every heartbeat tick lends each queue pair's sender a space until its ACKNOWLEDGE has left: of three samples
 # half a second apart (a tick is 500 ms at the default 2 s silence timeout), the lowest is the idle cost.

@@ -142,7 +142,7 @@ f.more_segments = ProtoField.bool("zcnet.more_segments", "More segments", 8, nil
 f.rtr = ProtoField.bool("zcnet.rtr", "Ready to receive (RTR)", 8, nil, 0x08)
 f.rtr_ack = ProtoField.bool("zcnet.rtr_ack", "RTR acknowledged (RTR_ACK)", 8, nil, 0x04)
 f.ack_request = ProtoField.bool("zcnet.ack_request", "Acknowledgement requested", 8, nil, 0x02)
-f.reserved = ProtoField.uint8("zcnet.reserved", "Reserved", base.HEX, nil, 0x01)
+f.quiet = ProtoField.bool("zcnet.quiet", "Quiet (no heartbeats until work)", 8, nil, 0x01)
 f.opcode = ProtoField.uint8("zcnet.opcode", "Opcode", base.HEX, OPCODES)
 f.msn = ProtoField.uint16("zcnet.msn", "MSN", base.DEC)
 f.mbo_seg = ProtoField.uint32("zcnet.mbo_seg", "Message offset and segment", base.HEX)
@@ -235,7 +235,7 @@ zcnet.experts = { expert_icrc, expert_invalid, expert_naca, expert_nak }
 -- ---------------------------------------------------------------- layouts: {field, offset, size, {fields of its bits}}
 
 local HEADER_LAYOUT = {
-    { f.flags, 0, 1, { f.ver, f.timestamp_present, f.more_segments, f.rtr, f.rtr_ack, f.ack_request, f.reserved } },
+    { f.flags, 0, 1, { f.ver, f.timestamp_present, f.more_segments, f.rtr, f.rtr_ack, f.ack_request, f.quiet } },
     { f.opcode, 1, 1 }, { f.msn, 2, 2 }, { f.mbo_seg, 4, 4, { f.offset, f.seg } }, { f.icrc, 8, 4 },
     { f.timestamp, 12, 4 }, { f.timestamp_echo, 16, 4 }, { f.imm_data, 20, 4 }, { f.length, 24, 4 },
     { f.ext_length, 28, 2 }, { f.subflow, 30, 2 },
@@ -351,7 +351,6 @@ local function validate(tvb, segment_size)
     local flags = tvb(0, 1):uint()
     local opcode = tvb(1, 1):uint()
     if rshift(flags, 6) ~= 1 then return 2 end
-    if band(flags, 0x01) ~= 0 then return 4 end
     local p = OP[opcode]
     if not p then return 3 end
     if tvb(28, 2):uint() ~= p.ext then return 5 end
@@ -360,6 +359,9 @@ local function validate(tvb, segment_size)
     local rtr_bits = band(flags, 0x0C)
     if rtr_bits ~= 0 and (opcode ~= ACKNOWLEDGE or rtr_bits == 0x0C) then return 9 end
     if band(flags, 0x02) ~= 0 and (more or opcode == ACKNOWLEDGE or opcode == READ_REQUEST) then return 9 end
+    if band(flags, 0x01) ~= 0 and (opcode ~= ACKNOWLEDGE or rtr_bits ~= 0 or band(tvb(4, 4):uint(), 0xFF) ~= 0) then
+        return 9
+    end
     if band(flags, 0x20) == 0 and tvb(12, 4):uint() ~= 0 then return 10 end
     local imm = tvb(20, 4):uint()
     if imm ~= 0 and not p.imm and opcode ~= ACKNOWLEDGE then return 10 end
@@ -400,7 +402,8 @@ local function plausible_frame(tvb)
     if tvb:len() < 32 then return false end
     local flags = tvb(0, 1):uint()
     local p = OP[tvb(1, 1):uint()]
-    return rshift(flags, 6) == 1 and band(flags, 0x01) == 0 and p ~= nil and tvb(28, 2):uint() == p.ext
+    return rshift(flags, 6) == 1 and p ~= nil and tvb(28, 2):uint() == p.ext
+        and (band(flags, 0x01) == 0 or tvb(1, 1):uint() == ACKNOWLEDGE)
         and (band(flags, 0x10) ~= 0) ~= p.last and tvb(24, 4):uint() <= MAX_MESSAGE
 end
 

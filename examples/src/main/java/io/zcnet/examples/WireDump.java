@@ -172,6 +172,7 @@ final class WireDump {
         field(sb, "rtr", h.rtr());
         field(sb, "rtr_ack", h.rtrAck());
         field(sb, "ack_request", h.ackRequest());
+        field(sb, "quiet", h.quiet());
         name(sb, "opcode").append('"').append(Opcode.name(h.opcode())).append('"');
         field(sb, "msn", h.msn());
         field(sb, "offset", h.messageOffset());
@@ -263,6 +264,9 @@ final class WireDump {
         }
         if (h.ackRequest()) {
             sb.append(" ack_request");
+        }
+        if (h.quiet()) {
+            sb.append(" quiet");
         }
         if (h.timestampPresent()) {
             sb.append(" ts=").append(Integer.toUnsignedLong(h.timestamp()));
@@ -433,6 +437,7 @@ final class WireDump {
                 .rtr(bool(fields, "rtr"))
                 .rtrAck(bool(fields, "rtr_ack"))
                 .ackRequest(bool(fields, "ack_request"))
+                .quiet(bool(fields, "quiet"))
                 .opcode(opcode)
                 .msn((int) number(fields, "msn", 0, 0xFFFF))
                 .messageOffsetAndSegment((int) number(fields, "offset", 0, FrameHeader.MAX_MESSAGE_OFFSET),

@@ -88,8 +88,8 @@ class WireDumpTest {
         String[] lines = lines();
         assertEquals(6, lines.length);
         Map<String, Object> first = FlatJson.parse(lines[0]);
-        assertEquals(List.of("ver", "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "opcode", "msn", "offset",
-                "seg", "icrc", "icrc_ok", "timestamp", "timestamp_echo", "imm_data", "length", "ext_length", "subflow",
+        assertEquals(List.of("ver", "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "quiet", "opcode", "msn",
+                "offset", "seg", "icrc", "icrc_ok", "timestamp", "timestamp_echo", "imm_data", "length", "ext_length", "subflow",
                 "rkey", "region_offset"), List.copyOf(first.keySet()));
         assertEquals("RDMA_WRITE_FIRST", first.get("opcode"));
         assertEquals(65535L, first.get("msn"));
@@ -102,7 +102,7 @@ class WireDumpTest {
         assertEquals(256L, last.get("offset"));
         assertEquals(2L, last.get("seg"));
         assertEquals(0xFFFFFFFEL, last.get("imm_data"));
-        assertEquals(List.of("rkey", "region_offset", "rsn"), List.copyOf(last.keySet()).subList(18, 21),
+        assertEquals(List.of("rkey", "region_offset", "rsn"), List.copyOf(last.keySet()).subList(19, 22),
                 "the last frame of a WRITE with immediate names the receive it consumes");
         assertEquals(0xFFFFFFF0L, last.get("rsn"));
         assertEquals(16L, last.get("ext_length"));
@@ -119,7 +119,7 @@ class WireDumpTest {
         assertNull(ack.get("icrc_ok"), "no ICRC computed");
         Map<String, Object> send = FlatJson.parse(lines[5]);
         assertEquals("SEND_ONLY_WITH_IMMEDIATE", send.get("opcode"));
-        assertEquals(List.of("subflow", "rsn"), List.copyOf(send.keySet()).subList(17, 19), "a SEND's extension is its RSN");
+        assertEquals(List.of("subflow", "rsn"), List.copyOf(send.keySet()).subList(18, 20), "a SEND's extension is its RSN");
         assertEquals(5L, send.get("rsn"));
         assertEquals(4L, send.get("ext_length"));
     }
@@ -261,7 +261,7 @@ class WireDumpTest {
         assertEquals(0xFFFFFFFFL, packed.get("rsn"));
         assertEquals(true, packed.get("ack_request"));
         assertEquals(true, packed.get("icrc_ok"));
-        assertEquals(List.of("subflow", "rsn", "records", "payload_hex"), List.copyOf(packed.keySet()).subList(17, 21),
+        assertEquals(List.of("subflow", "rsn", "records", "payload_hex"), List.copyOf(packed.keySet()).subList(18, 22),
                 "the records follow the extension, the payload comes last");
         assertEquals(List.of(
                 Map.of("msn", 0xFFFEL, "rsn", 0xFFFFFFFFL, "immediate_present", false, "message_length", 5L,

@@ -59,7 +59,8 @@ class WiresharkDissectorTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final int HANDSHAKE = 96;
     private static final List<String> FRAME_FIELDS = List.of("ver", "timestamp_present", "more_segments", "rtr",
-            "rtr_ack", "ack_request", "opcode", "msn", "offset", "seg", "icrc", "icrc_ok", "timestamp", "timestamp_echo", "imm_data",
+            "rtr_ack", "ack_request", "quiet", "opcode", "msn", "offset", "seg", "icrc", "icrc_ok", "timestamp", "timestamp_echo",
+            "imm_data",
             "length", "ext_length", "subflow", "rkey", "region_offset", "rsn", "read_length", "sink_rkey", "sink_offset",
             "payload", "error", "nak.syndrome", "nak.failed_msn", "records", "record.msn", "record.rsn", "record.descriptor",
             "record.immediate_present", "record.reserved", "record.message_length", "record.imm_data", "record.payload");
@@ -345,8 +346,8 @@ class WiresharkDissectorTest {
         }
         while (!values.get("opcode").isEmpty()) {
             Map<String, String> m = new LinkedHashMap<>();
-            for (String f : List.of("ver", "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "opcode", "msn",
-                    "offset", "seg", "icrc")) {
+            for (String f : List.of("ver", "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "quiet", "opcode",
+                    "msn", "offset", "seg", "icrc")) {
                 m.put(f, value(f, values.get(f).pop()));
             }
             if (!m.get("icrc").equals("0")) {
@@ -399,7 +400,8 @@ class WiresharkDissectorTest {
     /** tshark's text of a field as {@link #dump} gives it: decimal numbers, true/false. */
     private static String value(String field, String text) {
         return switch (field) {
-            case "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "icrc_ok", "record.immediate_present" ->
+            case "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "quiet", "icrc_ok",
+                    "record.immediate_present" ->
                     Boolean.toString(text.equals("1"));
             default -> number(text, false);
         };

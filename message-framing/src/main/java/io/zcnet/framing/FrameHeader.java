@@ -17,7 +17,7 @@ import java.lang.foreign.StructLayout;
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |ver|T|M|R|A|K|0|    opcode     |              msn              |  0
+ * |ver|T|M|R|A|K|Q|    opcode     |              msn              |  0
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |          message byte offset (24 bits)        |  segment (8)  |  4
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -33,7 +33,7 @@ import java.lang.foreign.StructLayout;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |          ext_length           |            subflow            | 28
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- *   T = timestamp_present, M = more_segments, R = rtr, A = rtr_ack, K = ack_request
+ *   T = timestamp_present, M = more_segments, R = rtr, A = rtr_ack, K = ack_request, Q = quiet
  * </pre>
  *
  * <p>The header is followed by {@code ext_length} bytes of extension, a length the opcode alone decides
@@ -105,8 +105,11 @@ public final class FrameHeader {
      * let the acknowledgement ride on its next frame (docs/wire-format.md, section 10).
      */
     public static final int FLAG_ACK_REQUEST = 1 << 1;
-    /** Bit 0 of {@code flags}: must be zero. */
-    public static final int FLAGS_RESERVED = 0b1;
+    /**
+     * {@code flags} bit 0: on an ACKNOWLEDGE (not a NAK), its sender has nothing in flight and nothing to send, and
+     * sends no heartbeats on this subflow until it has (docs/wire-format.md, section 10).
+     */
+    public static final int FLAG_QUIET = 1;
 
     /** Largest byte offset inside a message (24 bits); a message holds at most this many bytes. */
     public static final int MAX_MESSAGE_OFFSET = (1 << 24) - 1;
@@ -285,6 +288,21 @@ public final class FrameHeader {
      */
     public FrameHeader rtrAck(boolean on) {
         return flag(FLAG_RTR_ACK, on);
+    }
+
+    /** {@return whether {@link #FLAG_QUIET} is set} */
+    public boolean quiet() {
+        return (flags() & FLAG_QUIET) != 0;
+    }
+
+    /**
+     * Sets or clears {@link #FLAG_QUIET}.
+     *
+     * @param on whether to set it
+     * @return this flyweight
+     */
+    public FrameHeader quiet(boolean on) {
+        return flag(FLAG_QUIET, on);
     }
 
     /** {@return whether {@link #FLAG_ACK_REQUEST} is set} */

@@ -34,7 +34,7 @@ public final class FrameValidator {
     }
 
     /**
-     * Checks the base header: version, reserved bits, opcode, extension length, flags against the opcode,
+     * Checks the base header: version, opcode, extension length, flags against the opcode,
      * unused fields, payload against {@code segmentSize}, and the message offset and segment number; an
      * ACKNOWLEDGE with a non-zero segment byte is a {@link NegativeAcknowledge}, whose syndrome and failed MSN
      * must be ones it may carry.
@@ -52,9 +52,6 @@ public final class FrameValidator {
         if (flags >>> FrameHeader.VERSION_SHIFT != FrameHeader.VERSION) {
             return FrameError.BAD_VERSION;
         }
-        if ((flags & FrameHeader.FLAGS_RESERVED) != 0) {
-            return FrameError.RESERVED_BITS;
-        }
         int opcode = header.opcode();
         if (!Opcode.isValid(opcode)) {
             return FrameError.BAD_OPCODE;
@@ -70,6 +67,10 @@ public final class FrameValidator {
         boolean acknowledge = opcode == Opcode.ACKNOWLEDGE;
         int rtrBits = flags & (FrameHeader.FLAG_RTR | FrameHeader.FLAG_RTR_ACK);
         if (rtrBits != 0 && (!acknowledge || rtrBits == (FrameHeader.FLAG_RTR | FrameHeader.FLAG_RTR_ACK))) {
+            return FrameError.BAD_FLAGS;
+        }
+        // Quiet is a plain ACKNOWLEDGE's word about its sender's heartbeats: never on a NAK or in the RTR exchange.
+        if ((flags & FrameHeader.FLAG_QUIET) != 0 && (!acknowledge || rtrBits != 0 || header.segmentNumber() != 0)) {
             return FrameError.BAD_FLAGS;
         }
         // An ACK request asks for an acknowledgement of the message the frame ends; a READ request's is its

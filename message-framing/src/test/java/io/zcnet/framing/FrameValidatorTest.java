@@ -51,7 +51,13 @@ class FrameValidatorTest {
     void rejectsEachViolationWithItsCode() {
         assertEquals(FrameError.BAD_VERSION, check(h -> h.version(0)));
         assertEquals(FrameError.BAD_VERSION, check(h -> h.version(2)));
-        assertEquals(FrameError.RESERVED_BITS, check(h -> h.flags(h.flags() | 1)));
+        assertEquals(FrameError.BAD_FLAGS, check(h -> h.quiet(true)), "quiet on a frame that is no ACKNOWLEDGE");
+        assertEquals(FrameError.OK, check(h -> h.opcode(Opcode.ACKNOWLEDGE).extLength(0).moreSegments(false)
+                .messageOffsetAndSegment(0, 0).length(0).quiet(true)), "a quiet ACKNOWLEDGE");
+        assertEquals(FrameError.BAD_FLAGS, check(h -> h.opcode(Opcode.ACKNOWLEDGE).extLength(0).moreSegments(false)
+                .messageOffsetAndSegment(0, 1).length(0).quiet(true)), "quiet on a NAK");
+        assertEquals(FrameError.BAD_FLAGS, check(h -> h.opcode(Opcode.ACKNOWLEDGE).extLength(0).moreSegments(false)
+                .messageOffsetAndSegment(0, 0).length(0).rtr(true).quiet(true)), "quiet in the RTR exchange");
         assertEquals(FrameError.BAD_FLAGS, check(h -> h.ackRequest(true)), "an ACK request on a frame that ends no message");
         assertEquals(FrameError.BAD_FLAGS, check(h -> h.opcode(Opcode.ACKNOWLEDGE).extLength(0).moreSegments(false)
                 .messageOffsetAndSegment(0, 0).length(0).ackRequest(true)), "an ACK request on an ACKNOWLEDGE");

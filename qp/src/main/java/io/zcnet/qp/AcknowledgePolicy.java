@@ -86,6 +86,14 @@ final class AcknowledgePolicy {
      * subflow with the least queued when null. Returns whether a subflow took it.
      */
     boolean send(Subflow on) {
+        return send(on, false);
+    }
+
+    /**
+     * {@link #send(Subflow)}, flagged {@code quiet} when this side has nothing in flight and nothing to send: the
+     * peer's silence check then waits for this side's next frame instead of its heartbeats.
+     */
+    boolean send(Subflow on, boolean quiet) {
         Subflow s = on != null ? on : engine.subflows.pick(FrameHeader.LENGTH);
         if (s == null || s.dead) {
             return false;
@@ -93,6 +101,7 @@ final class AcknowledgePolicy {
         int msn = assembler.acknowledgedMsn();
         int credit = assembler.creditLimit();
         FlowControl.writeAcknowledge(frame.header(), msn, credit, false, false);
+        frame.header().quiet(quiet);
         frame.seal();
         // From the timestamp's echo the peer measures the subflow's round trip.
         int nowMicros = QpClock.micros();
@@ -101,6 +110,7 @@ final class AcknowledgePolicy {
         if (!s.offer(bytes, FrameHeader.LENGTH, bytes, 0, 0)) {
             return false;
         }
+        s.quietSent = quiet;
         ackedMsnSent = msn;
         creditSent = credit;
         due = false;

@@ -6,10 +6,17 @@ import io.zcnet.ring.Errno;
 
 /**
  * Whether the peer is still there and still taking work, the timeout half of rxe's completer: a tick every
- * quarter of the silence timeout (on the context's {@link HeartbeatClock}, shared by its queue pairs) sends an ACKNOWLEDGE on every subflow that sent nothing since the last, and
- * declares a subflow from which nothing arrived for the whole timeout dead (a black hole fails no TCP call); the
- * send progress check fails the queue pair when the peer stopped taking what it was sent, as verbs' retry count
- * does. Owner thread of the loop.
+ * quarter of the silence timeout (on the context's {@link HeartbeatClock}, shared by its queue pairs) sends an
+ * ACKNOWLEDGE on every subflow that sent nothing since the last, and declares a subflow from which nothing arrived
+ * for the whole timeout dead (a black hole fails no TCP call); the send progress check fails the queue pair when
+ * the peer stopped taking what it was sent, as verbs' retry count does.
+ *
+ * <p>An idle queue pair goes quiet, so that thousands of them cost no CPU: when a tick finds nothing in flight,
+ * nothing to send and no frame of a message arrived since the last, it sends one ACKNOWLEDGE flagged quiet
+ * on each subflow and then no heartbeats until there is work again. A side that waits on nothing does not count a
+ * quiet peer's silence; one that waits on the peer counts it as always, so a black hole is still found as soon
+ * as anything depends on the path. A peer that never said it was quiet is held to its heartbeats. Owner thread of
+ * the loop.
  */
 final class Liveness {
     private final QpEngine engine;
@@ -53,28 +60,47 @@ final class Liveness {
         AcknowledgePolicy acks = engine.acks;
         long now = System.nanoTime();
         long silence = config.silenceTimeout().toNanos();
+        boolean waiting = waitsOnPeer();
+        boolean heard = false;
+        for (int i = 0; i < subflows.slots(); i++) {
+            Subflow s = subflows.get(i);
+            if (s != null && !s.dead) {
+                heard |= s.heardMessagesSinceTick();
+                if (s.receivedSinceTick()) {
+                    s.silentSinceNanos = now;
+                }
+            }
+        }
+        // Quiet: nothing in flight, nothing to send, and no message arrived (heartbeats do not count, or two idle
+        // sides would keep each other awake). A quiet side tells the peer once per subflow and then sends nothing.
+        boolean quiet = !waiting && !heard && ledger.isEmpty() && !engine.hasUnsent();
         for (int i = 0; i < subflows.slots(); i++) {
             Subflow s = subflows.get(i);
             if (s == null || s.dead) {
                 continue;
             }
-            if (s.receivedSinceTick()) {
-                s.silentSinceNanos = now;
+            if (!waiting && s.receiver.peerQuiet()) {
+                s.silentSinceNanos = now; // a quiet peer sends nothing until it has work, and this side waits on none
             } else if (now - s.silentSinceNanos > silence) {
                 engine.onSubflowFailed(s, 0, Errno.ETIMEDOUT, "silent for " + config.silenceTimeout().toMillis() + " ms");
                 continue;
             }
             s.sender.onTick(); // a sender quiet since the last tick gives its space back before the heartbeat
-            if (!s.sentSinceTick) {
-                acks.send(s);
+            if (quiet ? !s.quietSent : !s.sentSinceTick) {
+                acks.send(s, quiet);
             }
             s.sentSinceTick = false;
         }
         if (acks.isDue() && engine.failure.state() == QpState.RTS) {
-            acks.send(null); // owed since a frame left: no acknowledgement waits longer than a tick
+            acks.send(null, quiet); // owed since a frame left: no acknowledgement waits longer than a tick
         }
         checkSendProgress(now);
         engine.requester.pump();
+    }
+
+    /** Whether the peer owes this side an answer: messages it has not acknowledged, or READ responses. */
+    private boolean waitsOnPeer() {
+        return flow.unacknowledged() > 0 || ledger.isHeadBegun();
     }
 
     /**
@@ -91,7 +117,7 @@ final class Liveness {
         }
         long mark = engine.requester.acknowledged() + engine.completer.readResponsesLanded()
                 + engine.subflows.bytesSent();
-        boolean waiting = flow.unacknowledged() > 0 || ledger.isHeadBegun();
+        boolean waiting = waitsOnPeer();
         if (mark != progressMark || !waiting) {
             progressMark = mark;
             progressSinceNanos = now;

@@ -59,8 +59,11 @@ final class Subflow implements SendListener, ReceiveListener {
     long framesSent;
     long bytesSent;
     private long receivedAtLastTick;
+    private long messageFramesAtLastTick;
     long silentSinceNanos;
     boolean sentSinceTick;
+    /** The last frame offered was a quiet ACKNOWLEDGE: the peer knows this side sends no heartbeats until it has work. */
+    boolean quietSent;
     boolean dead;
     /** Set while the subflow ends gracefully: its last frame is leaving. */
     private SubflowEnding ending;
@@ -116,6 +119,7 @@ final class Subflow implements SendListener, ReceiveListener {
         framesSent++;
         bytesSent += payloadLength;
         sentSinceTick = true;
+        quietSent = false;
         return true;
     }
 
@@ -142,6 +146,14 @@ final class Subflow implements SendListener, ReceiveListener {
 
     double rate() {
         return rate;
+    }
+
+    /** Called by the heartbeat: true if a frame of a message (not an ACKNOWLEDGE) arrived since the last tick. */
+    boolean heardMessagesSinceTick() {
+        long now = receiver.messageFrames();
+        boolean any = now != messageFramesAtLastTick;
+        messageFramesAtLastTick = now;
+        return any;
     }
 
     /** Called by the heartbeat: true if something arrived since the last tick. */

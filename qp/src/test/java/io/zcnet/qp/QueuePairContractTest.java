@@ -1132,6 +1132,41 @@ abstract class QueuePairContractTest {
         }
     }
 
+    @Test
+    void idleQueuePairsGoQuietAndWakeForWork() throws Exception {
+        // A heartbeat every 50 ms at a 200 ms silence timeout: had the idle pair kept heartbeating, each side
+        // would have sent about twenty frames in the second watched below.
+        QpConfig config = config().withTimeouts(config().handshakeTimeout(), Duration.ofMillis(200));
+        try (QpPair p = new QpPair(engine(), config, 1 << 20)) {
+            writeVerified(p, 1, 4096, 7);
+            Thread.sleep(600); // three silence timeouts: both sides found themselves idle and said so
+            long client = framesSent(p.client);
+            long server = framesSent(p.server);
+            Thread.sleep(1000);
+            assertEquals(client, framesSent(p.client), () -> "the idle client went on sending: " + p.client.statistics());
+            assertEquals(server, framesSent(p.server), () -> "the idle server went on sending: " + p.server.statistics());
+            for (QueuePair qp : List.of(p.client, p.server)) {
+                assertEquals(QpState.RTS, qp.state(), qp.statistics()::toString);
+            }
+            // Work wakes them: a WRITE and a SEND each way, then the pair stays up past several silence timeouts.
+            writeVerified(p, 2, 8192, 8);
+            assertTrue(p.server.postReceive(3, p.serverRegion.localKey(), 0, 64));
+            assertTrue(p.client.postSend(new WorkRequest().send(4, p.clientRegion.localKey(), 0, 64)));
+            assertSuccess(next(p.client), 4, WorkCompletion.OP_SEND, 64);
+            assertSuccess(next(p.server), 3, WorkCompletion.OP_RECV, 64);
+            assertTrue(p.client.postReceive(5, p.clientRegion.localKey(), 0, 64));
+            assertTrue(p.server.postSend(new WorkRequest().send(6, p.serverRegion.localKey(), 0, 64)));
+            assertSuccess(next(p.server), 6, WorkCompletion.OP_SEND, 64);
+            assertSuccess(next(p.client), 5, WorkCompletion.OP_RECV, 64);
+            Thread.sleep(800);
+            for (QueuePair qp : List.of(p.client, p.server)) {
+                assertEquals(QpState.RTS, qp.state(), qp.statistics()::toString);
+                assertEquals(1, qp.liveSubflows(), qp.statistics()::toString);
+            }
+            writeVerified(p, 7, 4096, 9);
+        }
+    }
+
     /** WRITEs {@code bytes} of a pattern from the client's region start to the server's and checks them there. */
     private static void writeVerified(QpPair p, long wrId, int bytes, long seed) {
         fill(p.clientRegion, 0, bytes, seed);

@@ -125,6 +125,8 @@ public final class FrameReceiver implements AutoCloseable {
 
     private int peerTimestamp;
     private int timestampEcho;
+    private boolean peerQuiet;
+    private long messageFrames;
     private long timestampsSeen;
 
     private boolean placedThisTurn;
@@ -474,6 +476,10 @@ public final class FrameReceiver implements AutoCloseable {
             return 0;
         }
         noteTimestamps();
+        peerQuiet = header.quiet();
+        if (header.opcode() != Opcode.ACKNOWLEDGE) {
+            messageFrames++;
+        }
         if (direct) {
             return beginDirect(bytes, offset, headerBytes, (int) length) ? headerBytes : -1;
         }
@@ -507,6 +513,20 @@ public final class FrameReceiver implements AutoCloseable {
             timestampEcho = header.timestampEcho();
             timestampsSeen++;
         }
+    }
+
+    /**
+     * {@return whether the last frame taken was a quiet ACKNOWLEDGE ({@link FrameHeader#FLAG_QUIET}): the peer has
+     * nothing in flight and sends no heartbeats on this connection until it has} The peer's word, judged by the
+     * assembler with the rest of the header; it steers only the owner's silence check.
+     */
+    public boolean peerQuiet() {
+        return peerQuiet;
+    }
+
+    /** {@return the frames taken that belong to messages: every frame but ACKNOWLEDGEs (heartbeats among them)} */
+    public long messageFrames() {
+        return messageFrames;
     }
 
     /**
