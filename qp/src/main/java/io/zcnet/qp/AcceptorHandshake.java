@@ -89,7 +89,7 @@ final class AcceptorHandshake extends SubflowHandshake {
 
     /** A handshake of {@code socket} on {@code home}, to {@link #start} or {@link #resume}, bounded by {@code timeoutNanos}. */
     AcceptorHandshake(QpLoop home, int socket, InetSocketAddress peerAddress, String peer, Host host, long timeoutNanos) {
-        super(home.loop(), home.icrc(), socket, timeoutNanos);
+        super(home, socket, timeoutNanos);
         this.home = home;
         this.host = host;
         this.peer = peer;

@@ -100,7 +100,7 @@ final class Connector {
             failOpen(opened, new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
             return;
         }
-        new InitiatorHandshake(loop, home.icrc(), socket, path.remote(), path.toString(), config, null, 0, null,
+        new InitiatorHandshake(home, socket, path.remote(), path.toString(), config, null, 0, null,
                 new InitiatorHandshake.Outcome() {
                     @Override
                     public void established(InitiatorHandshake h) {
@@ -146,7 +146,7 @@ final class Connector {
                 joined.completeExceptionally(new IOException("cannot open a socket for " + path + ": " + e.getMessage(), e));
                 return;
             }
-            new InitiatorHandshake(loop, home.icrc(), socket, path.remote(), path.toString(), qp.config(), engine, engine.token(),
+            new InitiatorHandshake(home, socket, path.remote(), path.toString(), qp.config(), engine, engine.token(),
                     engine.secret(), new InitiatorHandshake.Outcome() {
                         @Override
                         public void established(InitiatorHandshake h) {

@@ -1,8 +1,5 @@
 package io.zcnet.qp;
 
-import io.zcnet.framing.Icrc;
-import io.zcnet.ring.EventLoop;
-
 import java.net.InetSocketAddress;
 
 /**
@@ -54,9 +51,9 @@ final class InitiatorHandshake extends SubflowHandshake {
      * @param joining null to open a new queue pair, or the engine of the queue pair to join (its token and
      *                secret are given)
      */
-    InitiatorHandshake(EventLoop loop, Icrc icrc, int socket, InetSocketAddress remote, String path, QpConfig config,
+    InitiatorHandshake(QpLoop home, int socket, InetSocketAddress remote, String path, QpConfig config,
             QpEngine joining, long token, byte[] secret, Outcome outcome) {
-        super(loop, icrc, socket, config.handshakeTimeout().toNanos());
+        super(home, socket, config.handshakeTimeout().toNanos());
         this.config = config;
         this.path = path;
         this.joining = joining;

@@ -63,6 +63,8 @@ final class QpLoop {
     private final Connector connector;
     /** The one timer every queue pair of this loop ticks on. Loop thread. */
     private final HeartbeatClock heartbeats;
+    /** The one timer that bounds every handshake running here. Loop thread. */
+    private final HandshakeDeadlines handshakeDeadlines;
     /** The working memory of the subflows' senders, lent while they have something to send. Loop thread. */
     private final SenderSpaces senderSpaces;
     /** The receivers' carry and drain buffers and the queue pairs' deferred stores, lent while in use. Loop thread. */
@@ -95,6 +97,7 @@ final class QpLoop {
             this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
             this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
             this.heartbeats = t.call(() -> new HeartbeatClock(l));
+            this.handshakeDeadlines = t.call(() -> new HandshakeDeadlines(l));
             this.senderSpaces = t.call(() -> new SenderSpaces(Subflow.SMALL_SENDER, Subflow.SENDER, SenderSpaces.DEFAULT_MAX_IDLE));
             this.receiveBuffers = t.call(() -> new ReceiveBuffers(RECEIVE_BUFFERS_IDLE));
         } catch (Exception e) {
@@ -148,6 +151,10 @@ final class QpLoop {
 
     HeartbeatClock heartbeats() {
         return heartbeats;
+    }
+
+    HandshakeDeadlines handshakeDeadlines() {
+        return handshakeDeadlines;
     }
 
     SenderSpaces senderSpaces() {

@@ -24,20 +24,18 @@ import java.lang.foreign.MemorySegment;
  * and a few hundred bytes for a bounded time), and the ready-to-receive exchange, an ACKNOWLEDGE frame
  * with {@code rtr} answered by one with {@code rtr_ack}, both carrying the sender's cumulative MSN and
  * credit limit. Memory given to the kernel is freed only once no operation of the handshake is in flight.
- * The socket's operations run under a handler of their own, the deadline under another, so the socket can move to
- * another loop ({@link #detachSocket}) with no operation of it in flight while the deadline's cancel still is.
+ * The deadline is the loop's {@link HandshakeDeadlines}' to keep, so the handshake's handler has only the socket's
+ * operations and the socket can move to another loop ({@link #detachSocket}) as soon as none is in flight.
  * Owner thread of the loop.
  */
 abstract class SubflowHandshake implements CompletionHandler {
     static final int RTR_FRAME = FrameHeader.LENGTH;
-    private static final int TAG_DEADLINE = 100;
     private static final int TAG_CLOSED = 101;
 
     final EventLoop loop;
     final int socket;
     final int handlerId;
-    /** The handler of the deadline and its cancel: none of the socket's operations. */
-    private final int deadlineHandler;
+    private final HandshakeDeadlines deadlines;
     // Confined: made, used and closed on the loop thread alone, so its close costs no handshake with other threads.
     private final Arena arena = Arena.ofConfined();
     /** A handshake message, a PROOF followed by an RTR frame, or one RTR frame. */
@@ -46,20 +44,26 @@ abstract class SubflowHandshake implements CompletionHandler {
     private final FrameHeader frame = new FrameHeader();
     /** The loop's ICRC calculator (the context's, which its queue pairs share): 4 KiB of scratch made once. */
     private final Icrc icrc;
-    private long deadline = -1;
     private boolean done;
     private boolean released;
     private boolean timedOut;
     final long startedNanos = System.nanoTime();
+    final long deadlineNanos;
+    // The place in the loop's deadlines: theirs to set.
+    boolean listed;
+    SubflowHandshake earlier;
+    SubflowHandshake later;
 
-    SubflowHandshake(EventLoop loop, Icrc icrc, int socket, long timeoutNanos) {
-        this.loop = loop;
-        this.icrc = icrc;
+    /** A handshake of {@code socket} on {@code home}, dropped if it has not ended within {@code timeoutNanos}. */
+    SubflowHandshake(QpLoop home, int socket, long timeoutNanos) {
+        this.loop = home.loop();
+        this.icrc = home.icrc();
+        this.deadlines = home.handshakeDeadlines();
         this.socket = socket;
         this.buffer = arena.allocate(2 * HandshakeMessage.LENGTH + 2 * RTR_FRAME, 8);
         this.handlerId = loop.registerHandler(this);
-        this.deadlineHandler = loop.registerHandler(this);
-        this.deadline = loop.timeout(deadlineHandler, TAG_DEADLINE, timeoutNanos);
+        this.deadlineNanos = startedNanos + timeoutNanos;
+        deadlines.add(this);
     }
 
     /** A completion of one of this handshake's own steps, with a result already known to be whole. */
@@ -79,13 +83,7 @@ abstract class SubflowHandshake implements CompletionHandler {
     @Override
     public final void onCompletion(int op, int tag, int result, int flags) {
         try {
-            if (tag == TAG_DEADLINE) {
-                deadline = -1;
-                if (!done && result == -Errno.ETIME) {
-                    timedOut = true;
-                    abort("no answer within the handshake timeout");
-                }
-            } else if (tag != TAG_CLOSED && !done) {
+            if (tag != TAG_CLOSED && !done) {
                 if (result < 0) {
                     abort("connection failed: " + Errno.name(-result));
                 } else if (result == 0 && expectsBytes(tag)) {
@@ -102,10 +100,16 @@ abstract class SubflowHandshake implements CompletionHandler {
     /** Whether a zero result for {@code tag} means EOF (receives) rather than success (connect). */
     abstract boolean expectsBytes(int tag);
 
+    /** The deadline passed before the handshake ended. */
+    void expire() {
+        timedOut = true;
+        abort("no answer within the handshake timeout");
+    }
+
     /** The subflow is established: the socket is someone else's now. */
     void finish() {
         done = true;
-        cancelDeadline();
+        deadlines.remove(this);
     }
 
     /** Gives up: closes the socket (cancelling what is pending on it) and reports {@code reason}. */
@@ -114,7 +118,7 @@ abstract class SubflowHandshake implements CompletionHandler {
             return;
         }
         done = true;
-        cancelDeadline();
+        deadlines.remove(this);
         loop.close(handlerId, TAG_CLOSED, socket);
         failed(reason);
     }
@@ -128,23 +132,16 @@ abstract class SubflowHandshake implements CompletionHandler {
         return timedOut;
     }
 
-    private void cancelDeadline() {
-        if (deadline >= 0) {
-            loop.cancel(deadlineHandler, TAG_CLOSED, deadline);
-            deadline = -1;
-        }
-    }
-
     /**
      * Ends this handshake here and lets go of its socket, for another loop to go on with it ({@link EventLoop#detach}):
-     * called from a completion of this handshake, with none of the socket's operations in flight. The buffer is freed
-     * once the deadline's cancel is in.
+     * called from a completion of this handshake, with none of the socket's operations in flight, so the buffer is freed
+     * when that completion returns.
      *
      * @throws IOException if the socket cannot move: it is closed, and the handshake is done all the same
      */
     DetachedSocket detachSocket() throws IOException {
         done = true;
-        cancelDeadline();
+        deadlines.remove(this);
         try {
             return loop.detach(socket, handlerId);
         } catch (IOException | RuntimeException e) {
@@ -154,10 +151,9 @@ abstract class SubflowHandshake implements CompletionHandler {
     }
 
     private void releaseWhenIdle() {
-        if (done && !released && loop.inFlight(handlerId) == 0 && loop.inFlight(deadlineHandler) == 0) {
+        if (done && !released && loop.inFlight(handlerId) == 0) {
             released = true;
             loop.unregisterHandler(handlerId);
-            loop.unregisterHandler(deadlineHandler);
             arena.close();
         }
     }

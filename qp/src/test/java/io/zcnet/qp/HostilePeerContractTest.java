@@ -84,6 +84,37 @@ abstract class HostilePeerContractTest {
         }
     }
 
+    /**
+     * The loop's handshakes share one timer: one started later with a shorter timeout must not wait for the earlier,
+     * longer one's deadline, and that one must still end at its own.
+     */
+    @Test
+    void aShorterHandshakeTimeoutStartedLaterEndsOnTimeAgainstASilentAcceptor() throws Exception {
+        try (QpContext context = QpContext.open(EventLoopConfig.defaults().withEngine(engine()));
+             ServerSocketChannel silent = ServerSocketChannel.open()) {
+            silent.bind(new InetSocketAddress("127.0.0.1", 0), 16); // the kernel completes connects; nobody answers
+            InetSocketAddress address = (InetSocketAddress) silent.getLocalAddress();
+            QpConfig patient = QpConfig.defaults().withTimeouts(Duration.ofSeconds(3), Duration.ofSeconds(2));
+            QpConfig impatient = QpConfig.defaults().withTimeouts(Duration.ofMillis(300), Duration.ofSeconds(2));
+            long start = System.nanoTime();
+            CompletableFuture<Long> patientEnded = CompletableFuture.supplyAsync(() -> {
+                assertThrows(IOException.class, () -> context.connect(address, patient));
+                return (System.nanoTime() - start) / 1_000_000;
+            });
+            Thread.sleep(100);
+            long shortStart = System.nanoTime();
+            IOException e = assertThrows(IOException.class, () -> context.connect(address, impatient));
+            long shortMillis = (System.nanoTime() - shortStart) / 1_000_000;
+            assertTrue(e.getMessage().contains("timeout"), e::getMessage);
+            assertTrue(shortMillis >= 250 && shortMillis < 1500, () -> "the 300 ms handshake ended after " + shortMillis
+                    + " ms");
+            assertTrue(!patientEnded.isDone(), "the 3 s handshake ended with the 300 ms one");
+            long patientMillis = patientEnded.get();
+            assertTrue(patientMillis >= 2900 && patientMillis < 5000, () -> "the 3 s handshake ended after "
+                    + patientMillis + " ms");
+        }
+    }
+
     @Test
     void thousandsOfHalfOpenHandshakesDoNotStopARealOne() throws Exception {
         QpConfig config = config().withTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(2));
