@@ -79,7 +79,7 @@ start_qp_server() {
   shift 2
   JAVA_OPTS="${JAVA_OPTS:-} $*" "$root/zcnet" qp-server --listen "127.0.0.1:$port" --report-seconds 5 ${QP_SERVER_ARGS:-} >"$log" 2>&1 &
   server_pid=$!
-  for _ in $(seq 1 100); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.1; done
+  for _ in $(seq 1 300); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.1; done # up to 30 s: a JVM starting on a loaded machine
   grep -q "listening on" "$log" || { cat "$log" >&2; die "qp-server did not start"; }
   server_jvm="$(pgrep -f "qp-server --listen 127.0.0.1:$port" | tail -n 1)"
 }

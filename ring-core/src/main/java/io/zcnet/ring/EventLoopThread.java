@@ -25,7 +25,12 @@ import java.util.function.Consumer;
 public final class EventLoopThread implements AutoCloseable {
     /** How long a blocking loop sleeps in the kernel before it looks at its stop flag again. */
     private static final long BLOCKING_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-    private static final long JOIN_MILLIS = 15_000;
+    /**
+     * How long a start waits for the new thread to open its loop, a call for its task and a close for the thread
+     * to end. A loop that cannot open says so at once (the thread's exception); only a thread that gets no CPU
+     * waits this long, as on two cores with four JVMs starting at once, where 15 s was seen to run out.
+     */
+    private static final long JOIN_MILLIS = 60_000;
     /** How often a caller of {@link #runDriving} looks whether the loop thread is still alive. */
     private static final long JOB_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /** Spins of a caller of {@link #runDriving} before it parks: short jobs end without a park. */
