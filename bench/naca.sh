@@ -268,7 +268,7 @@ if [ -s "$shared" ]; then
   awk '
     function field(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
     { split(field("impl"), p, ":"); v[p[1], p[2]] = field("busbw_gbps"); ok[p[1], p[2]] = field("check") == "ok" }
-    END { for (j = 1; j <= 2; j++) if (((("alone", j)) in v) && ((("together", j)) in v))
+    END { for (j = 1; j <= 2; j++) if ((("alone", j) in v) && (("together", j) in v))
       printf "  job %d: alone %.3f, together %.3f: %.2f%s\n", j, v["alone", j], v["together", j], v["together", j] / v["alone", j],
         ok["alone", j] && ok["together", j] ? "" : " (check FAILED)" }' "$shared"
 fi

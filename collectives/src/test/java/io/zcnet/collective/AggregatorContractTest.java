@@ -239,13 +239,7 @@ abstract class AggregatorContractTest {
     void aResultThatReachedOnlySomeRanksIsBroadcastFromThemAndTheRestReducedOnTheHosts() throws Exception {
         try (QpContext context = QpContext.open(engine());
              PartialAggregator partial = new PartialAggregator(context, 4, 4, 1024, 200)) {
-            Thread serving = Thread.ofPlatform().start(() -> {
-                try {
-                    partial.run();
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
+            Thread serving = serve(partial);
             try (RankGroup group = RankGroup.start(4, engine(), ranks(1, 4, 1024, partial.address()))) {
                 // 1 MiB of floats in 1 KiB chunks: chunk 200's sum reaches ranks 0 and 1 only, in place.
                 group.run(c -> floatSums(c, 1 << 18, 1));
@@ -264,13 +258,7 @@ abstract class AggregatorContractTest {
         for (boolean nextAggregated : new boolean[] {true, false}) {
             try (QpContext context = QpContext.open(engine());
                  PartialAggregator partial = new PartialAggregator(context, 4, 4, 1024, 3)) {
-                Thread serving = Thread.ofPlatform().start(() -> {
-                    try {
-                        partial.run();
-                    } catch (Exception e) {
-                        throw new AssertionError(e);
-                    }
-                });
+                Thread serving = serve(partial);
                 try (RankGroup group = RankGroup.start(4, engine(), ranks(1, 4, 1024, partial.address()))) {
                     group.run(c -> {
                         floatSums(c, 200, 4);
@@ -286,6 +274,17 @@ abstract class AggregatorContractTest {
                 assertEquals(4, partial.sent, "the aggregator failed at chunk 3");
             }
         }
+    }
+
+    /** {@return a thread running {@code partial} until it fails on purpose} */
+    private static Thread serve(PartialAggregator partial) {
+        return Thread.ofPlatform().start(() -> {
+            try {
+                partial.run();
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
     }
 
     private static void broadcastFrom(Communicator c, int root, int count) throws Exception {
