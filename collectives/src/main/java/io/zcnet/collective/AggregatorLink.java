@@ -33,8 +33,9 @@ import java.util.Arrays;
  * them bound what the aggregator can send ahead. A slot of the outbox is free again once its SEND has completed
  * and its result has arrived: the result is the aggregator's grant of the slot for the next chunk.
  *
- * <p>Used by the thread running the communicator's operation, which waits with {@link QueuePair#await} (turning
- * the loop itself when it drives it). Streaming allocates nothing until it fails.
+ * <p>Used by one thread at a time: the one running the communicator's operation, or the loop thread it handed a
+ * one-chunk allreduce to; either waits with {@link QueuePair#await}, which turns the loop on the loop's thread.
+ * Streaming allocates nothing until it fails.
  */
 final class AggregatorLink implements AutoCloseable {
     private static final int CONTROL_BYTES = 256;
@@ -79,6 +80,9 @@ final class AggregatorLink implements AutoCloseable {
     /** The first sequence of the last allreduce, and how many of its chunks were sent. */
     private long operationBase;
     private long sent;
+    /** Where in {@link #results} the last result's data begins. */
+    private long lastResultAt;
+    private boolean disconnected;
     private boolean closed;
 
     /**
@@ -318,6 +322,7 @@ final class AggregatorLink implements AutoCloseable {
             throw new Failure("the aggregator at " + address + " sent a bad RESULT: " + problem);
         }
         MemorySegment.copy(results.segment(), at + NacaHeader.LENGTH, output, index * granted.chunkBytes(), h.length());
+        lastResultAt = at + NacaHeader.LENGTH;
         awaited[s] = -1;
     }
 
@@ -339,6 +344,23 @@ final class AggregatorLink implements AutoCloseable {
         return (bytes + granted.chunkBytes() - 1) / granted.chunkBytes();
     }
 
+    /**
+     * {@return the first {@code bytes} of the last result that arrived, where the aggregator wrote it} Of a
+     * one-chunk allreduce that is its whole result, which stays there until a result lands in the same slot
+     * again, and after {@link #disconnect}: so a rank can hand it to ranks that lack it.
+     */
+    MemorySegment lastResult(long bytes) {
+        return results.segment().asSlice(lastResultAt, bytes);
+    }
+
+    /** Closes the queue pair, so the aggregator ends the job, and keeps the memory. Idempotent. */
+    void disconnect() {
+        if (!disconnected) {
+            disconnected = true;
+            qp.close();
+        }
+    }
+
     /** Closes the queue pair (the aggregator ends the job with it), then frees the memory. Idempotent. */
     @Override
     public void close() {
@@ -347,7 +369,7 @@ final class AggregatorLink implements AutoCloseable {
         }
         closed = true;
         try {
-            qp.close();
+            disconnect();
         } finally {
             freeMemory();
         }

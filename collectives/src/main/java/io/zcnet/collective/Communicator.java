@@ -109,8 +109,13 @@ public final class Communicator implements AutoCloseable {
         this.coresShared = mesh.coresShared();
         this.plan = new OperationPlan(rank, size, config, coresShared);
         this.runner = new ScheduleRunner(rank, size, links, context, config, mesh, plan);
-        this.aggregated = config.aggregation().isEnabled()
-                ? new AggregatedAllreduce(rank, size, context, config, mesh.listens(), plan, runner) : null;
+        if (config.aggregation().isEnabled()) {
+            OperationPlan own = new OperationPlan(rank, size, config, coresShared);
+            this.aggregated = new AggregatedAllreduce(rank, size, context, config, mesh.listens(), own,
+                    new ScheduleRunner(runner, rank, size, config, own));
+        } else {
+            this.aggregated = null;
+        }
     }
 
     /**
@@ -226,7 +231,7 @@ public final class Communicator implements AutoCloseable {
     public void barrier() throws CollectiveException {
         try (CallGate.Admission _ = gate.enter()) {
             plan.barrier();
-            runner.perform();
+            perform();
         }
     }
 
@@ -284,7 +289,7 @@ public final class Communicator implements AutoCloseable {
                 plan.release();
                 aggregated.allreduce(input, output, count, type, op);
             } else {
-                runner.perform();
+                perform();
             }
         }
     }
@@ -309,7 +314,7 @@ public final class Communicator implements AutoCloseable {
             throws CollectiveException {
         try (CallGate.Admission _ = gate.enter()) {
             plan.reduceScatter(input, output, count, type, op);
-            runner.perform();
+            perform();
         }
     }
 
@@ -333,7 +338,7 @@ public final class Communicator implements AutoCloseable {
             throws CollectiveException {
         try (CallGate.Admission _ = gate.enter()) {
             plan.reduceScatter(input, output, counts, type, op);
-            runner.perform();
+            perform();
         }
     }
 
@@ -369,7 +374,7 @@ public final class Communicator implements AutoCloseable {
             throws CollectiveException {
         try (CallGate.Admission _ = gate.enter()) {
             plan.allgather(input, output, count, type, algorithm);
-            runner.perform();
+            perform();
         }
     }
 
@@ -391,7 +396,7 @@ public final class Communicator implements AutoCloseable {
             throws CollectiveException {
         try (CallGate.Admission _ = gate.enter()) {
             plan.allgather(input, output, counts, type, algorithm);
-            runner.perform();
+            perform();
         }
     }
 
@@ -427,7 +432,7 @@ public final class Communicator implements AutoCloseable {
             throws CollectiveException {
         try (CallGate.Admission _ = gate.enter()) {
             plan.broadcast(buffer, count, type, root, algorithm);
-            runner.perform();
+            perform();
         }
     }
 
@@ -470,7 +475,7 @@ public final class Communicator implements AutoCloseable {
             Algorithm algorithm) throws CollectiveException {
         try (CallGate.Admission _ = gate.enter()) {
             plan.reduce(input, output, count, type, op, root, algorithm);
-            runner.perform();
+            perform();
         }
     }
 
@@ -492,7 +497,7 @@ public final class Communicator implements AutoCloseable {
             throws CollectiveException {
         try (CallGate.Admission _ = gate.enter()) {
             plan.allToAll(input, output, count, type);
-            runner.perform();
+            perform();
         }
     }
 
@@ -517,7 +522,7 @@ public final class Communicator implements AutoCloseable {
             DataType type) throws CollectiveException {
         try (CallGate.Admission _ = gate.enter()) {
             plan.allToAll(input, sendCounts, output, receiveCounts, type);
-            runner.perform();
+            perform();
         }
     }
 
@@ -543,7 +548,7 @@ public final class Communicator implements AutoCloseable {
             if (!links.isBroken() && size > 1) {
                 try {
                     plan.barrier();
-                    runner.perform();
+                    perform();
                     links.drainSends();
                 } catch (CollectiveException e) {
                     // A peer left without closing, or failed: there is nothing left to hand over.
@@ -569,6 +574,18 @@ public final class Communicator implements AutoCloseable {
         try (CallGate.Admission _ = gate.enter()) {
             release();
         }
+    }
+
+    /**
+     * Runs the planned operation on the hosts, once the last aggregated allreduce is settled: when it returned
+     * without a vote, a rank whose own failed may be waiting for its result (AggregatedAllreduce, "One chunk,
+     * no vote").
+     */
+    private void perform() throws CollectiveException {
+        if (aggregated != null && !links.isBroken()) {
+            aggregated.settle();
+        }
+        runner.perform();
     }
 
     /** Frees what this rank holds, all of it whatever fails on the way, and throws what failed. */

@@ -29,18 +29,31 @@ final class ScheduleRunner {
 
     ScheduleRunner(int rank, int size, Links links, QpContext context, CommunicatorConfig config, Mesh.Connected mesh,
             OperationPlan plan) {
+        this(rank, size, links, context, config, plan, new HalvingDoubling(new Streams(links, rank, size), rank, size,
+                mesh.coresShared(), mesh.sameKernel()));
+    }
+
+    /**
+     * A runner of another plan on {@code sharing}'s links, with its halving-doubling: the adaptive fold of that
+     * changes with every operation, and every rank must see the same ones, whichever runner ran them.
+     */
+    ScheduleRunner(ScheduleRunner sharing, int rank, int size, CommunicatorConfig config, OperationPlan plan) {
+        this(rank, size, sharing.links, sharing.context, config, plan, sharing.halvingDoubling);
+    }
+
+    private ScheduleRunner(int rank, int size, Links links, QpContext context, CommunicatorConfig config,
+            OperationPlan plan, HalvingDoubling halvingDoubling) {
         this.links = links;
         this.context = context;
         this.plan = plan;
         this.loopThreadBytes = config.loopThreadBytes();
         this.slots = config.slots();
         this.slotBytes = config.slotBytes();
-        Streams streams = new Streams(links, rank, size);
         this.ring = new Ring(links, rank, size, plan.blocks);
-        this.halvingDoubling = new HalvingDoubling(streams, rank, size, mesh.coresShared(), mesh.sameKernel());
+        this.halvingDoubling = halvingDoubling;
         this.tree = new BinomialTree(links, rank, size);
         this.chain = new Chain(links, rank, size);
-        this.direct = new Direct(streams, rank, size);
+        this.direct = new Direct(new Streams(links, rank, size), rank, size);
         this.barrier = new Barrier(links, rank, size);
     }
 

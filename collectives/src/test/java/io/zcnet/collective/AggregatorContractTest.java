@@ -239,13 +239,7 @@ abstract class AggregatorContractTest {
     void aResultThatReachedOnlySomeRanksIsBroadcastFromThemAndTheRestReducedOnTheHosts() throws Exception {
         try (QpContext context = QpContext.open(engine());
              PartialAggregator partial = new PartialAggregator(context, 4, 4, 1024, 200)) {
-            Thread serving = Thread.ofPlatform().start(() -> {
-                try {
-                    partial.run();
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
+            Thread serving = serve(partial);
             try (RankGroup group = RankGroup.start(4, engine(), ranks(1, 4, 1024, partial.address()))) {
                 // 1 MiB of floats in 1 KiB chunks: chunk 200's sum reaches ranks 0 and 1 only, in place.
                 group.run(c -> floatSums(c, 1 << 18, 1));
@@ -253,6 +247,59 @@ abstract class AggregatorContractTest {
             }
             serving.join();
             assertEquals(201, partial.sent, "the aggregator failed at chunk 200");
+        }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void aOneChunkResultThatReachedOnlySomeRanksIsSentToTheOthersAtTheirNextCall() throws Exception {
+        // One-chunk allreduces return with no vote: the sum of chunk 3 reaches ranks 0 and 1 only, which return
+        // with it; ranks 2 and 3 get it from them at their next call, an aggregated allreduce or a broadcast.
+        for (boolean nextAggregated : new boolean[] {true, false}) {
+            try (QpContext context = QpContext.open(engine());
+                 PartialAggregator partial = new PartialAggregator(context, 4, 4, 1024, 3)) {
+                Thread serving = serve(partial);
+                try (RankGroup group = RankGroup.start(4, engine(), ranks(1, 4, 1024, partial.address()))) {
+                    group.run(c -> {
+                        floatSums(c, 200, 4);
+                        if (nextAggregated) {
+                            floatSums(c, 200, 2);
+                        } else {
+                            broadcastFrom(c, 3, 500);
+                        }
+                        floatSums(c, 3000, 1);
+                    });
+                }
+                serving.join();
+                assertEquals(4, partial.sent, "the aggregator failed at chunk 3");
+            }
+        }
+    }
+
+    /** {@return a thread running {@code partial} until it fails on purpose} */
+    private static Thread serve(PartialAggregator partial) {
+        return Thread.ofPlatform().start(() -> {
+            try {
+                partial.run();
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
+
+    private static void broadcastFrom(Communicator c, int root, int count) throws Exception {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buffer = arena.allocate(count * 4L, 64);
+            for (int i = 0; i < count; i++) {
+                buffer.setAtIndex(ValueLayout.JAVA_FLOAT, i, c.rank() == root ? i : -1);
+            }
+            c.broadcast(buffer, count, DataType.FLOAT, root);
+            for (int i = 0; i < count; i++) {
+                if (buffer.getAtIndex(ValueLayout.JAVA_FLOAT, i) != i) {
+                    throw new AssertionError("rank " + c.rank() + ": element " + i + " of the broadcast is "
+                            + buffer.getAtIndex(ValueLayout.JAVA_FLOAT, i));
+                }
+            }
         }
     }
 
