@@ -27,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * The load generator of {@code zcnet qp-load}: opens {@link Plan#queuePairs} queue pairs to a {@link QpServer},
@@ -108,16 +109,19 @@ final class QpLoad {
 
     private final Plan plan;
     private final QpContext context;
-    private final Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    /** What each loop's queue pairs measured, written by that loop's thread alone; summed once the run is over. */
+    private final Tally[] tallies;
     private final AtomicInteger failures = new AtomicInteger();
     private volatile String firstFailure;
     private volatile boolean running;
-    private long roundTrips;
-    private long mismatches;
 
     private QpLoad(Plan plan, QpContext context) {
         this.plan = plan;
         this.context = context;
+        this.tallies = new Tally[context.loops()];
+        for (int i = 0; i < tallies.length; i++) {
+            tallies[i] = new Tally();
+        }
     }
 
     /** Runs {@code plan} on a context of its own of {@code loops} loop threads, each built as {@code loop} says. */
@@ -142,11 +146,8 @@ final class QpLoad {
         }
         long start = System.nanoTime();
         running = true;
-        context.runOnLoop(() -> {
-            for (Driver d : drivers) {
-                d.begin();
-            }
-        });
+        // Each queue pair is driven on its own loop's thread: its posts and its completions have one thread.
+        eachLoop(drivers, Driver::begin);
         Thread.sleep((long) (plan.seconds() * 1000));
         running = false;
         double seconds = (System.nanoTime() - start) / 1e9;
@@ -154,11 +155,14 @@ final class QpLoad {
         while (System.nanoTime() < deadline && !allDrained(drivers)) {
             Thread.sleep(5);
         }
-        Result[] result = new Result[1];
-        context.runOnLoop(() -> printShares(drivers));
-        context.runOnLoop(() -> result[0] = new Result(plan.queuePairs(), established,
-                plan.queuePairs() - established + failures.get(), roundTrips, seconds, latency.copy(),
-                mismatches + outstanding(drivers), firstFailure));
+        eachLoop(drivers, d -> tallies[d.qp.loop()].ended(d));
+        Tally all = new Tally();
+        for (Tally t : tallies) {
+            all.add(t);
+        }
+        all.printShares(drivers.size());
+        Result result = new Result(plan.queuePairs(), established, plan.queuePairs() - established + failures.get(),
+                all.roundTrips, seconds, all.latency, all.mismatches + all.outstanding, firstFailure);
         if (plan.holdSeconds() > 0) {
             System.err.println("qp-load: " + established + " queue pairs open and idle for " + plan.holdSeconds() + " s");
             Thread.sleep((long) (plan.holdSeconds() * 1000));
@@ -166,38 +170,68 @@ final class QpLoad {
         for (Driver d : drivers) {
             d.close();
         }
-        return result[0];
+        return result;
     }
 
-    /** How evenly the queue pairs were served: the slowest one's round trips against the mean. Loop thread. */
-    private static void printShares(List<Driver> drivers) {
-        if (drivers.isEmpty()) {
-            return;
+    /** Runs {@code action} for every driver on its queue pair's loop thread, a loop at a time. */
+    private void eachLoop(List<Driver> drivers, Consumer<Driver> action) throws Exception {
+        for (int loop = 0; loop < tallies.length; loop++) {
+            int here = loop;
+            context.runOnLoop(here, () -> {
+                for (Driver d : drivers) {
+                    if (d.qp.loop() == here) {
+                        action.accept(d);
+                    }
+                }
+            });
         }
-        long min = Long.MAX_VALUE;
-        long sum = 0;
-        for (Driver d : drivers) {
-            min = Math.min(min, d.measured);
-            sum += d.measured;
-        }
-        double mean = (double) sum / drivers.size();
-        System.err.printf(Locale.ROOT, "qp-load: round trips per queue pair: min %d, mean %.1f, min/mean %.2f%n", min,
-                mean, mean > 0 ? min / mean : 0.0);
     }
 
+    /** Whether no queue pair has an operation sent and not answered, each looked at on its loop's thread. */
     private boolean allDrained(List<Driver> drivers) throws Exception {
-        boolean[] drained = new boolean[1];
-        context.runOnLoop(() -> drained[0] = outstanding(drivers) == 0);
-        return drained[0];
+        long[] outstanding = new long[1];
+        eachLoop(drivers, d -> outstanding[0] += d.outstanding());
+        return outstanding[0] == 0;
     }
 
-    /** Operations sent on live queue pairs and never answered: each counts as a mismatch once the run is over. */
-    private static long outstanding(List<Driver> drivers) {
-        long n = 0;
-        for (Driver d : drivers) {
-            n += d.outstanding();
+    /**
+     * What the queue pairs of one loop measured: recorded by that loop's thread, read after the run by a job on it
+     * ({@link #ended}), so no two threads write one tally.
+     */
+    private static final class Tally {
+        final Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        long roundTrips;
+        long mismatches;
+        /** Operations sent on live queue pairs and never answered: each counts as a mismatch once the run is over. */
+        long outstanding;
+        long minShare = Long.MAX_VALUE;
+        long sumShares;
+
+        /** Driver {@code d}'s part, once its loop is drained. */
+        void ended(Driver d) {
+            outstanding += d.outstanding();
+            minShare = Math.min(minShare, d.measured);
+            sumShares += d.measured;
         }
-        return n;
+
+        void add(Tally t) {
+            latency.add(t.latency);
+            roundTrips += t.roundTrips;
+            mismatches += t.mismatches;
+            outstanding += t.outstanding;
+            minShare = Math.min(minShare, t.minShare);
+            sumShares += t.sumShares;
+        }
+
+        /** How evenly the queue pairs were served: the slowest one's round trips against the mean. */
+        void printShares(int queuePairs) {
+            if (queuePairs == 0) {
+                return;
+            }
+            double mean = (double) sumShares / queuePairs;
+            System.err.printf(Locale.ROOT, "qp-load: round trips per queue pair: min %d, mean %.1f, min/mean %.2f%n",
+                    minShare, mean, mean > 0 ? minShare / mean : 0.0);
+        }
     }
 
     private List<Driver> connectAll() throws InterruptedException {
@@ -240,6 +274,8 @@ final class QpLoad {
         private final long[] postedAt;
         private final WorkRequest wr = new WorkRequest();
         private final WorkCompletion wc = new WorkCompletion();
+        /** The tally of this queue pair's loop: written on that loop's thread only. */
+        private final Tally tally;
         private CountDownLatch hello;
         private int serverRkey;
         private long serverRegionBytes;
@@ -258,6 +294,7 @@ final class QpLoad {
             this.region = context.register(memory, Access.ALL);
             this.seqOf = new long[plan.inflight()];
             this.postedAt = new long[plan.inflight()];
+            this.tally = tallies[qp.loop()];
         }
 
         private long helloAt() {
@@ -360,12 +397,12 @@ final class QpLoad {
             }
             answered++;
             if (!ok) {
-                mismatches++;
+                tally.mismatches++;
             }
             if (running) {
-                roundTrips++;
+                tally.roundTrips++;
                 measured++;
-                latency.recordValue(Math.min(now - postedAt[slot], latency.getHighestTrackableValue()));
+                tally.latency.recordValue(Math.min(now - postedAt[slot], tally.latency.getHighestTrackableValue()));
                 post(slot);
             }
         }

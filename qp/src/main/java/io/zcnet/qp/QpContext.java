@@ -534,8 +534,23 @@ public final class QpContext implements AutoCloseable {
      * @throws IllegalStateException if the context is closed or its loop thread stopped
      */
     public void runOnLoop(LoopJob job) throws Exception {
+        runOnLoop(0, job);
+    }
+
+    /**
+     * {@link #runOnLoop(LoopJob)} on loop {@code loop} of this context: the job may post and poll the queue pairs that
+     * live there ({@link QueuePair#loop()}), and only those.
+     *
+     * @param loop the loop's index, 0 .. {@link #loops()} - 1
+     * @param job the work; made once, it may be run many times
+     * @throws Exception what {@code job} threw
+     * @throws IllegalArgumentException if there is no such loop
+     * @throws IllegalStateException if the context is closed or that loop's thread stopped
+     */
+    public void runOnLoop(int loop, LoopJob job) throws Exception {
+        QpLoop l = loop(loop);
         checkOpen();
-        loops[0].thread().runDriving(job);
+        l.thread().runDriving(job);
     }
 
     /**

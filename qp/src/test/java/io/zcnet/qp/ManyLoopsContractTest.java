@@ -340,6 +340,15 @@ abstract class ManyLoopsContractTest {
                     () -> two.connect(path, config(), SharedQueues.NONE, 2));
             assertTrue(noLoop.getMessage().contains("outside 0..1"), noLoop::getMessage);
             assertThrows(IllegalArgumentException.class, () -> two.createCompletionQueue(16, null, -1));
+            IllegalArgumentException noJobLoop = assertThrows(IllegalArgumentException.class,
+                    () -> two.runOnLoop(2, () -> { }));
+            assertTrue(noJobLoop.getMessage().contains("outside 0..1"), noJobLoop::getMessage);
+            int[] ran = new int[2];
+            for (int loop = 0; loop < 2; loop++) {
+                int here = loop;
+                two.runOnLoop(here, () -> ran[here]++);
+            }
+            assertArrayEquals(new int[] {1, 1}, ran, "a job on each loop ran once");
         }
     }
 }
