@@ -40,7 +40,8 @@ class WireFormatVectorsTest {
         Set<String> names = new TreeSet<>();
         FRAMES.forEach(v -> names.add(v.name()));
         assertTrue(names.containsAll(Set.of("send-only", "send-first", "send-last", "write-only-with-immediate",
-                "read-request", "read-response-only", "acknowledge-rtr", "nak", "send-packed")), names.toString());
+                "read-request", "read-response-only", "acknowledge-rtr", "nak", "send-packed", "acknowledge-quiet")),
+                names.toString());
         assertTrue(FRAMES.stream().anyMatch(v -> v.fields().containsKey("records[1].msn")
                         && v.fields().containsKey("records[0].imm_data") != v.fields().containsKey("records[1].imm_data")),
                 "a SEND_PACKED vector of two records, one with immediate data");
@@ -136,7 +137,7 @@ class WireFormatVectorsTest {
     private static String canonical(String field, String value) {
         return switch (field.substring(field.lastIndexOf('.') + 1)) {
             case "opcode" -> value;
-            case "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "immediate_present" ->
+            case "timestamp_present", "more_segments", "rtr", "rtr_ack", "ack_request", "quiet", "immediate_present" ->
                     Boolean.toString(Boolean.parseBoolean(value));
             case "payload" -> value.toLowerCase(java.util.Locale.ROOT);
             default -> SpecVectors.number(value);
@@ -154,6 +155,7 @@ class WireFormatVectorsTest {
         f.put("rtr", Boolean.toString(h.rtr()));
         f.put("rtr_ack", Boolean.toString(h.rtrAck()));
         f.put("ack_request", Boolean.toString(h.ackRequest()));
+        f.put("quiet", Boolean.toString(h.quiet()));
         f.put("opcode", Opcode.name(h.opcode()));
         f.put("msn", Integer.toString(h.msn()));
         f.put("offset", Integer.toString(h.messageOffset()));
@@ -229,6 +231,7 @@ class WireFormatVectorsTest {
                 .rtr(Boolean.parseBoolean(f.get("rtr")))
                 .rtrAck(Boolean.parseBoolean(f.get("rtr_ack")))
                 .ackRequest(Boolean.parseBoolean(f.get("ack_request")))
+                .quiet(Boolean.parseBoolean(f.get("quiet")))
                 .opcode(opcode)
                 .msn((int) SpecVectors.bits(f.get("msn")))
                 .messageOffsetAndSegment((int) SpecVectors.bits(f.get("offset")), (int) SpecVectors.bits(f.get("seg")))
