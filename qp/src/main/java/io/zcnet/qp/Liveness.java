@@ -14,9 +14,9 @@ import io.zcnet.ring.Errno;
  * <p>An idle queue pair goes quiet, so that thousands of them cost no CPU: when a tick finds nothing in flight,
  * nothing to send and no frame of a message arrived since the last, it sends one ACKNOWLEDGE flagged quiet
  * on each subflow and then no heartbeats until there is work again. A side that waits on nothing does not count a
- * quiet peer's silence; one that waits on the peer counts it as always, so a black hole is still found as soon
- * as anything depends on the path. A peer that never said it was quiet is held to its heartbeats. Owner thread of
- * the loop.
+ * quiet peer's silence; one that waits on the peer counts it, up to the send timeout until the peer answers (it
+ * may be slow to read what woke it), so a black hole is still found once anything depends on the path. A peer
+ * that never said it was quiet is held to its heartbeats. Owner thread of the loop.
  */
 final class Liveness {
     private final QpEngine engine;
@@ -60,6 +60,7 @@ final class Liveness {
         AcknowledgePolicy acks = engine.acks;
         long now = System.nanoTime();
         long silence = config.silenceTimeout().toNanos();
+        long sendTimeout = config.sendTimeout().toNanos();
         boolean waiting = waitsOnPeer();
         boolean heard = false;
         for (int i = 0; i < subflows.slots(); i++) {
@@ -79,10 +80,15 @@ final class Liveness {
             if (s == null || s.dead) {
                 continue;
             }
-            if (!waiting && s.receiver.peerQuiet()) {
+            boolean peerQuiet = s.receiver.peerQuiet();
+            // A quiet peer heartbeats again only once it has read what woke it, which a busy loop may take longer
+            // than the silence timeout to do: until it answers, it has the send timeout, as a slow reader would.
+            long limit = peerQuiet ? sendTimeout : silence;
+            if (!waiting && peerQuiet) {
                 s.silentSinceNanos = now; // a quiet peer sends nothing until it has work, and this side waits on none
-            } else if (now - s.silentSinceNanos > silence) {
-                engine.onSubflowFailed(s, 0, Errno.ETIMEDOUT, "silent for " + config.silenceTimeout().toMillis() + " ms");
+            } else if (now - s.silentSinceNanos > limit) {
+                engine.onSubflowFailed(s, 0, Errno.ETIMEDOUT, "silent for " + limit / 1_000_000 + " ms"
+                        + (peerQuiet ? " after it said it was quiet" : ""));
                 continue;
             }
             s.sender.onTick(); // a sender quiet since the last tick gives its space back before the heartbeat
