@@ -247,13 +247,22 @@ final class QpLoop {
         }
     }
 
-    /** One turn of the loop on its own thread, waiting at most until the deadline; false once it has passed. */
+    /**
+     * One turn of the loop on its own thread, waiting at most until the deadline; false once it has passed. A loop
+     * that busy-polls looks without waiting and idles as configured: a wait in the kernel would cost the wake-up
+     * busy polling is there to avoid (a queue pair's {@link QueuePair#await} on a rank driven by its caller paid
+     * one per message).
+     */
     boolean turn(long deadlineNanos) {
         long left = deadlineNanos - System.nanoTime();
         if (left <= 0) {
             return false;
         }
-        loop.poll(Math.min(left, DRIVE_SLICE_NANOS));
+        if (idle != null) {
+            idle.idle(loop.poll(0));
+        } else {
+            loop.poll(Math.min(left, DRIVE_SLICE_NANOS));
+        }
         return true;
     }
 
