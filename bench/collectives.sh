@@ -34,7 +34,8 @@
 # Environment: MIN_SIZE (default 1K), BUDGET (seconds of timed operations per size and operation, default
 #   0.5; at least MIN_ITERS, default 1, at most MAX_ITERS, default 1000), WARMUP (seconds of warm-up per size,
 #   default 0.2; the first operation, checked, always runs), LAT_SECONDS (per latency figure, default 2),
-#   LAT_WARMUP (its warm-up, default 3 s, which a JVM's JIT needs), IMPLS (default "gloo mpi"; "zcnet" is added when ZCNET=1), GLOO_OPS (gloo_bench's --ops; default its
+#   LAT_WARMUP (its warm-up, default 20 s: four JVMs on two cores
+#   compile that long; with 3 s zcnet's 8-byte median was 298 us, with 30 s 169 us), IMPLS (default "gloo mpi"; "zcnet" is added when ZCNET=1), GLOO_OPS (gloo_bench's --ops; default its
 #   five; allreduce:ring_api and allgather:api, Gloo's newer allreduce()/allgather() entry points, can be
 #   added), RANKS (default 4, 2 to 8: with as many ranks as cores, no rank waits for a core, so the latency
 #   is the software's and the links' alone), ONLY_LATENCY (1: the 8-byte latency runs only), MPI_OPS (default "allreduce,allgather,reduce_scatter"), MPI_FORCED (default 1: each MPI
@@ -122,7 +123,7 @@ results="$rx_work/results"
 common=(--min-bytes "$min_bytes" --max-bytes "$max_bytes" --budget "$budget" --warmup "$warmup"
   --min-iters "$min_iters" --max-iters "$max_iters")
 # Warm-up long enough for a JVM's JIT to compile the path (2-3 s measured for zcnet); the C peers lose nothing.
-latency=(--min-bytes 8 --max-bytes 8 --budget "$lat_seconds" --warmup "${LAT_WARMUP:-3}" --min-iters 100 --max-iters 1000000)
+latency=(--min-bytes 8 --max-bytes 8 --budget "$lat_seconds" --warmup "${LAT_WARMUP:-20}" --min-iters 100 --max-iters 1000000)
 # A run is cut off after run_limit seconds: generous for 6 operations x 20 sizes, each size's first operation,
 # warm-up and timed batches (which may overshoot their time by up to twice), and at the largest sizes
 # operations that take twice as long as Gloo's ring would at the full rate (it sends 3 S from every rank).

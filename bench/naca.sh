@@ -13,9 +13,10 @@
 #               give it up at their first allreduce and run on the hosts (AUTO); its cost against zcnet:ring
 # and of one size or none:
 #   latency     the 8-byte allreduce (2 floats): zcnet on the hosts (AUTO, and the ring), through the aggregator,
-#               with the unreachable aggregator (when fallback is in IMPLS too), and Open MPI's MPI_Allreduce
-#               (bench/collectives/mpi_bench.c under mpirun, as bench/collectives.sh runs it); the ratios of the
-#               aggregated one to the hosts' and to Open MPI's
+#               with the unreachable aggregator (when fallback is in IMPLS too), then busy-polling as Open MPI's
+#               ranks do (--busy-poll: on the hosts, and through a second aggregator that polls too), and Open
+#               MPI's MPI_Allreduce (bench/collectives/mpi_bench.c under mpirun, as bench/collectives.sh runs
+#               it); the ratios of the aggregated ones to the hosts' and to Open MPI's
 #   shared      two jobs (1 and 2), each of RANKS ranks in the same namespaces, through the one aggregator at
 #               max-size: each alone, then both at once; each job's busbw together over its busbw alone. They
 #               share the links too, so a fair share is 0.5 of alone.
@@ -33,8 +34,8 @@
 #   (default 0.2), MIN_ITERS (1), MAX_ITERS (1000), RANKS (default 4, 2 to 8), ZCNET_JIT_WARMUP (seconds of
 #   untimed operations before zcnet's first size, default 20), IMPLS (default "ring aggregator gloo latency
 #   fallback shared"), LAT_SECONDS (timed seconds of each latency figure, default 2), LAT_WARMUP (its warm-up,
-#   default 3: a JVM's JIT needs it), SHARED_ITERS (operations each job times in shared, default 5), KEEP_LOGS
-#   (a directory to copy every program's output into).
+#   default 20: four JVMs on two cores compile that long), SHARED_ITERS (operations each job times in shared,
+#   default 5), KEEP_LOGS (a directory to copy every program's output into).
 # A small run to see that it works: RANKS=4 MIN_SIZE=64K BUDGET=0.05 WARMUP=0.02 ZCNET_JIT_WARMUP=0 bench/naca.sh 200 1M
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -50,12 +51,14 @@ jit_warmup="${ZCNET_JIT_WARMUP:-20}"
 zcnet_port=7100
 aggregator="$coll_hub:7300"
 nobody="$coll_hub:7301" # where no aggregator listens: the fallback's
+busy_aggregator="$coll_hub:7302" # the latency's busy-polling aggregator
 out_dir="$root/bench/target/naca"
 b_gbps="$(rx_divide "$rate" 1000 %.3f)"
 common=(--min-bytes "$min_bytes" --max-bytes "$max_bytes" --budget "${BUDGET:-0.5}" --warmup "${WARMUP:-0.2}"
   --min-iters "${MIN_ITERS:-1}" --max-iters "${MAX_ITERS:-1000}")
-# As bench/collectives.sh's latency runs: a warm-up long enough for the JIT (2-3 s measured for zcnet).
-latency=(--min-bytes 8 --max-bytes 8 --budget "${LAT_SECONDS:-2}" --warmup "${LAT_WARMUP:-3}" --min-iters 100
+# As bench/collectives.sh's latency runs: a warm-up long enough for four JVMs on two cores to compile the path
+# (with 3 s, the 8-byte median was 559 us on the hosts; with 30 s, 169 us).
+latency=(--min-bytes 8 --max-bytes 8 --budget "${LAT_SECONDS:-2}" --warmup "${LAT_WARMUP:-20}" --min-iters 100
   --max-iters 1000000)
 shared_iters="${SHARED_ITERS:-5}"
 # As bench/collectives.sh: generous for the sizes' warm-ups and batches, and the largest at a quarter of the rate.
@@ -120,12 +123,16 @@ start_aggregator() {
   ip netns exec "$coll_switch" env ZCNET_NO_BUILD=1 "$root/zcnet" aggregator --listen "$aggregator" --report 0 \
     >"$rx_work/aggregator" 2>"$rx_work/aggregator.err" &
   rx_pids+=($!)
+  await_listening "$rx_work/aggregator"
+}
+# await_listening FILE: waits until the aggregator whose output is FILE says it listens (FILE.err beside it).
+await_listening() {
   local i
   for i in $(seq 1 100); do
-    grep -q 'listening on' "$rx_work/aggregator" 2>/dev/null && return 0
+    grep -q 'listening on' "$1" 2>/dev/null && return 0
     sleep 0.1
   done
-  cat "$rx_work/aggregator" "$rx_work/aggregator.err" >&2
+  cat "$1" "$1.err" >&2
   die "the aggregator did not start"
 }
 
@@ -146,6 +153,21 @@ run_latency() {
     zcnet_args=(--ops allreduce --aggregator "$nobody" --job 1 "${latency[@]}")
     collect zcnet+fallback lat-fallback zcnet_cmd "$latencies" || status=1
   fi
+  # Busy-polling, as Open MPI's ranks here do: the ranks, and an aggregator of its own that polls too (stopped
+  # after, since it takes a core while idle).
+  zcnet_args=(--ops allreduce --busy-poll "${latency[@]}")
+  collect zcnet:hosts+busy-poll lat-hosts-busy zcnet_cmd "$latencies" || status=1
+  local busy_pid
+  ip netns exec "$coll_switch" env ZCNET_NO_BUILD=1 "$root/zcnet" aggregator --busy-poll --listen "$busy_aggregator" \
+    --report 0 >"$rx_work/aggregator-busy" 2>"$rx_work/aggregator-busy.err" &
+  busy_pid=$!
+  rx_pids+=("$busy_pid")
+  await_listening "$rx_work/aggregator-busy"
+  zcnet_args=(--ops allreduce --busy-poll --aggregator "$busy_aggregator" --job 1 "${latency[@]}")
+  collect zcnet+aggregator+busy-poll lat-aggregator-busy zcnet_cmd "$latencies" || status=1
+  on_hosts_said lat-aggregator-busy
+  kill "$busy_pid" 2>/dev/null || true
+  wait "$busy_pid" 2>/dev/null || true
   if coll_mpirun lat-mpi 300 "$coll_build_dir/mpi_bench" --ops allreduce "${latency[@]}"; then
     relabel mpi <"$coll_out" >>"$latencies"
   else
@@ -259,7 +281,9 @@ if [ -s "$latencies" ]; then
         field("iters"), field("check") == "ok" ? "" : ", check FAILED" }
     function ratio(a, b) { if ((a in p50) && (b in p50) && p50[b] > 0) printf "  %s / %s: %.2f\n", a, b, p50[a] / p50[b] }
     END { ratio("zcnet+aggregator", "zcnet:hosts"); ratio("zcnet+aggregator", "zcnet:ring"); ratio("zcnet+aggregator", "mpi")
-      ratio("zcnet+fallback", "zcnet:hosts"); ratio("zcnet:hosts", "mpi") }' "$latencies"
+      ratio("zcnet+fallback", "zcnet:hosts"); ratio("zcnet:hosts", "mpi")
+      ratio("zcnet+aggregator+busy-poll", "zcnet:hosts+busy-poll"); ratio("zcnet+aggregator+busy-poll", "mpi")
+      ratio("zcnet:hosts+busy-poll", "mpi") }' "$latencies"
 fi
 
 if [ -s "$shared" ]; then

@@ -7,6 +7,7 @@ import io.zcnet.qp.QpState;
 import io.zcnet.qp.QueuePair;
 import io.zcnet.qp.WorkCompletion;
 import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.ring.LoopIdle;
 import io.zcnet.ring.EngineKind;
 import io.zcnet.ring.LoopJob;
 
@@ -121,7 +122,8 @@ public final class Aggregator implements AutoCloseable {
         if (address == null || config == null) {
             throw new IllegalArgumentException("an address and a config are required");
         }
-        QpContext context = QpContext.open(EventLoopConfig.defaults().withEngine(config.engine()));
+        EventLoopConfig loop = EventLoopConfig.defaults().withEngine(config.engine());
+        QpContext context = QpContext.open(config.busyPoll() ? loop.withIdle(LoopIdle.yielding()) : loop);
         try {
             QpListener listener = context.listen(address, ListenerConfig.of(config.queuePairs()));
             Aggregator a = new Aggregator(config, context, listener);

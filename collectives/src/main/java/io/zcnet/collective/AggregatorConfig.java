@@ -19,6 +19,10 @@ import java.util.TreeMap;
  * is {@code open}, and then only without a proof, as a communicator without a secret takes anyone.
  *
  * @param engine         the engine of the aggregator's queue-pair context
+ * @param busyPoll       whether its loop thread polls and yields the core between polls instead of sleeping in
+ *                       the kernel: each chunk then costs no wake-up of the aggregator, which on hosts whose
+ *                       cores are all busy is most of a small allreduce's time; the thread takes a core whether
+ *                       or not any job runs
  * @param queuePairs     the configuration of every queue pair to a rank; without a pre-shared key (jobs prove
  *                       their secrets in the JOIN, and one listener serves every job)
  * @param secrets        the secret of each job number taken (0 .. 65535), 16 .. 64 bytes each
@@ -36,7 +40,7 @@ import java.util.TreeMap;
  * @param dataTypes      the element types reduced; a job's ranks reduce the others on their hosts
  * @param reductions     the reductions applied; likewise
  */
-public record AggregatorConfig(EventLoopConfig.Choice engine, QpConfig queuePairs, Map<Integer, byte[]> secrets,
+public record AggregatorConfig(EventLoopConfig.Choice engine, boolean busyPoll, QpConfig queuePairs, Map<Integer, byte[]> secrets,
         boolean open, int maxJobs, int maxSlotsPerJob, int maxChunkBytes, long maxJobBytes, long maxMemoryBytes,
         int maxPending, Duration joinTimeout, Set<DataType> dataTypes, Set<ReduceOp> reductions) {
 
@@ -90,12 +94,12 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, QpConfig queuePair
     }
 
     /**
-     * {@return the engine from {@code -Dzcnet.engine}, the communicators' queue pairs without a key, no job
-     * secrets and closed to jobs without one, 64 jobs, 16 slots of up to 1 MiB a job, 64 MiB a job and 1 GiB in
+     * {@return the engine from {@code -Dzcnet.engine}, a loop thread that sleeps when idle, the communicators'
+     * queue pairs without a key, no job secrets and closed to jobs without one, 64 jobs, 16 slots of up to 1 MiB a job, 64 MiB a job and 1 GiB in
      * all, 256 connections joining, 10 s to join, every type and reduction}
      */
     public static AggregatorConfig defaults() {
-        return new AggregatorConfig(EventLoopConfig.choiceFromProperty(),
+        return new AggregatorConfig(EventLoopConfig.choiceFromProperty(), false,
                 CommunicatorConfig.defaults().queuePairs(), Map.of(), false, 64, 16, 1 << 20, 64L << 20, 1L << 30,
                 256, Duration.ofSeconds(10), EnumSet.allOf(DataType.class), EnumSet.allOf(ReduceOp.class));
     }
@@ -109,7 +113,7 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, QpConfig queuePair
     public AggregatorConfig withJob(int job, byte[] secret) {
         Map<Integer, byte[]> more = new TreeMap<>(secrets());
         more.put(job, secret);
-        return new AggregatorConfig(engine, queuePairs, more, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
+        return new AggregatorConfig(engine, busyPoll, queuePairs, more, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
                 maxJobBytes, maxMemoryBytes, maxPending, joinTimeout, dataTypes, reductions);
     }
 
@@ -119,7 +123,7 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, QpConfig queuePair
      * @param on true: such a job joins without a proof (anyone who reaches the aggregator may claim its ranks)
      */
     public AggregatorConfig withOpen(boolean on) {
-        return new AggregatorConfig(engine, queuePairs, secrets, on, maxJobs, maxSlotsPerJob, maxChunkBytes,
+        return new AggregatorConfig(engine, busyPoll, queuePairs, secrets, on, maxJobs, maxSlotsPerJob, maxChunkBytes,
                 maxJobBytes, maxMemoryBytes, maxPending, joinTimeout, dataTypes, reductions);
     }
 
@@ -133,7 +137,7 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, QpConfig queuePair
      * @param bytesInAll    memory of all jobs at most
      */
     public AggregatorConfig withQuotas(int jobs, int slotsPerJob, int chunkBytes, long bytesPerJob, long bytesInAll) {
-        return new AggregatorConfig(engine, queuePairs, secrets, open, jobs, slotsPerJob, chunkBytes, bytesPerJob,
+        return new AggregatorConfig(engine, busyPoll, queuePairs, secrets, open, jobs, slotsPerJob, chunkBytes, bytesPerJob,
                 bytesInAll, maxPending, joinTimeout, dataTypes, reductions);
     }
 
@@ -144,7 +148,7 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, QpConfig queuePair
      * @param ops   the reductions applied
      */
     public AggregatorConfig withOperations(Set<DataType> types, Set<ReduceOp> ops) {
-        return new AggregatorConfig(engine, queuePairs, secrets, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
+        return new AggregatorConfig(engine, busyPoll, queuePairs, secrets, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
                 maxJobBytes, maxMemoryBytes, maxPending, joinTimeout, types, ops);
     }
 
@@ -154,7 +158,17 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, QpConfig queuePair
      * @param choice the engine of the aggregator's queue-pair context
      */
     public AggregatorConfig withEngine(EventLoopConfig.Choice choice) {
-        return new AggregatorConfig(choice, queuePairs, secrets, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
+        return new AggregatorConfig(choice, busyPoll, queuePairs, secrets, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
+                maxJobBytes, maxMemoryBytes, maxPending, joinTimeout, dataTypes, reductions);
+    }
+
+    /**
+     * {@return this configuration with the loop thread busy-polling, or sleeping when idle}
+     *
+     * @param on true: the thread polls and yields the core between polls ({@link #busyPoll()})
+     */
+    public AggregatorConfig withBusyPoll(boolean on) {
+        return new AggregatorConfig(engine, on, queuePairs, secrets, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
                 maxJobBytes, maxMemoryBytes, maxPending, joinTimeout, dataTypes, reductions);
     }
 
@@ -164,7 +178,7 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, QpConfig queuePair
      * @param timeout how long a connection may take to join, and a job's ranks to all join
      */
     public AggregatorConfig withJoinTimeout(Duration timeout) {
-        return new AggregatorConfig(engine, queuePairs, secrets, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
+        return new AggregatorConfig(engine, busyPoll, queuePairs, secrets, open, maxJobs, maxSlotsPerJob, maxChunkBytes,
                 maxJobBytes, maxMemoryBytes, maxPending, timeout, dataTypes, reductions);
     }
 

@@ -257,9 +257,12 @@ final class AggregatorJob {
                 reduction[s], ranks, 0, s, sequence[s], length[s], operation[s]);
         int bytes = NacaHeader.LENGTH + length[s];
         writing[s] = ranks;
+        // Lazily: each rank's next chunk (or, once it stops, its next heartbeat) acknowledges its result, so a
+        // small allreduce costs no acknowledgement frames, where one each way per rank took the aggregator's
+        // core as long as the chunks did.
         for (AggregatorMember m : members) {
             m.qp.postSend(request.writeWithImmediate(s, sums.localKey(), at, bytes, m.resultKey, at,
-                    (int) sequence[s]));
+                    (int) sequence[s]).signaledLazily());
         }
         counters.reduced();
     }

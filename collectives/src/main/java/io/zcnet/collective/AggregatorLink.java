@@ -269,7 +269,8 @@ final class AggregatorLink implements AutoCloseable {
                 header.wrap(outbox.segment(), at).write(NacaHeader.CHUNK, 0, job, NacaHeader.COLLECTIVE_ALLREDUCE,
                         dtype, redop, ranks, rank, s, (base + sent) & 0xFFFF_FFFFL, n, operation);
                 MemorySegment.copy(input, from, outbox.segment(), at + NacaHeader.LENGTH, n);
-                qp.postSend(request.send(s, outbox.localKey(), at, NacaHeader.LENGTH + n));
+                // Lazily: the RESULT that answers it carries its acknowledgement, so no frame of its own.
+                qp.postSend(request.send(s, outbox.localKey(), at, NacaHeader.LENGTH + n).signaledLazily());
                 awaited[s] = sent;
                 sending[s] = true;
                 sent++;

@@ -73,6 +73,24 @@ abstract class AggregatorContractTest {
 
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void busyPollingRanksReduceExactlyThroughABusyPollingAggregator() throws Exception {
+        // Both ends poll: a rank's wait for its result turns its own loop without sleeping, and the results are
+        // acknowledged by the next chunks, so a slot taken again many times over must still be freed in time.
+        try (Aggregator a = Aggregator.start(new InetSocketAddress("127.0.0.1", 0),
+                aggregatorConfig().withBusyPoll(true));
+             RankGroup group = RankGroup.start(4, engine(), ranks(1, 4, 1024, a.address()).withBusyPoll(true))) {
+            group.run(c -> {
+                floatSums(c, 3, 300);
+                floatSums(c, 20_000, 3);
+            });
+            assertEquals(300 + 3 * (20_000L * 4 / 1024 + 1), a.statistics().chunks(),
+                    "every allreduce went through the aggregator");
+            assertEquals(0, a.statistics().failed());
+        }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void aggregatedAllreducesAllocateNothingOnTheRanksThreadOnceWarm() throws Exception {
         com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();

@@ -78,12 +78,17 @@ final class AggregatorCommand implements Callable<Integer> {
             description = "Seconds between the lines saying what it did; 0: none. Default: ${DEFAULT-VALUE}.")
     int report;
 
+    @Option(names = "--busy-poll", description = "The loop thread polls and yields the core between polls instead of"
+            + " sleeping: a small allreduce's chunks then wait for no wake-up here (as its ranks' --busy-poll), and"
+            + " the thread takes a core throughout.")
+    boolean busyPoll;
+
     @Mixin
     EngineOption engine;
 
     @Override
     public Integer call() throws Exception {
-        AggregatorConfig config = AggregatorConfig.defaults().withEngine(engine.choice())
+        AggregatorConfig config = AggregatorConfig.defaults().withEngine(engine.choice()).withBusyPoll(busyPoll)
                 .withQuotas(maxJobs, slots, (int) BulkCommand.byteCount("--chunk", chunk),
                         BulkCommand.byteCount("--job-memory", jobMemory), BulkCommand.byteCount("--memory", memory))
                 .withOperations(parse(types, DataType.class, "--types"), parse(reductions, ReduceOp.class, "--reductions"))
