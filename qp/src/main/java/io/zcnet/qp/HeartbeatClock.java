@@ -34,9 +34,17 @@ final class HeartbeatClock implements CompletionHandler {
         }
     }
 
-    /** Loop thread. */
-    HeartbeatClock(EventLoop loop) {
+    /** Run after every walk of a group. */
+    private final Runnable afterTick;
+
+    /**
+     * Loop thread.
+     *
+     * @param afterTick what else runs at each tick, after the queue pairs'
+     */
+    HeartbeatClock(EventLoop loop, Runnable afterTick) {
         this.loop = loop;
+        this.afterTick = afterTick;
         this.handlerId = loop.registerHandler(this);
     }
 
@@ -82,6 +90,7 @@ final class HeartbeatClock implements CompletionHandler {
             g.armed = true;
             loop.timeout(handlerId, g.tag, g.periodNanos);
         }
+        afterTick.run();
     }
 
     /** {@return how many queue pairs tick} */

@@ -96,9 +96,12 @@ final class QpLoop {
             EventLoop l = t.loop();
             this.bufferRing = t.call(() -> l.createBufferRing(RING_GROUP, pool, RING_BUFFERS, RING_BUFFER_SIZE));
             this.closer = t.call(() -> l.registerHandler((op, tag, result, flags) -> { }));
-            this.heartbeats = t.call(() -> new HeartbeatClock(l));
+            SenderSpaces spaces = t.call(() -> new SenderSpaces(Subflow.SMALL_SENDER, Subflow.SENDER,
+                    SenderSpaces.DEFAULT_MAX_IDLE));
+            this.senderSpaces = spaces;
+            // The spaces are trimmed at every tick: a steady load keeps what it uses, a burst's memory goes back.
+            this.heartbeats = t.call(() -> new HeartbeatClock(l, spaces::trim));
             this.handshakeDeadlines = t.call(() -> new HandshakeDeadlines(l));
-            this.senderSpaces = t.call(() -> new SenderSpaces(Subflow.SMALL_SENDER, Subflow.SENDER, SenderSpaces.DEFAULT_MAX_IDLE));
             this.receiveBuffers = t.call(() -> new ReceiveBuffers(RECEIVE_BUFFERS_IDLE));
         } catch (Exception e) {
             if (t != null) {

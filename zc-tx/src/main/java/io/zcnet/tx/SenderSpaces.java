@@ -1,5 +1,7 @@
 package io.zcnet.tx;
 
+import java.util.Arrays;
+
 /**
  * The working storage of the {@link FrameSender}s of one event loop, lent to a sender while it has something
  * to send: from the first frame offered to an idle sender until every frame is reported sent, no send is in
@@ -12,9 +14,12 @@ package io.zcnet.tx;
  * one (a request-reply connection never needs more than the small, a bulk stream takes the large), so a thousand
  * busy connections of small messages hold a thousand small spaces, not a thousand bulk ones. Senders of other
  * sizes than the large are refused. A space given back waits in its size's free list and is the next one lent
- * (last in, first out: the one whose memory is warm); when the list is empty a new one is made. At most
- * {@link #maxIdle()} of each size wait: one given back beyond that is freed, so a burst on many connections at
- * once does not pin its peak for good.
+ * (last in, first out: the one whose memory is warm); when the list is empty a new one is made. Between two
+ * {@link #trim()}s every space given back waits (up to {@link #HARD_IDLE_LIMIT} of each size); a trim frees those
+ * beyond what the busiest moment since the last one held, and never below {@link #maxIdle()}. So a loop serving
+ * thousands of request-reply connections, each taking a space per reply and giving it back, makes none after
+ * the first spell (each one made and freed is a malloc, the JDK's zeroing and the kernel's fresh pages: 15% of a
+ * server's CPU with 10,000 connections), and a burst that ends costs its memory for two trims at most.
  *
  * <p>Owner thread of the loop only, like the senders it serves. Made by whoever owns the loop, one per loop,
  * and closed with it, after its senders.
@@ -25,17 +30,22 @@ public final class SenderSpaces implements AutoCloseable {
      * busy spell to take turns without making and freeing memory, about 8 MiB at the default sizes.
      */
     public static final int DEFAULT_MAX_IDLE = 16;
+    /** Spaces of one size kept idle between two trims at most: 65,536, 2.6 GiB of small ones. */
+    public static final int HARD_IDLE_LIMIT = 1 << 16;
 
     private final int frames;
     private final int stagingBytes;
     private final int smallFrames;
     private final int smallStagingBytes;
-    private final SenderSpace[] idle;
+    private final int floor;
+    private SenderSpace[] idle;
     private int idleCount;
-    private final SenderSpace[] idleSmall;
+    private SenderSpace[] idleSmall;
     private int idleSmallCount;
     private long made;
     private int lent;
+    /** The most spaces lent at once since the last trim. */
+    private int peakLent;
     private boolean closed;
 
     /**
@@ -54,7 +64,7 @@ public final class SenderSpaces implements AutoCloseable {
      *
      * @param config the sizes of every space: {@link SenderConfig#queueFrames()} and
      *               {@link SenderConfig#stagingBytes()}
-     * @param maxIdle spaces kept for reuse once given back, 0 to 65536; more are freed as they come back
+     * @param maxIdle spaces kept for reuse once given back, 0 to 65536, at every trim
      * @throws IllegalArgumentException if {@code config} is null or {@code maxIdle} is out of range
      */
     public SenderSpaces(SenderConfig config, int maxIdle) {
@@ -67,7 +77,7 @@ public final class SenderSpaces implements AutoCloseable {
      *
      * @param small the sizes a sender starts in; at most those of {@code large}
      * @param large the sizes of the senders served, and of the spaces they grow into
-     * @param maxIdle spaces of each size kept for reuse once given back, 0 to 65536
+     * @param maxIdle spaces of each size kept for reuse once given back, 0 to 65536, at every trim
      * @throws IllegalArgumentException if a config is null, {@code small} is larger than {@code large} in either
      *                                  size, or {@code maxIdle} is out of range
      */
@@ -87,8 +97,9 @@ public final class SenderSpaces implements AutoCloseable {
         this.stagingBytes = large.stagingBytes();
         this.smallFrames = small.queueFrames();
         this.smallStagingBytes = small.stagingBytes();
-        this.idle = new SenderSpace[maxIdle];
-        this.idleSmall = new SenderSpace[maxIdle];
+        this.floor = maxIdle;
+        this.idle = new SenderSpace[Math.max(1, maxIdle)];
+        this.idleSmall = new SenderSpace[Math.max(1, maxIdle)];
     }
 
     /** {@return whether a sender starts in a smaller space than the largest, and may grow} */
@@ -120,7 +131,7 @@ public final class SenderSpaces implements AutoCloseable {
             return takeLarge();
         }
         checkOpen();
-        lent++;
+        lend();
         if (idleSmallCount == 0) {
             made++;
             return new SenderSpace(smallFrames, smallStagingBytes);
@@ -133,7 +144,7 @@ public final class SenderSpaces implements AutoCloseable {
     /** {@return a space of the large size: the last one given back, else a new one} */
     SenderSpace takeLarge() {
         checkOpen();
-        lent++;
+        lend();
         if (idleCount == 0) {
             made++;
             return new SenderSpace(frames, stagingBytes);
@@ -141,6 +152,12 @@ public final class SenderSpaces implements AutoCloseable {
         SenderSpace space = idle[--idleCount];
         idle[idleCount] = null;
         return space;
+    }
+
+    private void lend() {
+        if (++lent > peakLent) {
+            peakLent = lent;
+        }
     }
 
     private void checkOpen() {
@@ -153,15 +170,45 @@ public final class SenderSpaces implements AutoCloseable {
     void giveBack(SenderSpace space) {
         lent--;
         boolean large = isLarge(space);
-        SenderSpace[] list = large ? idle : idleSmall;
         int count = large ? idleCount : idleSmallCount;
-        if (closed || count == list.length) {
+        if (closed || count == HARD_IDLE_LIMIT) {
             space.free();
         } else if (large) {
+            idle = room(idle, idleCount);
             idle[idleCount++] = space;
         } else {
+            idleSmall = room(idleSmall, idleSmallCount);
             idleSmall[idleSmallCount++] = space;
         }
+    }
+
+    /** {@code list}, or a copy twice as long when it has no room past {@code count}. */
+    private static SenderSpace[] room(SenderSpace[] list, int count) {
+        return count < list.length ? list : Arrays.copyOf(list, Math.min(HARD_IDLE_LIMIT, list.length * 2));
+    }
+
+    /**
+     * Frees the idle spaces of each size beyond what the busiest moment since the last trim needed on top of those
+     * lent now, keeping at least {@link #maxIdle()}: called at intervals by the loop (its heartbeat clock), so a
+     * steady load reuses its spaces and the memory of a burst that ended goes back.
+     *
+     * @return how many spaces were freed
+     */
+    public int trim() {
+        int keep = Math.max(floor, peakLent - lent);
+        peakLent = lent;
+        int freed = 0;
+        while (idleCount > keep) {
+            idle[--idleCount].free();
+            idle[idleCount] = null;
+            freed++;
+        }
+        while (idleSmallCount > keep) {
+            idleSmall[--idleSmallCount].free();
+            idleSmall[idleSmallCount] = null;
+            freed++;
+        }
+        return freed;
     }
 
     /** {@return how many spaces this pool has made} (including those freed since) */
@@ -179,9 +226,9 @@ public final class SenderSpaces implements AutoCloseable {
         return lent;
     }
 
-    /** {@return the most spaces kept idle} */
+    /** {@return the spaces of each size a trim keeps idle at least} */
     public int maxIdle() {
-        return idle.length;
+        return floor;
     }
 
     /**
@@ -205,6 +252,6 @@ public final class SenderSpaces implements AutoCloseable {
     public String toString() {
         return "SenderSpaces[frames=" + (grows() ? smallFrames + ".." : "") + frames + " staging="
                 + (grows() ? smallStagingBytes + ".." : "") + stagingBytes + " made=" + made + " idle=" + idle()
-                + "/" + idle.length + " lent=" + lent + (closed ? " closed" : "") + "]";
+                + "/" + floor + " lent=" + lent + (closed ? " closed" : "") + "]";
     }
 }

@@ -10,8 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.junit.jupiter.api.Test;
 
 /**
- * The pool alone, no loop: it reuses the space given back last, makes one when none waits, keeps at most its
- * bound idle and frees the rest, and frees everything once closed. What senders do with it, on both engines,
+ * The pool alone, no loop: it reuses the space given back last, makes one when none waits, keeps what it is
+ * given back until a trim frees what the busiest moment since the last did not need (never below its floor),
+ * and frees everything once closed. What senders do with it, on both engines,
  * is in {@link FrameSenderContractTest}.
  */
 class SenderSpacesTest {
@@ -34,16 +35,31 @@ class SenderSpacesTest {
     }
 
     @Test
-    void atMostMaxIdleWaitAndTheRestAreFreed() {
+    void betweenTrimsEverySpaceWaitsAndATrimKeepsWhatTheBusiestMomentNeeded() {
         try (SenderSpaces spaces = new SenderSpaces(SMALL, 1)) {
-            SenderSpace kept = spaces.take();
-            SenderSpace freed = spaces.take();
-            spaces.giveBack(kept);
-            spaces.giveBack(freed);
-            assertEquals("made=2 lent=0 idle=1", counts(spaces));
-            assertTrue(kept.staging.scope().isAlive(), "the first one back is kept");
-            assertFalse(freed.staging.scope().isAlive(), "one beyond the bound is freed");
-            assertSame(kept, spaces.take());
+            SenderSpace first = spaces.take();
+            SenderSpace second = spaces.take();
+            SenderSpace third = spaces.take();
+            spaces.giveBack(first);
+            spaces.giveBack(second);
+            spaces.giveBack(third);
+            assertEquals("made=3 lent=0 idle=3", counts(spaces), "a burst's spaces wait for the next one");
+            assertEquals(0, spaces.trim(), "three were lent at once since the last trim: all three are kept");
+            for (int round = 0; round < 5; round++) { // a steady load of two at once reuses what waits
+                SenderSpace a = spaces.take();
+                SenderSpace b = spaces.take();
+                spaces.giveBack(b);
+                spaces.giveBack(a);
+            }
+            assertEquals("made=3 lent=0 idle=3", counts(spaces));
+            assertEquals(1, spaces.trim(), "two at most since the last trim: one more is freed");
+            assertFalse(third.staging.scope().isAlive(), "the top of the stack goes first");
+            assertEquals(1, spaces.trim(), "nothing lent since: down to the floor of one");
+            assertEquals("made=3 lent=0 idle=1", counts(spaces));
+            assertTrue(first.staging.scope().isAlive(), "the floor keeps the one at the bottom");
+            assertFalse(second.staging.scope().isAlive());
+            assertEquals(0, spaces.trim(), "never below the floor");
+            assertSame(first, spaces.take());
         }
     }
 
