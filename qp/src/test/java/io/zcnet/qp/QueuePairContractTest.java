@@ -1139,9 +1139,21 @@ abstract class QueuePairContractTest {
         QpConfig config = config().withTimeouts(config().handshakeTimeout(), Duration.ofMillis(200));
         try (QpPair p = new QpPair(engine(), config, 1 << 20)) {
             writeVerified(p, 1, 4096, 7);
-            Thread.sleep(600); // three silence timeouts: both sides found themselves idle and said so
+            // Both sides find themselves idle at a heartbeat and say so: three silence timeouts normally, longer when
+            // the suite's other JVM work delays a tick. Settled once neither has sent for 300 ms (within 5 s).
             long client = framesSent(p.client);
             long server = framesSent(p.server);
+            long settleBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            do {
+                Thread.sleep(300);
+                long c = client;
+                long s = server;
+                client = framesSent(p.client);
+                server = framesSent(p.server);
+                if (c == client && s == server) {
+                    break;
+                }
+            } while (System.nanoTime() < settleBy);
             Thread.sleep(1000);
             assertEquals(client, framesSent(p.client), () -> "the idle client went on sending: " + p.client.statistics());
             assertEquals(server, framesSent(p.server), () -> "the idle server went on sending: " + p.server.statistics());
