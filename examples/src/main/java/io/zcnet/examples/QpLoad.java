@@ -91,9 +91,11 @@ final class QpLoad {
      * @param latency      round trips in nanoseconds
      * @param mismatches   replies whose bytes were wrong or missing
      * @param firstFailure why the first queue pair failed, or null
+     * @param firstLost    why the first established queue pair failed later, or null: with many queue pairs
+     *                     refused connects come first, and would hide what ended the ones that ran
      */
     record Result(int queuePairs, int established, int failed, long roundTrips, double seconds, Histogram latency,
-            long mismatches, String firstFailure) {
+            long mismatches, String firstFailure, String firstLost) {
         boolean verified() {
             return mismatches == 0 && roundTrips > 0;
         }
@@ -113,6 +115,7 @@ final class QpLoad {
     private final Tally[] tallies;
     private final AtomicInteger failures = new AtomicInteger();
     private volatile String firstFailure;
+    private volatile String firstLost;
     private volatile boolean running;
 
     private QpLoad(Plan plan, QpContext context) {
@@ -162,7 +165,7 @@ final class QpLoad {
         }
         all.printShares(drivers.size());
         Result result = new Result(plan.queuePairs(), established, plan.queuePairs() - established + failures.get(),
-                all.roundTrips, seconds, all.latency, all.mismatches + all.outstanding, firstFailure);
+                all.roundTrips, seconds, all.latency, all.mismatches + all.outstanding, firstFailure, firstLost);
         if (plan.holdSeconds() > 0) {
             System.err.println("qp-load: " + established + " queue pairs open and idle for " + plan.holdSeconds() + " s");
             Thread.sleep((long) (plan.holdSeconds() * 1000));
@@ -277,6 +280,8 @@ final class QpLoad {
         /** The tally of this queue pair's loop: written on that loop's thread only. */
         private final Tally tally;
         private CountDownLatch hello;
+        /** Whether the server's hello came: the queue pair was established. */
+        private boolean greeted;
         private int serverRkey;
         private long serverRegionBytes;
         private long serverSeed;
@@ -381,6 +386,7 @@ final class QpLoad {
             if (plan.op() == Op.READ && serverRegionBytes < plan.size()) {
                 end("the server's region of " + serverRegionBytes + " bytes is smaller than --size " + plan.size());
             }
+            greeted = true;
             hello.countDown();
         }
 
@@ -423,6 +429,9 @@ final class QpLoad {
             over = true;
             failures.incrementAndGet();
             fail("queue pair " + index + ": " + why);
+            if (firstLost == null && greeted) {
+                firstLost = "queue pair " + index + ": " + why;
+            }
             if (hello != null) {
                 hello.countDown();
             }

@@ -59,6 +59,9 @@ final class QpLoadCommand implements Callable<Integer> {
         if (result.firstFailure() != null) {
             System.err.println("qp-load: first failure: " + result.firstFailure());
         }
+        if (result.firstLost() != null && !result.firstLost().equals(result.firstFailure())) {
+            System.err.println("qp-load: first established queue pair lost: " + result.firstLost());
+        }
         System.out.println(result.line());
         return result.verified() && result.failed() == 0 ? 0 : 1;
     }
