@@ -40,9 +40,10 @@ import java.util.TreeMap;
  * @param dataTypes      the element types reduced; a job's ranks reduce the others on their hosts
  * @param reductions     the reductions applied; likewise
  */
-public record AggregatorConfig(EventLoopConfig.Choice engine, boolean busyPoll, QpConfig queuePairs, Map<Integer, byte[]> secrets,
-        boolean open, int maxJobs, int maxSlotsPerJob, int maxChunkBytes, long maxJobBytes, long maxMemoryBytes,
-        int maxPending, Duration joinTimeout, Set<DataType> dataTypes, Set<ReduceOp> reductions) {
+public record AggregatorConfig(EventLoopConfig.Choice engine, boolean busyPoll, QpConfig queuePairs,
+        Map<Integer, byte[]> secrets, boolean open, int maxJobs, int maxSlotsPerJob, int maxChunkBytes,
+        long maxJobBytes, long maxMemoryBytes, int maxPending, Duration joinTimeout, Set<DataType> dataTypes,
+        Set<ReduceOp> reductions) {
 
     /**
      * Checks every component and copies the collections.
@@ -95,8 +96,8 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, boolean busyPoll, 
 
     /**
      * {@return the engine from {@code -Dzcnet.engine}, a loop thread that sleeps when idle, the communicators'
-     * queue pairs without a key, no job secrets and closed to jobs without one, 64 jobs, 16 slots of up to 1 MiB a job, 64 MiB a job and 1 GiB in
-     * all, 256 connections joining, 10 s to join, every type and reduction}
+     * queue pairs without a key, no job secrets and closed to jobs without one, 64 jobs, 16 slots of up to 1 MiB
+     * a job, 64 MiB a job and 1 GiB in all, 256 connections joining, 10 s to join, every type and reduction}
      */
     public static AggregatorConfig defaults() {
         return new AggregatorConfig(EventLoopConfig.choiceFromProperty(), false,
@@ -137,8 +138,8 @@ public record AggregatorConfig(EventLoopConfig.Choice engine, boolean busyPoll, 
      * @param bytesInAll    memory of all jobs at most
      */
     public AggregatorConfig withQuotas(int jobs, int slotsPerJob, int chunkBytes, long bytesPerJob, long bytesInAll) {
-        return new AggregatorConfig(engine, busyPoll, queuePairs, secrets, open, jobs, slotsPerJob, chunkBytes, bytesPerJob,
-                bytesInAll, maxPending, joinTimeout, dataTypes, reductions);
+        return new AggregatorConfig(engine, busyPoll, queuePairs, secrets, open, jobs, slotsPerJob, chunkBytes,
+                bytesPerJob, bytesInAll, maxPending, joinTimeout, dataTypes, reductions);
     }
 
     /**

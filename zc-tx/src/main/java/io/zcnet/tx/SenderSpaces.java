@@ -26,8 +26,9 @@ import java.util.Arrays;
  */
 public final class SenderSpaces implements AutoCloseable {
     /**
-     * Spaces kept idle when no bound is given: enough for the connections a loop serves in one turn of a
-     * busy spell to take turns without making and freeing memory, about 8 MiB at the default sizes.
+     * The spaces of each size a trim keeps idle when no bound is given, however quiet the loop was since the
+     * last: about 8 MiB at the default large size, enough for a loop's next short spell to start without making
+     * any.
      */
     public static final int DEFAULT_MAX_IDLE = 16;
     /** Spaces of one size kept idle between two trims at most: 65,536, 2.6 GiB of small ones. */
