@@ -2,12 +2,13 @@
 # Many queue pairs against one, and against Netty 4.2 io_uring with as many connections, in the same run; two JVMs
 # on loopback each time (a server and its load), 64 B messages, every reply checked.
 #   rate:      one queue pair with T in flight (--queue-depth T on both ends) against N queue pairs with K each
-#              (T = N x K); the target is N's rate >= 0.8 of the one's, and no queue pair below half the mean
+#              (T = N x K); the target is N's rate >= 0.8 of the one's, and no queue pair below half the mean;
+#              Netty's echo server with N connections, K in flight each, beside it as the yardstick
 #   ping-pong: one outstanding per queue pair: N queue pairs against one (target >= 4x), and against Netty's echo
 #              server with N connections driven the same way, length-prefixed (target >= 1x)
 #   bench/qp-many.sh [N] [K] [seconds]   defaults 1000 4 10
 # Environment: ENGINE (default uring); LOOPS (default 1): loop threads of each end's context (--loops).
-# Last lines: "qp-many: rate qps=N inflight=K one=X many=Y ratio=R min_over_mean=M" and
+# Last lines: "qp-many: rate qps=N inflight=K one=X many=Y ratio=R min_over_mean=M netty=Z many_over_netty=Q" and
 #             "qp-many: ping-pong qps=N one=X many=Y ratio=R netty=Z many_over_netty=Q"
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -64,13 +65,19 @@ port=$((port + 1))
   >"$work/netty.log" 2>&1 &
 netty_pid=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$work/netty.log" 2>/dev/null && break; sleep 0.1; done
-"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$bench_jar" io.zcnet.jmh.echo.NettyManyEcho load \
-  "127.0.0.1:$port" "$n" "$seconds" 1 64 >"$work/netty.out" 2>/dev/null || { cat "$work/netty.out" >&2; die "the Netty load failed"; }
-cat "$work/netty.out" >&2
-netty_pp="$(awk '/^netty-echo:/ {for (i = 1; i <= NF; i++) if ($i ~ /^rt_per_s=/) {sub(/rt_per_s=/, "", $i); print $i}}' "$work/netty.out")"
+# netty_load INFLIGHT: Netty's echo driven as the queue pairs were; prints its rt_per_s
+netty_load() {
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$bench_jar" io.zcnet.jmh.echo.NettyManyEcho load \
+    "127.0.0.1:$port" "$n" "$seconds" "$1" 64 >"$work/netty.out" 2>/dev/null \
+    || { cat "$work/netty.out" >&2; die "the Netty load failed"; }
+  cat "$work/netty.out" >&2
+  awk '/^netty-echo:/ {for (i = 1; i <= NF; i++) if ($i ~ /^rt_per_s=/) {sub(/rt_per_s=/, "", $i); print $i}}' "$work/netty.out"
+}
+netty_rate="$(netty_load "$k")"
+netty_pp="$(netty_load 1)"
 kill "$netty_pid" 2>/dev/null || true
 
-awk -v n="$n" -v k="$k" -v a="$one_rate" -v b="$many_rate" -v m="$many_share" \
-  'BEGIN { printf "qp-many: rate qps=%d inflight=%d one=%.0f many=%.0f ratio=%.2f min_over_mean=%s\n", n, k, a, b, b / a, m }'
+awk -v n="$n" -v k="$k" -v a="$one_rate" -v b="$many_rate" -v m="$many_share" -v c="$netty_rate" \
+  'BEGIN { printf "qp-many: rate qps=%d inflight=%d one=%.0f many=%.0f ratio=%.2f min_over_mean=%s netty=%.0f many_over_netty=%.2f\n", n, k, a, b, b / a, m, c, b / c }'
 awk -v n="$n" -v a="$one_pp" -v b="$many_pp" -v c="$netty_pp" \
   'BEGIN { printf "qp-many: ping-pong qps=%d one=%.0f many=%.0f ratio=%.2f netty=%.0f many_over_netty=%.2f\n", n, a, b, b / a, c, b / c }'
