@@ -7,12 +7,15 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 /**
  * The one timer a context's queue pairs tick on: queue pairs with the same tick period share one loop timeout,
  * armed while any of them runs, and each expiry walks them all. A thousand queue pairs so cost one timer
  * operation per period, not a thousand, and the loop sleeps in between. A queue pair that stops ticking (in ERROR,
- * closed) is dropped at the walk after. Owner thread of the loop.
+ * closed) is dropped at the walk after. When the last one has gone, the clock ticks on only while the work after
+ * each tick asks for it (the senders' spaces still above their floor), so a loop left without queue pairs gives
+ * back a burst's memory too. Owner thread of the loop.
  */
 final class HeartbeatClock implements CompletionHandler {
     private final EventLoop loop;
@@ -34,15 +37,16 @@ final class HeartbeatClock implements CompletionHandler {
         }
     }
 
-    /** Run after every walk of a group. */
-    private final Runnable afterTick;
+    /** Run after every walk of a group; true while it wants ticks when no queue pair ticks. */
+    private final BooleanSupplier afterTick;
 
     /**
      * Loop thread.
      *
-     * @param afterTick what else runs at each tick, after the queue pairs'
+     * @param afterTick what else runs at each tick, after the queue pairs'; returns whether it wants another tick
+     *                  though no queue pair ticks
      */
-    HeartbeatClock(EventLoop loop, Runnable afterTick) {
+    HeartbeatClock(EventLoop loop, BooleanSupplier afterTick) {
         this.loop = loop;
         this.afterTick = afterTick;
         this.handlerId = loop.registerHandler(this);
@@ -86,11 +90,20 @@ final class HeartbeatClock implements CompletionHandler {
         while (members.size() > kept) {
             members.removeLast();
         }
-        if (!members.isEmpty()) {
+        boolean more = afterTick.getAsBoolean();
+        if (!members.isEmpty() || more && !anyArmed()) {
             g.armed = true;
             loop.timeout(handlerId, g.tag, g.periodNanos);
         }
-        afterTick.run();
+    }
+
+    private boolean anyArmed() {
+        for (Group g : groups) {
+            if (g.armed) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** {@return how many queue pairs tick} */

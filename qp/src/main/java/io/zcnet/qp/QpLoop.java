@@ -99,8 +99,12 @@ final class QpLoop {
             SenderSpaces spaces = t.call(() -> new SenderSpaces(Subflow.SMALL_SENDER, Subflow.SENDER,
                     SenderSpaces.DEFAULT_MAX_IDLE));
             this.senderSpaces = spaces;
-            // The spaces are trimmed at every tick: a steady load keeps what it uses, a burst's memory goes back.
-            this.heartbeats = t.call(() -> new HeartbeatClock(l, spaces::trim));
+            // The spaces are trimmed at every tick: a steady load keeps what it uses, a burst's memory goes back,
+            // also after the last queue pair has gone.
+            this.heartbeats = t.call(() -> new HeartbeatClock(l, () -> {
+                spaces.trim();
+                return spaces.aboveFloor();
+            }));
             this.handshakeDeadlines = t.call(() -> new HandshakeDeadlines(l));
             this.receiveBuffers = t.call(() -> new ReceiveBuffers(RECEIVE_BUFFERS_IDLE));
         } catch (Exception e) {

@@ -17,6 +17,7 @@ import io.zcnet.framing.FramingConfig;
 import io.zcnet.framing.Icrc;
 import io.zcnet.framing.Segmenter;
 import io.zcnet.ring.EventLoopConfig;
+import io.zcnet.tx.SenderSpaces;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -345,6 +346,46 @@ abstract class FaultPathContractTest {
             for (int i = 10; i < 20; i++) {
                 more.get(i).close();
             }
+        }
+    }
+
+    @Test
+    void aBurstsSenderSpacesGoBackAfterTheLastQueuePairHasGone() throws Exception {
+        // The default ticks (a quarter of the silence timeout) are far apart, so the queue pairs are gone before
+        // two of them could trim the burst away while they still ticked.
+        QpConfig config = QpConfig.defaults();
+        int burst = 3 * SenderSpaces.DEFAULT_MAX_IDLE;
+        try (QpPair p = new QpPair(engine(), config, 1 << 20)) {
+            List<QueuePair> more = new ArrayList<>();
+            for (int i = 0; i < burst; i++) {
+                more.add(p.clientContext.connect(p.listener.address(), config));
+                assertNotNull(p.listener.accept(QpPair.WAIT));
+            }
+            // Every queue pair's sender holds a space while its WRITE is in flight: one loop turn lends them all.
+            WorkRequest wr = new WorkRequest();
+            p.clientContext.runOnLoop(() -> {
+                for (QueuePair qp : more) {
+                    qp.postSend(wr.write(1, p.clientRegion.localKey(), 0, 4096, p.serverRegion.remoteKey(), 0));
+                }
+            });
+            for (QueuePair qp : more) {
+                assertStatus(next(qp), 1, WorkCompletion.SUCCESS);
+            }
+            int idle = p.clientContext.statistics().senderSpacesIdle();
+            assertTrue(idle > 2 * SenderSpaces.DEFAULT_MAX_IDLE, () -> "the burst's spaces wait: " + idle);
+            for (QueuePair qp : more) {
+                qp.close();
+            }
+            p.client.close();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while ((ticking(p.clientContext) != 0
+                    || p.clientContext.statistics().senderSpacesIdle() > 2 * SenderSpaces.DEFAULT_MAX_IDLE)
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(0, ticking(p.clientContext), "no queue pair of the client's is left");
+            ContextStatistics s = p.clientContext.statistics();
+            assertTrue(s.senderSpacesIdle() <= 2 * SenderSpaces.DEFAULT_MAX_IDLE, s::toString);
         }
     }
 

@@ -212,6 +212,11 @@ public final class SenderSpaces implements AutoCloseable {
         return freed;
     }
 
+    /** {@return whether more spaces of either size wait than a trim keeps at least}: a later trim may free some */
+    public boolean aboveFloor() {
+        return idleCount > floor || idleSmallCount > floor;
+    }
+
     /** {@return how many spaces this pool has made} (including those freed since) */
     public long made() {
         return made;

@@ -45,6 +45,7 @@ class SenderSpacesTest {
             spaces.giveBack(third);
             assertEquals("made=3 lent=0 idle=3", counts(spaces), "a burst's spaces wait for the next one");
             assertEquals(0, spaces.trim(), "three were lent at once since the last trim: all three are kept");
+            assertTrue(spaces.aboveFloor(), "three wait over a floor of one: a later trim may free them");
             for (int round = 0; round < 5; round++) { // a steady load of two at once reuses what waits
                 SenderSpace a = spaces.take();
                 SenderSpace b = spaces.take();
@@ -56,6 +57,7 @@ class SenderSpacesTest {
             assertFalse(third.staging.scope().isAlive(), "the top of the stack goes first");
             assertEquals(1, spaces.trim(), "nothing lent since: down to the floor of one");
             assertEquals("made=3 lent=0 idle=1", counts(spaces));
+            assertFalse(spaces.aboveFloor(), "at the floor: no trim frees more");
             assertTrue(first.staging.scope().isAlive(), "the floor keeps the one at the bottom");
             assertFalse(second.staging.scope().isAlive());
             assertEquals(0, spaces.trim(), "never below the floor");
